@@ -1,0 +1,66 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Conductor",
+    platforms: [
+        .macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2),
+    ],
+    products: [
+        .library(name: "Conductor", targets: ["Conductor"]),
+        .library(name: "ConductorURLSession", targets: ["ConductorURLSession"]),
+        .library(name: "ConductorTestKit", targets: ["ConductorTestKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        // Test-only: a real HTTP server on loopback for the request gate's tests.
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.20.0"),
+    ],
+    targets: [
+        .target(
+            name: "Conductor",
+            dependencies: [
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "ConductorURLSession",
+            dependencies: [
+                "Conductor",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "ConductorTestKit",
+            dependencies: ["Conductor"]
+        ),
+        .testTarget(
+            name: "ConductorTests",
+            dependencies: [
+                "Conductor",
+                "ConductorTestKit",
+                "ConductorURLSession",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "FlyingFox", package: "FlyingFox"),
+            ]
+        ),
+    ]
+)
+
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(contentsOf: [
+        .swiftLanguageMode(.v6),
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ])
+    target.swiftSettings = settings
+}

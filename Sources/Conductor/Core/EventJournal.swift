@@ -1,0 +1,206 @@
+import DequeModule
+import Synchronization
+
+/// An append-only log of events that any number of readers consume at their own pace.
+///
+/// Every primitive funnels its transitions through one journal, so the public
+/// `AsyncSequence`, delegate-style observers, traces and reports all see the same events
+/// in the same order. A journal either keeps everything (a finite run, whose readers must
+/// see it from the start however late they subscribe) or only the newest events (a
+/// long-lived object such as a gate, whose memory must not grow).
+///
+/// Appending never resumes a reader under a lock: it returns the readers to wake, and the
+/// caller calls ``Wakeup/resume()`` after releasing whatever lock it holds.
+package final class EventJournal<Event: Sendable>: Sendable {
+    package enum Retention: Sendable {
+        /// Keep every event until the journal is released.
+        case everything
+        /// Keep the newest `count` events; a slow reader skips what was dropped.
+        case newest(Int)
+    }
+
+    /// Readers to resume once the appender has released its locks.
+    package struct Wakeup: Sendable {
+        fileprivate var continuations: [CheckedContinuation<Void, Never>] = []
+
+        package static var none: Wakeup { Wakeup() }
+
+        package var isEmpty: Bool { continuations.isEmpty }
+
+        package func resume() {
+            for continuation in continuations { continuation.resume() }
+        }
+
+        package mutating func merge(_ other: Wakeup) {
+            continuations.append(contentsOf: other.continuations)
+        }
+    }
+
+    private struct State {
+        var events: Deque<Event> = []
+        /// The absolute index of `events.first`.
+        var firstIndex = 0
+        var finished = false
+        var nextWaiterID: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+
+        var endIndex: Int { firstIndex + events.count }
+
+        mutating func takeWaiters() -> Wakeup {
+            guard !waiters.isEmpty else { return .none }
+            let wakeup = Wakeup(continuations: Array(waiters.values))
+            waiters.removeAll(keepingCapacity: true)
+            return wakeup
+        }
+    }
+
+    private let retention: Retention
+    private let state = Mutex(State())
+
+    package init(retention: Retention) {
+        self.retention = retention
+    }
+
+    /// The absolute index the next appended event will get.
+    package var endIndex: Int { state.withLock { $0.endIndex } }
+
+    /// Whether ``finish()`` was called.
+    package var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Appends one event. Resume the returned wakeup after releasing your own locks.
+    package func append(_ event: Event) -> Wakeup {
+        state.withLock { state in
+            guard !state.finished else { return .none }
+            state.events.append(event)
+            trim(&state)
+            return state.takeWaiters()
+        }
+    }
+
+    /// Appends events in order. Resume the returned wakeup after releasing your own locks.
+    package func append(contentsOf events: some Sequence<Event>) -> Wakeup {
+        state.withLock { state in
+            guard !state.finished else { return .none }
+            state.events.append(contentsOf: events)
+            trim(&state)
+            return state.takeWaiters()
+        }
+    }
+
+    /// Ends the journal: readers get what is left and then the end of the sequence.
+    package func finish() -> Wakeup {
+        state.withLock { state in
+            state.finished = true
+            return state.takeWaiters()
+        }
+    }
+
+    /// Every retained event, oldest first.
+    package var snapshot: [Event] { state.withLock { Array($0.events) } }
+
+    private func trim(_ state: inout State) {
+        guard case .newest(let limit) = retention, state.events.count > limit else { return }
+        let excess = state.events.count - limit
+        state.events.removeFirst(excess)
+        state.firstIndex += excess
+    }
+
+    /// The events from `index` on, waiting until there is at least one. Returns an empty
+    /// batch when the journal has finished and everything was read, or when the waiting
+    /// task is cancelled.
+    package func batch(
+        from index: inout Int,
+        limit: Int = .max,
+        isolation: isolated (any Actor)? = #isolation
+    ) async -> [Event] {
+        while true {
+            let outcome: (batch: [Event], done: Bool, waiterID: UInt64?) = state.withLock { state in
+                if index < state.firstIndex { index = state.firstIndex }
+                if index < state.endIndex {
+                    let start = index - state.firstIndex
+                    let end = min(state.events.count, start + limit)
+                    index += end - start
+                    return (Array(state.events[start..<end]), true, nil)
+                }
+                if state.finished { return ([], true, nil) }
+                let id = state.nextWaiterID
+                state.nextWaiterID += 1
+                return ([], false, id)
+            }
+            if outcome.done { return outcome.batch }
+            guard let id = outcome.waiterID else { return [] }
+            if Task.isCancelled { return [] }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow = state.withLock { state -> Bool in
+                        if index < state.endIndex || state.finished || Task.isCancelled { return true }
+                        state.waiters[id] = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            } onCancel: {
+                let continuation = state.withLock { $0.waiters.removeValue(forKey: id) }
+                continuation?.resume()
+            }
+            if Task.isCancelled { return [] }
+        }
+    }
+}
+
+/// An asynchronous sequence of the events of a run, a gate, or any Conductor primitive.
+///
+/// Each sequence reads independently; iterating one does not consume events for others.
+/// A sequence obtained from a finite run starts at the run's first event, however late
+/// you ask for it, and ends when the run has finished:
+///
+/// ```swift
+/// let run = try graph.start()
+/// for await event in run.events {
+///     print(event)
+/// }
+/// ```
+///
+/// Iteration ends early, returning `nil`, when the iterating task is cancelled.
+public struct EventSequence<Element: Sendable>: AsyncSequence, Sendable {
+    private let journal: EventJournal<Element>
+    private let startIndex: Int
+
+    package init(journal: EventJournal<Element>, startIndex: Int) {
+        self.journal = journal
+        self.startIndex = startIndex
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(journal: journal, index: startIndex)
+    }
+
+    /// Reads the events one by one, buffering those that arrived together.
+    public struct Iterator: AsyncIteratorProtocol {
+        private let journal: EventJournal<Element>
+        private var index: Int
+        private var buffer: [Element] = []
+        private var position = 0
+
+        fileprivate init(journal: EventJournal<Element>, index: Int) {
+            self.journal = journal
+            self.index = index
+        }
+
+        public mutating func next() async -> Element? {
+            await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
+            if position < buffer.count {
+                defer { position += 1 }
+                return buffer[position]
+            }
+            buffer = await journal.batch(from: &index, isolation: actor)
+            position = 0
+            guard !buffer.isEmpty else { return nil }
+            position = 1
+            return buffer[0]
+        }
+    }
+}

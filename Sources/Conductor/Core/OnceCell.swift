@@ -1,0 +1,104 @@
+import Synchronization
+
+/// A value that is set exactly once and can be awaited by any number of tasks.
+///
+/// The first `resolve` wins and returns `true`; every later one is a no-op that returns
+/// `false`. This is the single point through which a unit of work ends, so a race
+/// between completion, timeout and cancellation always produces one outcome.
+/// Waiters are resumed after the lock is released.
+package final class OnceCell<Value: Sendable>: Sendable {
+    private struct Waiters {
+        var next: UInt64 = 0
+        var continuations: [UInt64: CheckedContinuation<Value?, Never>] = [:]
+    }
+
+    private enum State {
+        case pending(Waiters)
+        case resolved(Value)
+    }
+
+    private let state = Mutex<State>(.pending(Waiters()))
+
+    package init() {}
+
+    /// The value, if it has been set.
+    package var value: Value? {
+        state.withLock { state in
+            if case .resolved(let value) = state { return value }
+            return nil
+        }
+    }
+
+    /// Sets the value if none was set yet. Returns whether this call set it.
+    @discardableResult
+    package func resolve(_ value: Value) -> Bool {
+        let waiters: Waiters? = state.withLock { state in
+            guard case .pending(let waiters) = state else { return nil }
+            state = .resolved(value)
+            return waiters
+        }
+        guard let waiters else { return false }
+        for continuation in waiters.continuations.values {
+            continuation.resume(returning: value)
+        }
+        return true
+    }
+
+    /// Waits for the value. Returns `nil` if the waiting task is cancelled first; the
+    /// cell itself is unaffected, so other waiters go on waiting.
+    package func wait() async -> Value? {
+        if let value { return value }
+        let id = state.withLock { state -> UInt64 in
+            guard case .pending(var waiters) = state else { return .max }
+            let id = waiters.next
+            waiters.next += 1
+            state = .pending(waiters)
+            return id
+        }
+        if id == .max { return value }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
+                let immediate: Value?? = state.withLock { state in
+                    switch state {
+                    case .resolved(let value):
+                        return .some(value)
+                    case .pending(var waiters):
+                        if Task.isCancelled { return .some(nil) }
+                        waiters.continuations[id] = continuation
+                        state = .pending(waiters)
+                        return nil
+                    }
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<Value?, Never>? in
+                guard case .pending(var waiters) = state else { return nil }
+                let continuation = waiters.continuations.removeValue(forKey: id)
+                state = .pending(waiters)
+                return continuation
+            }
+            continuation?.resume(returning: nil)
+        }
+    }
+
+    /// Waits for the value, ignoring cancellation of the waiting task.
+    package func waitIgnoringCancellation() async -> Value {
+        if let value { return value }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
+            let immediate: Value? = state.withLock { state in
+                switch state {
+                case .resolved(let value):
+                    return value
+                case .pending(var waiters):
+                    let id = waiters.next
+                    waiters.next += 1
+                    waiters.continuations[id] = continuation
+                    state = .pending(waiters)
+                    return nil
+                }
+            }
+            if let immediate { continuation.resume(returning: immediate) }
+        }!
+    }
+}

@@ -1,0 +1,117 @@
+/// An error from building, validating or running a ``TaskGraph``.
+///
+/// Every message names the culprit: the task id, the missing dependency, the cycle's path.
+/// Match on ``code`` rather than on the message:
+///
+/// ```swift
+/// do {
+///     try graph.validate()
+/// } catch let error where error.code == .cycle {
+///     print(error.message)  // "cycle: a → b → c → a"
+/// }
+/// ```
+public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong. New codes may be added, so a `switch` should have a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Kind: Hashable, Sendable {
+            case emptyID, duplicateID, unknownDependency, cycle, unknownTask, unknownMilestone
+            case milestoneMissed, runFinished, taskFailed, timedOut, cancelled, resultUnavailable
+        }
+
+        fileprivate let kind: Kind
+
+        /// A task or milestone id is the empty string.
+        public static let emptyID = Code(kind: .emptyID)
+        /// Two tasks or milestones share an id.
+        public static let duplicateID = Code(kind: .duplicateID)
+        /// A task depends on an id that names no task.
+        public static let unknownDependency = Code(kind: .unknownDependency)
+        /// The dependencies form a cycle.
+        public static let cycle = Code(kind: .cycle)
+        /// An operation named a task the graph does not have.
+        public static let unknownTask = Code(kind: .unknownTask)
+        /// `reached(_:)` named a milestone the graph does not have.
+        public static let unknownMilestone = Code(kind: .unknownMilestone)
+        /// The run ended (failed or was cancelled) before the milestone was reached.
+        public static let milestoneMissed = Code(kind: .milestoneMissed)
+        /// A task was added to a run that has already finished.
+        public static let runFinished = Code(kind: .runFinished)
+        /// A required task failed, which ended the run.
+        public static let taskFailed = Code(kind: .taskFailed)
+        /// A task did not finish within its timeout.
+        public static let timedOut = Code(kind: .timedOut)
+        /// The run, or the task, was cancelled.
+        public static let cancelled = Code(kind: .cancelled)
+        /// A task read the result of a dependency that did not succeed.
+        public static let resultUnavailable = Code(kind: .resultUnavailable)
+
+        public var description: String { "\(kind)" }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// A sentence that names the culprit.
+    public let message: String
+    /// The task the error is about, if any.
+    public let taskID: String?
+
+    package init(_ code: Code, _ message: String, taskID: String? = nil) {
+        self.code = code
+        self.message = message
+        self.taskID = taskID
+    }
+
+    public var description: String { "GraphError.\(code): \(message)" }
+
+    static func emptyID() -> GraphError {
+        GraphError(.emptyID, "a task or milestone has an empty id")
+    }
+
+    static func duplicateID(_ id: String) -> GraphError {
+        GraphError(.duplicateID, "duplicate id '\(id)'", taskID: id)
+    }
+
+    static func unknownDependency(_ missing: String, of task: String) -> GraphError {
+        GraphError(.unknownDependency, "task '\(task)' depends on unknown id '\(missing)'", taskID: task)
+    }
+
+    static func cycle(_ path: [String]) -> GraphError {
+        GraphError(.cycle, "cycle: \(path.joined(separator: " → "))", taskID: path.first)
+    }
+
+    static func unknownTask(_ id: String) -> GraphError {
+        GraphError(.unknownTask, "no task with id '\(id)'", taskID: id)
+    }
+
+    static func unknownMilestone(_ name: String) -> GraphError {
+        GraphError(.unknownMilestone, "no milestone named '\(name)'")
+    }
+
+    static func milestoneMissed(_ name: String) -> GraphError {
+        GraphError(.milestoneMissed, "the run ended before milestone '\(name)' was reached")
+    }
+
+    static func runFinished(adding id: String) -> GraphError {
+        GraphError(.runFinished, "cannot add '\(id)': the run has finished", taskID: id)
+    }
+
+    static func taskFailed(_ id: String, _ error: any Error) -> GraphError {
+        GraphError(.taskFailed, "required task '\(id)' failed: \(error)", taskID: id)
+    }
+
+    static func timedOut(_ id: String, after duration: Duration) -> GraphError {
+        GraphError(.timedOut, "task '\(id)' timed out after \(duration)", taskID: id)
+    }
+
+    static func cancelled(_ id: String?) -> GraphError {
+        GraphError(.cancelled, id.map { "task '\($0)' was cancelled" } ?? "the run was cancelled", taskID: id)
+    }
+
+    static func resultUnavailable(_ dependency: String, in task: String) -> GraphError {
+        GraphError(
+            .resultUnavailable,
+            "task '\(task)' read the result of '\(dependency)', which did not succeed",
+            taskID: task
+        )
+    }
+}
