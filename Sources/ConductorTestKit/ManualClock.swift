@@ -73,7 +73,10 @@ public final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enum Action { case resume, cancel, wait([CheckedContinuation<Void, Never>]) }
+                enum Action {
+                    case resume, cancel
+                    case wait([CheckedContinuation<Void, Never>])
+                }
                 let action = state.withLock { state -> Action in
                     if Task.isCancelled { return .cancel }
                     if deadline <= state.now { return .resume }
