@@ -1,0 +1,93 @@
+/// A running ``TaskGraph``: its events, milestones, cancellation, changes and final report.
+///
+/// ```swift
+/// let run = try graph.start()
+/// run.observe(on: .mainActor) { event in progress.apply(event) }
+/// try await run.reached("firstScreen")   // show the first screen now
+/// let report = await run.report()        // everything has ended
+/// ```
+public final class GraphRun: Sendable {
+    let storage: GraphRunStorage
+
+    init(storage: GraphRunStorage) {
+        self.storage = storage
+    }
+
+    /// Every event of the run, from its first, however late you ask; ends after
+    /// ``GraphEvent/runFinished(_:at:)``.
+    public var events: EventSequence<GraphEvent> {
+        EventSequence(journal: storage.journal, startIndex: 0)
+    }
+
+    /// Calls `handler` with every event of the run, from its first, on `target`; events that
+    /// arrive together are delivered in one hop. Stops after the run has finished.
+    public func observe(on target: CallbackTarget = .mainActor, _ handler: @escaping @Sendable (GraphEvent) -> Void) {
+        storage.journal.deliver(from: 0, on: target) { batch in
+            for event in batch { handler(event) }
+        }
+    }
+
+    /// Waits until the milestone is reached and returns when it was (since the run started).
+    ///
+    /// Throws ``GraphError/Code/unknownMilestone`` for a name the graph does not have,
+    /// ``GraphError/Code/milestoneMissed`` if the run ended first (a required task failed or
+    /// the run was cancelled), and ``GraphError/Code/cancelled`` if the waiting task is
+    /// cancelled; the run itself goes on.
+    @discardableResult
+    public func reached(_ milestone: String) async throws(GraphError) -> Duration {
+        guard let cell = storage.milestone(milestone) else { throw .unknownMilestone(milestone) }
+        guard let result = await cell.wait() else { throw .cancelled(nil) }
+        return try result.get()
+    }
+
+    /// Cancels the run: pending tasks end as cancelled and running ones are cancelled.
+    /// Cancelling a finished run does nothing.
+    public func cancel() {
+        storage.cancel()
+    }
+
+    /// Waits for the run to end and returns its report. If the awaiting task is cancelled,
+    /// the run is cancelled, and the report of the cancelled run is returned once it has
+    /// wound down.
+    public func report() async -> RunReport {
+        if let report = await storage.reportCell.wait() { return report }
+        storage.cancel()
+        return await storage.reportCell.waitIgnoringCancellation()
+    }
+
+    /// Adds the tasks and milestones of `graph` to the run. They may depend on each other and
+    /// on any task of the run, finished or not. Validated like a graph (a cycle, an unknown or
+    /// duplicate id is rejected and nothing is added); throws
+    /// ``GraphError/Code/runFinished`` once the run has ended or is stopping.
+    public func add(_ graph: TaskGraph) throws(GraphError) {
+        try storage.add(graph.definitions)
+    }
+
+    /// Adds one task to the run; see ``TaskGraph/add(_:dependsOn:priority:timeout:retry:failure:whenDependencyFails:_:)``.
+    @discardableResult
+    public func add<Result: Sendable>(
+        _ id: String,
+        dependsOn dependencies: [String] = [],
+        priority: TaskPriority = .medium,
+        timeout: Duration? = nil,
+        retry: RetryPolicy = .never,
+        failure: FailurePolicy = .required,
+        whenDependencyFails: DependencyFailureBehavior = .skip,
+        _ operation: @escaping @Sendable (TaskContext) async throws -> Result
+    ) throws(GraphError) -> TaskHandle<Result> {
+        var graph = TaskGraph()
+        let handle = graph.add(
+            id, dependsOn: dependencies, priority: priority, timeout: timeout, retry: retry, failure: failure,
+            whenDependencyFails: whenDependencyFails, operation)
+        try add(graph)
+        return handle
+    }
+
+    /// Removes a task that has not ended: a pending one never starts; a running one is
+    /// abandoned if it has a timeout (it runs detached) and otherwise ends as cancelled when
+    /// it returns. Its dependents see it as cancelled. Returns `false` if it had already ended.
+    @discardableResult
+    public func remove(_ id: String) throws(GraphError) -> Bool {
+        try storage.remove(id)
+    }
+}

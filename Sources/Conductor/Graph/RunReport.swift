@@ -1,0 +1,111 @@
+/// How a task ended.
+public enum TaskOutcome: Sendable, CustomStringConvertible {
+    case succeeded
+    case failed(any Error)
+    case timedOut(after: Duration)
+    /// Not run because `dependency` did not succeed.
+    case skipped(dependency: String)
+    /// Cancelled, removed, or never started because the run stopped.
+    case cancelled
+
+    /// Whether the task succeeded.
+    public var isSuccess: Bool {
+        if case .succeeded = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .succeeded: "succeeded"
+        case .failed(let error): "failed: \(error)"
+        case .timedOut(let after): "timed out after \(after)"
+        case .skipped(let dependency): "skipped ('\(dependency)' did not succeed)"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+/// How a run ended.
+public enum RunOutcome: Sendable, CustomStringConvertible {
+    /// Every required task succeeded (optional ones may have failed).
+    case completed
+    /// A required task failed; the error names it.
+    case failed(GraphError)
+    /// The run was cancelled.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .completed: "completed"
+        case .failed(let error): "failed (\(error.message))"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+/// What happened to one task of a run, and when. Times are offsets from the run's start.
+public struct TaskRecord: Sendable, CustomStringConvertible {
+    /// The task's id.
+    public let id: String
+    /// The stage it belonged to, for tasks of a ``Schedule``.
+    public let stage: String?
+    /// The ids of its dependencies.
+    public let dependencies: [String]
+    /// How it ended.
+    public let outcome: TaskOutcome
+    /// When its dependencies were satisfied, if they were.
+    public let queuedAt: Duration?
+    /// When its first attempt started, if it ran.
+    public let startedAt: Duration?
+    /// When it ended.
+    public let endedAt: Duration
+    /// How many attempts it made.
+    public let attempts: Int
+    /// Where it ran: `"main actor"`, or `"global"` for the default executors.
+    public let placement: String
+
+    /// The time from being queued to starting.
+    public var waitTime: Duration? {
+        guard let queuedAt, let startedAt else { return nil }
+        return startedAt - queuedAt
+    }
+
+    /// The time from starting to ending.
+    public var runTime: Duration? {
+        startedAt.map { endedAt - $0 }
+    }
+
+    public var description: String { "\(id): \(outcome)" }
+}
+
+/// The final account of a run: each task's outcome and timings, and the critical path.
+///
+/// ```swift
+/// let report = await run.report()
+/// print(report.duration, report.criticalPath)   // 412 ms, ["basicInfo", "sku", "freight"]
+/// for task in report.tasks where !task.outcome.isSuccess { print(task) }
+/// ```
+public struct RunReport: Sendable {
+    /// How the run ended.
+    public let outcome: RunOutcome
+    /// Every task, in the order it was added.
+    public let tasks: [TaskRecord]
+    /// Milestones, in the order they were reached, with the time.
+    public let milestones: [(name: String, at: Duration)]
+    /// From the start of the run to its end.
+    public let duration: Duration
+    /// The chain of tasks that determined the run's duration: from the task that ended last,
+    /// back through the dependency that ended last, to a task with none.
+    public let criticalPath: [String]
+
+    /// The record of the task with `id`.
+    public subscript(id: String) -> TaskRecord? {
+        tasks.first { $0.id == id }
+    }
+
+    /// Whether every required task succeeded.
+    public var isSuccess: Bool {
+        if case .completed = outcome { return true }
+        return false
+    }
+}

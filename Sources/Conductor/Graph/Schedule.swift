@@ -1,0 +1,187 @@
+/// Independent tasks grouped into named stages that run one after another, with named
+/// milestones between them — the seed's `EventScheduleManager`, compiled to a ``TaskGraph``.
+///
+/// Tasks inside a stage run concurrently; a stage starts once every task of the stage
+/// before it has ended (an optional task's failure does not hold the next stage back; a
+/// required task's failure ends the run). A milestone is reached once everything before it
+/// has ended.
+///
+/// ```swift
+/// let schedule = Schedule {
+///     Stage("basics") {
+///         Step("basicInfo") { _ in try await api.basicInfo() }
+///     }
+///     Stage("sale") {
+///         Step("saleInfo") { _ in try await api.saleInfo() }
+///         Step("skuInfo") { _ in try await api.sku() }
+///     }
+///     Milestone("firstScreen")
+///     Stage("shipping") {
+///         Step("freight", failure: .optional) { _ in try await api.freight() }
+///         Step("logistics", failure: .optional) { _ in try await api.logistics() }
+///     }
+///     Milestone("fullPage")
+/// }
+/// let run = try schedule.start()
+/// try await run.reached("firstScreen")
+/// ```
+///
+/// Each stage boundary is one node, so stages of any width cost O(tasks), not O(width²).
+public struct Schedule: Sendable {
+    /// The graph the schedule compiles to; add tasks to it or start it directly.
+    public var graph: TaskGraph
+
+    /// Builds a schedule from stages and milestones, in order.
+    public init(@ScheduleBuilder _ elements: () -> [ScheduleElement]) {
+        var graph = TaskGraph()
+        var frontier: [String] = []
+        for (index, element) in elements().enumerated() {
+            switch element.kind {
+            case .milestone(let name):
+                graph.definitions.append(
+                    NodeDefinition(
+                        id: name, requires: [], after: frontier, kind: .marker(milestone: name, startsStage: nil),
+                        stage: nil, isHidden: false)
+                )
+                frontier = [name]
+            case .stage(let name, let steps):
+                let marker = "\u{1}stage \(index) \(name)"
+                graph.definitions.append(
+                    NodeDefinition(
+                        id: marker, requires: [], after: frontier, kind: .marker(milestone: nil, startsStage: name),
+                        stage: name, isHidden: true)
+                )
+                for step in steps {
+                    graph.definitions.append(
+                        NodeDefinition(
+                            id: step.id, requires: step.dependencies, after: [marker], kind: .task(step.spec),
+                            stage: name, isHidden: false)
+                    )
+                }
+                frontier = steps.isEmpty ? [marker] : steps.map(\.id)
+            }
+        }
+        self.graph = graph
+    }
+
+    /// Checks ids and dependencies without running anything.
+    public func validate() throws(GraphError) { try graph.validate() }
+
+    /// Starts the schedule; see ``TaskGraph/start(concurrencyLimit:clock:)``.
+    public func start(
+        concurrencyLimit: Int? = nil,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) throws(GraphError) -> GraphRun {
+        try graph.start(concurrencyLimit: concurrencyLimit, clock: clock)
+    }
+
+    /// Runs the schedule in the current task; see ``TaskGraph/run(concurrencyLimit:clock:)``.
+    public func run(
+        concurrencyLimit: Int? = nil,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) async throws(GraphError) -> RunReport {
+        try await graph.run(concurrencyLimit: concurrencyLimit, clock: clock)
+    }
+}
+
+/// A stage or a milestone of a ``Schedule``, as the builder collects them.
+public struct ScheduleElement: Sendable {
+    enum Kind: Sendable {
+        case stage(String, [Step])
+        case milestone(String)
+    }
+
+    let kind: Kind
+}
+
+/// A named group of steps that run concurrently, after every step of the previous stage
+/// has ended.
+///
+/// ```swift
+/// Stage("sale") {
+///     Step("saleInfo") { _ in try await api.saleInfo() }
+///     Step("skuInfo") { _ in try await api.sku() }
+/// }
+/// ```
+public struct Stage: Sendable {
+    let name: String
+    let steps: [Step]
+
+    public init(_ name: String, @StageBuilder _ steps: () -> [Step]) {
+        self.name = name
+        self.steps = steps()
+    }
+}
+
+/// A named point between stages, reached once everything before it has ended.
+///
+/// ```swift
+/// Milestone("firstScreen")
+/// ```
+public struct Milestone: Sendable {
+    let name: String
+
+    public init(_ name: String) { self.name = name }
+}
+
+/// One task of a ``Stage``, with the same options as ``TaskGraph/add(_:dependsOn:priority:timeout:retry:failure:whenDependencyFails:_:)``.
+///
+/// ```swift
+/// Step("freight", timeout: .seconds(2), failure: .optional) { _ in try await api.freight() }
+/// ```
+public struct Step: Sendable {
+    let id: String
+    let dependencies: [String]
+    let spec: TaskSpec
+
+    /// A step; `dependsOn` may name steps of this or earlier stages whose success it needs.
+    public init<Result: Sendable>(
+        _ id: String,
+        dependsOn dependencies: [String] = [],
+        priority: TaskPriority = .medium,
+        timeout: Duration? = nil,
+        retry: RetryPolicy = .never,
+        failure: FailurePolicy = .required,
+        whenDependencyFails: DependencyFailureBehavior = .skip,
+        _ operation: @escaping @Sendable (TaskContext) async throws -> Result
+    ) {
+        self.id = id
+        self.dependencies = dependencies
+        self.spec = TaskSpec(
+            operation: .global { context in try await operation(context) },
+            priority: priority,
+            timeout: timeout,
+            retry: retry,
+            failure: failure,
+            whenDependencyFails: whenDependencyFails,
+            runsDetached: timeout != nil
+        )
+    }
+}
+
+/// Builds the stages and milestones of a ``Schedule``.
+@resultBuilder
+public enum ScheduleBuilder {
+    public static func buildExpression(_ stage: Stage) -> [ScheduleElement] {
+        [ScheduleElement(kind: .stage(stage.name, stage.steps))]
+    }
+    public static func buildExpression(_ milestone: Milestone) -> [ScheduleElement] {
+        [ScheduleElement(kind: .milestone(milestone.name))]
+    }
+    public static func buildBlock(_ parts: [ScheduleElement]...) -> [ScheduleElement] { parts.flatMap { $0 } }
+    public static func buildOptional(_ part: [ScheduleElement]?) -> [ScheduleElement] { part ?? [] }
+    public static func buildEither(first: [ScheduleElement]) -> [ScheduleElement] { first }
+    public static func buildEither(second: [ScheduleElement]) -> [ScheduleElement] { second }
+    public static func buildArray(_ parts: [[ScheduleElement]]) -> [ScheduleElement] { parts.flatMap { $0 } }
+}
+
+/// Builds the steps of a ``Stage``.
+@resultBuilder
+public enum StageBuilder {
+    public static func buildExpression(_ step: Step) -> [Step] { [step] }
+    public static func buildBlock(_ parts: [Step]...) -> [Step] { parts.flatMap { $0 } }
+    public static func buildOptional(_ part: [Step]?) -> [Step] { part ?? [] }
+    public static func buildEither(first: [Step]) -> [Step] { first }
+    public static func buildEither(second: [Step]) -> [Step] { second }
+    public static func buildArray(_ parts: [[Step]]) -> [Step] { parts.flatMap { $0 } }
+}

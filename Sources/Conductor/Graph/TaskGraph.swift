@@ -1,0 +1,187 @@
+/// A graph of named asynchronous tasks with dependencies, checked before it runs.
+///
+/// A task starts when every task it depends on has succeeded, and can read their typed
+/// results. Ready tasks run concurrently, ordered by priority when a concurrency limit holds
+/// them back. Each task has a timeout, a retry policy and a failure policy of its own.
+///
+/// ```swift
+/// var graph = TaskGraph()
+/// let info = graph.add("basicInfo") { _ in try await api.basicInfo() }
+/// graph.add("sku", dependsOn: ["basicInfo"], timeout: .seconds(2)) { context in
+///     try await api.sku(for: context.value(of: info).productID)
+/// }
+/// graph.add("comments", failure: .optional, retry: .attempts(3)) { _ in try await api.comments() }
+/// graph.addMilestone("firstScreen", after: ["basicInfo", "sku"])
+///
+/// let report = try await graph.run()
+/// ```
+///
+/// Validation (``validate()``, and every way of starting) rejects an empty or duplicate id,
+/// a dependency on an unknown id, and a cycle, with a ``GraphError`` that names the culprit;
+/// nothing starts.
+///
+/// - Complexity: validation is O(V + E); running costs one short lock per task.
+public struct TaskGraph: Sendable {
+    var definitions: [NodeDefinition] = []
+
+    /// An empty graph.
+    public init() {}
+
+    /// The ids of the tasks and milestones, in the order they were added.
+    public var ids: [String] { definitions.filter { !$0.isHidden }.map(\.id) }
+
+    /// Adds a task.
+    ///
+    /// - Parameters:
+    ///   - id: A unique, non-empty name.
+    ///   - dependencies: Tasks that must succeed before this one starts.
+    ///   - priority: Orders ready tasks when the concurrency limit holds them back.
+    ///   - timeout: The longest an attempt may take; it is abandoned at once when it expires.
+    ///   - retry: How often to try again after a failure.
+    ///   - failure: Whether the task's failure ends the run.
+    ///   - whenDependencyFails: Skip, or run anyway, when an optional dependency failed.
+    ///   - operation: The work. Its result can be read by dependents through the handle.
+    @discardableResult
+    public mutating func add<Result: Sendable>(
+        _ id: String,
+        dependsOn dependencies: [String] = [],
+        priority: TaskPriority = .medium,
+        timeout: Duration? = nil,
+        retry: RetryPolicy = .never,
+        failure: FailurePolicy = .required,
+        whenDependencyFails: DependencyFailureBehavior = .skip,
+        _ operation: @escaping @Sendable (TaskContext) async throws -> Result
+    ) -> TaskHandle<Result> {
+        append(
+            id: id,
+            dependencies: dependencies,
+            spec: TaskSpec(
+                operation: .global { context in try await operation(context) },
+                priority: priority,
+                timeout: timeout,
+                retry: retry,
+                failure: failure,
+                whenDependencyFails: whenDependencyFails,
+                runsDetached: timeout != nil
+            )
+        )
+    }
+
+    /// Adds a task that runs on the main actor, for UI work.
+    @discardableResult
+    public mutating func addOnMainActor<Result: Sendable>(
+        _ id: String,
+        dependsOn dependencies: [String] = [],
+        priority: TaskPriority = .medium,
+        timeout: Duration? = nil,
+        retry: RetryPolicy = .never,
+        failure: FailurePolicy = .required,
+        whenDependencyFails: DependencyFailureBehavior = .skip,
+        _ operation: @escaping @MainActor @Sendable (TaskContext) async throws -> Result
+    ) -> TaskHandle<Result> {
+        append(
+            id: id,
+            dependencies: dependencies,
+            spec: TaskSpec(
+                operation: .mainActor { context in try await operation(context) },
+                priority: priority,
+                timeout: timeout,
+                retry: retry,
+                failure: failure,
+                whenDependencyFails: whenDependencyFails,
+                runsDetached: timeout != nil
+            )
+        )
+    }
+
+    /// Adds a milestone: reached once every listed task has ended (whatever its outcome),
+    /// provided the run is still going. Observe it with ``GraphRun/reached(_:)`` or the
+    /// ``GraphEvent/milestoneReached(_:at:)`` event. Tasks may depend on a milestone.
+    public mutating func addMilestone(_ name: String, after ids: [String]) {
+        definitions.append(
+            NodeDefinition(
+                id: name, requires: [], after: ids, kind: .marker(milestone: name, startsStage: nil),
+                stage: nil, isHidden: false)
+        )
+    }
+
+    /// Removes a task or milestone that has been added; dependents that name it will fail
+    /// validation. Returns whether it was there.
+    @discardableResult
+    public mutating func remove(_ id: String) -> Bool {
+        guard let index = definitions.firstIndex(where: { $0.id == id && !$0.isHidden }) else { return false }
+        definitions.remove(at: index)
+        return true
+    }
+
+    /// Removes everything (the seed's `clearAllEvents`).
+    public mutating func removeAll() {
+        definitions.removeAll()
+    }
+
+    /// Checks ids, dependencies and cycles without running anything.
+    public func validate() throws(GraphError) {
+        try GraphValidation.validate(definitions)
+    }
+
+    /// Validates the graph and starts running it in a task of its own, returning at once.
+    ///
+    /// Like `Task {}`, the run is unstructured: it goes on until it ends or you cancel it.
+    /// Awaiting ``GraphRun/report()`` makes the awaiting task its owner: cancelling that task
+    /// cancels the run. Prefer ``run(concurrencyLimit:clock:)`` where the run should be bound
+    /// to the current task.
+    ///
+    /// - Parameters:
+    ///   - concurrencyLimit: The most tasks running at once; `nil` for no limit.
+    ///   - clock: Measures timeouts, backoff and the report's times.
+    public func start(
+        concurrencyLimit: Int? = nil,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) throws(GraphError) -> GraphRun {
+        try validate()
+        let run = GraphRun(
+            storage: GraphRunStorage(
+                definitions: definitions, concurrencyLimit: concurrencyLimit, clock: ClockSource(clock))
+        )
+        let storage = run.storage
+        Task { await storage.drive() }
+        return run
+    }
+
+    /// Validates the graph and runs it to the end in the current task; cancelling the current
+    /// task cancels the run. Returns the report, whose ``RunReport/outcome`` says whether
+    /// every required task succeeded.
+    public func run(
+        concurrencyLimit: Int? = nil,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) async throws(GraphError) -> RunReport {
+        try await run(concurrencyLimit: concurrencyLimit, clock: clock) { _ in }
+    }
+
+    /// Validates the graph and runs it in the current task while `body` runs beside it with
+    /// the run's handle (to watch events, await milestones, add tasks). Returns the report
+    /// once both have ended; cancelling the current task cancels the run.
+    public func run(
+        concurrencyLimit: Int? = nil,
+        clock: some Clock<Duration> = ContinuousClock(),
+        _ body: @escaping @Sendable (GraphRun) async -> Void
+    ) async throws(GraphError) -> RunReport {
+        try validate()
+        let run = GraphRun(
+            storage: GraphRunStorage(
+                definitions: definitions, concurrencyLimit: concurrencyLimit, clock: ClockSource(clock))
+        )
+        await withDiscardingTaskGroup { group in
+            group.addTask { await body(run) }
+            await run.storage.drive()
+        }
+        return await run.storage.reportCell.waitIgnoringCancellation()
+    }
+
+    mutating func append<Result>(id: String, dependencies: [String], spec: TaskSpec) -> TaskHandle<Result> {
+        definitions.append(
+            NodeDefinition(id: id, requires: dependencies, after: [], kind: .task(spec), stage: nil, isHidden: false)
+        )
+        return TaskHandle(id: id)
+    }
+}

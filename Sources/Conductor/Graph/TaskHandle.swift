@@ -1,0 +1,44 @@
+/// A typed reference to a task in a ``TaskGraph``, for reading its result from a dependent.
+///
+/// ```swift
+/// let info = graph.add("basicInfo") { _ in try await api.basicInfo() }
+/// graph.add("gallery", dependsOn: [info.id]) { context in
+///     try await api.images(for: context.value(of: info).productID)
+/// }
+/// ```
+public struct TaskHandle<Result: Sendable>: Hashable, Sendable, CustomStringConvertible {
+    /// The task's id.
+    public let id: String
+
+    package init(id: String) { self.id = id }
+
+    public var description: String { id }
+}
+
+/// What a running task can see of its run: its own id and attempt, and the results of the
+/// tasks that finished before it.
+///
+/// ```swift
+/// graph.add("sku", dependsOn: ["basicInfo"]) { context in
+///     let info = try context.value(of: basicInfo)
+///     return try await api.sku(for: info.productID, attempt: context.attempt)
+/// }
+/// ```
+public struct TaskContext: Sendable {
+    /// The id of the running task.
+    public let id: String
+    /// The attempt number, starting at 1.
+    public let attempt: Int
+    let storage: GraphRunStorage
+
+    /// The result of a task that has succeeded. Throws ``GraphError/Code/resultUnavailable``
+    /// if it has not (it failed, was skipped, or has not finished).
+    ///
+    /// - Complexity: O(1), one short lock.
+    public func value<Result>(of task: TaskHandle<Result>) throws(GraphError) -> Result {
+        guard let value = storage.result(of: task.id) as? Result else {
+            throw .resultUnavailable(task.id, in: id)
+        }
+        return value
+    }
+}

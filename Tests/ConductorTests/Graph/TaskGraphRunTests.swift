@@ -1,0 +1,181 @@
+import Conductor
+import ConductorTestKit
+import Testing
+
+@Suite struct TaskGraphRunTests {
+    @Test func dependentsReadTypedResults() async throws {
+        var graph = TaskGraph()
+        let info = graph.add("basicInfo") { _ in 42 }
+        let name = graph.add("name") { _ in "shoe" }
+        let title = graph.add("title", dependsOn: ["basicInfo", "name"]) { context in
+            "\(try context.value(of: name)) #\(try context.value(of: info))"
+        }
+        let captured = Recorder<String>()
+        graph.add("render", dependsOn: ["title"]) { context in captured.append(try context.value(of: title)) }
+        let report = try await graph.run()
+        #expect(report.isSuccess)
+        #expect(captured.all == ["shoe #42"])
+        #expect(report.tasks.map(\.id) == ["basicInfo", "name", "title", "render"])
+        #expect(report.tasks.allSatisfy { $0.outcome.isSuccess && $0.attempts == 1 })
+    }
+
+    @Test func noTaskStartsBeforeItsDependenciesEnd() async throws {
+        let log = Recorder<String>()
+        var graph = TaskGraph()
+        graph.add("a") { _ in log.append("a") }
+        graph.add("b", dependsOn: ["a"]) { _ in log.append("b") }
+        graph.add("c", dependsOn: ["a"]) { _ in log.append("c") }
+        graph.add("d", dependsOn: ["b", "c"]) { _ in log.append("d") }
+        _ = try await graph.run()
+        let order = log.all
+        #expect(order.first == "a")
+        #expect(order.last == "d")
+        #expect(Set(order) == ["a", "b", "c", "d"])
+    }
+
+    @Test func requiredFailureEndsTheRunAndCancelsTheRest() async throws {
+        struct Boom: Error {}
+        let blocker = Latch()
+        let started = Latch()
+        var graph = TaskGraph()
+        graph.add("slow") { _ in
+            started.open()
+            await blocker.wait()
+            try Task.checkCancellation()
+        }
+        graph.add("fails") { _ in
+            await started.wait()
+            throw Boom()
+        }
+        graph.add("after", dependsOn: ["fails"]) { _ in }
+        let run = try graph.start()
+        var sawFailure = false
+        for await event in run.events {
+            if case .taskFailed("fails", _, _) = event {
+                sawFailure = true
+                blocker.open()
+            }
+        }
+        let report = await run.report()
+        #expect(sawFailure)
+        guard case .failed(let error) = report.outcome else {
+            Issue.record("expected a failed run, got \(report.outcome)")
+            return
+        }
+        #expect(error.code == .taskFailed)
+        #expect(error.taskID == "fails")
+        #expect(report["after"].map { "\($0.outcome)" } == "cancelled")
+        #expect(report["slow"].map { "\($0.outcome)" } == "cancelled")
+    }
+
+    @Test func optionalFailureSkipsDependentsUnlessTheyRunAnyway() async throws {
+        struct Boom: Error {}
+        var graph = TaskGraph()
+        let comments = graph.add("comments", failure: .optional) { _ -> [String] in throw Boom() }
+        graph.add("commentCount", dependsOn: ["comments"]) { context in try context.value(of: comments).count }
+        graph.add("grandchild", dependsOn: ["commentCount"]) { _ in }
+        let fallback = Recorder<String>()
+        graph.add("page", dependsOn: ["comments"], whenDependencyFails: .runAnyway) { context in
+            do throws(GraphError) {
+                _ = try context.value(of: comments)
+            } catch {
+                fallback.append("\(error.code)")
+            }
+        }
+        let report = try await graph.run()
+        #expect(report.isSuccess)
+        #expect("\(report["comments"]!.outcome)".hasPrefix("failed"))
+        #expect("\(report["commentCount"]!.outcome)" == "skipped ('comments' did not succeed)")
+        #expect("\(report["grandchild"]!.outcome)" == "skipped ('commentCount' did not succeed)")
+        #expect(report["page"]!.outcome.isSuccess)
+        #expect(fallback.all == ["resultUnavailable"])
+    }
+
+    @Test func concurrencyLimitOrdersReadyTasksByPriority() async throws {
+        let order = Recorder<String>()
+        let gate = Latch()
+        var graph = TaskGraph()
+        graph.add("blocker", priority: .high) { _ in await gate.wait() }
+        graph.add("low", dependsOn: [], priority: .low) { _ in order.append("low") }
+        graph.add("medium", priority: .medium) { _ in order.append("medium") }
+        graph.add("high", priority: .high) { _ in order.append("high") }
+        graph.add("high2", priority: .high) { _ in order.append("high2") }
+        let run = try graph.start(concurrencyLimit: 1)
+        for await event in run.events {
+            if case .taskStarted("blocker", _, _) = event { gate.open() }
+        }
+        _ = await run.report()
+        #expect(order.all == ["high", "high2", "medium", "low"])
+    }
+
+    @Test func mainActorTasksRunOnTheMainActor() async throws {
+        var graph = TaskGraph()
+        let onMain = graph.addOnMainActor("ui") { _ in
+            MainActor.assertIsolated()
+            return true
+        }
+        graph.add("after", dependsOn: ["ui"]) { context in
+            let value = try context.value(of: onMain)
+            #expect(value)
+        }
+        let report = try await graph.run()
+        #expect(report.isSuccess)
+        #expect(report["ui"]?.placement == "main actor")
+    }
+
+    @Test func eventsReplayFromTheStartAndEndWithRunFinished() async throws {
+        var graph = TaskGraph()
+        graph.add("a") { _ in }
+        graph.add("b", dependsOn: ["a"]) { _ in }
+        let run = try graph.start()
+        _ = await run.report()
+        var descriptions: [String] = []
+        for await event in run.events {
+            switch event {
+            case .taskQueued(let id, _): descriptions.append("queued \(id)")
+            case .taskStarted(let id, _, _): descriptions.append("started \(id)")
+            case .taskSucceeded(let id, _): descriptions.append("succeeded \(id)")
+            case .runFinished: descriptions.append("finished")
+            default: descriptions.append("other")
+            }
+        }
+        #expect(
+            descriptions == [
+                "queued a", "started a", "succeeded a", "queued b", "started b", "succeeded b", "finished",
+            ])
+    }
+
+    @Test func observerGetsEveryEventOnItsTarget() async throws {
+        var graph = TaskGraph()
+        graph.add("a") { _ in }
+        graph.add("b") { _ in }
+        let run = try graph.start()
+        let seen = Recorder<String>()
+        let done = Latch()
+        run.observe(on: .mainActor) { event in
+            MainActor.assertIsolated()
+            seen.append(event.taskID ?? "run")
+            if case .runFinished = event { done.open() }
+        }
+        await done.wait()
+        #expect(seen.all.count == 7)
+        #expect(seen.all.last == "run")
+    }
+
+    @Test func criticalPathFollowsTheLastDependencyToEnd() async throws {
+        let clock = ManualClock()
+        var graph = TaskGraph()
+        graph.add("short") { _ in }
+        graph.add("long") { _ in try await clock.sleep(for: .seconds(2)) }
+        graph.add("join", dependsOn: ["short", "long"]) { _ in }
+        graph.add("side") { _ in }
+        let run = try graph.start(clock: clock)
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(2))
+        let report = await run.report()
+        #expect(report.criticalPath == ["long", "join"])
+        #expect(report.duration == .seconds(2))
+        #expect(report["long"]?.runTime == .seconds(2))
+        #expect(report["join"]?.waitTime == .zero)
+    }
+}
