@@ -257,9 +257,11 @@ public final class Harmonizer: Sendable {
         let outcome = ending.decision.outcome
         ending.decision.timer?.cancel()
         ending.wakeup.resume()
-        settled.resolve(outcome)
+        // Observers first, so an immediate one (the registry freeing the name) has run by
+        // the time any waiter of `outcome` wakes up.
         for observer in ending.decision.observers {
             observer.target.dispatch { observer.handler(outcome) }
         }
+        settled.resolve(outcome)
     }
 }
