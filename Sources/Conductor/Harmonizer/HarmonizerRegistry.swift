@@ -41,6 +41,7 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+    private let handoff = SanitizerHandoff()
     private let clock: ClockSource
 
     /// A registry whose timeouts run on `clock`.
@@ -113,7 +114,7 @@ public final class HarmonizerRegistry: Sendable {
             if case .cancelled = outcome { return }
             target.dispatch { completion(outcome) }
         }
-        try state.withLock { state throws(HarmonizerError) in
+        try state.withLock(handoff: handoff) { state throws(HarmonizerError) in
             if let existing = state.entries[name], !existing.isFinished { throw .duplicateName(name) }
             state.entries[name] = harmonizer
         }
@@ -123,7 +124,7 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     private func remove(_ name: String, _ id: ObjectIdentifier) {
-        state.withLock { state in
+        state.withLock(handoff: handoff) { state in
             guard let entry = state.entries[name], ObjectIdentifier(entry) == id else { return }
             state.entries[name] = nil
         }
@@ -133,7 +134,7 @@ public final class HarmonizerRegistry: Sendable {
 
     /// The harmonizer waiting under `name`, to await its ``Harmonizer/outcome`` or observe its events.
     public func harmonizer(named name: String) -> Harmonizer? {
-        state.withLock { $0.entries[name] }
+        state.withLock(handoff: handoff) { $0.entries[name] }
     }
 
     /// Counts `name` up, remembering `participant` if given. Returns whether it counted.
@@ -205,11 +206,11 @@ public final class HarmonizerRegistry: Sendable {
         on target: CallbackTarget = .immediate,
         _ handler: @escaping @Sendable (HarmonizerError) -> Void
     ) {
-        state.withLock { $0.misuseHandler = MisuseHandler(target: target, handler: handler) }
+        state.withLock(handoff: handoff) { $0.misuseHandler = MisuseHandler(target: target, handler: handler) }
     }
 
     private func report(_ error: HarmonizerError) {
-        guard let misuse = state.withLock({ $0.misuseHandler }) else { return }
+        guard let misuse = state.withLock(handoff: handoff, { $0.misuseHandler }) else { return }
         misuse.target.dispatch { misuse.handler(error) }
     }
 }
