@@ -1,0 +1,268 @@
+import Synchronization
+
+/// A `DispatchGroup` that cannot crash, carries data, times out and cancels.
+///
+/// Participants ``arrive()`` (count up) and ``leave()`` (count down) from any thread or task;
+/// when the count reaches zero the harmonizer completes with everything they stashed. An
+/// extra or late ``leave()`` returns `false` instead of crashing. A timeout ends it at once —
+/// without waiting for work that ignores cancellation — and says which named participants
+/// never left:
+///
+/// ```swift
+/// let harmonizer = try Harmonizer(participants: ["recording", "original", "lead", "prompt"],
+///                                 timeout: .seconds(2))
+/// // Each download, in whatever module it lives:
+/// harmonizer.stash(url, as: "original")
+/// harmonizer.leave("original")
+///
+/// switch await harmonizer.outcome {
+/// case .completed(let stash): startSingAlong(original: stash["original"] as? URL)
+/// case .timedOut(_, let missing): showRetry(missing)  // ["lead"]
+/// case .cancelled: break
+/// }
+/// ```
+///
+/// The outcome is decided exactly once: completion, timeout and ``cancel()`` racing each
+/// other produce one outcome, delivered once to each waiter and observer, never under a lock.
+///
+/// - Complexity: an anonymous ``arrive()`` or ``leave()`` is one atomic compare-exchange
+///   (a lock is taken only by the one that completes); named participants, stashing
+///   and the outcome take a short lock.
+public final class Harmonizer: Sendable {
+    /// What the registry needs to know about a count-down, beyond whether it counted.
+    package enum CountDownResult: Equatable, Sendable {
+        case counted, completed, counterAtZero, finished, participantAbsent
+
+        var didCount: Bool { self == .counted || self == .completed }
+    }
+
+    /// What the decider does after releasing the lock.
+    private struct Ending {
+        var decision: HarmonizerStateMachine.Decision
+        var wakeup: EventJournal<HarmonizerEvent>.Wakeup
+    }
+
+    private let counter: HarmonizerCounter
+    private let state: Mutex<HarmonizerStateMachine>
+    private let handoff = SanitizerHandoff()
+    private let settled = OnceCell<Outcome>()
+    private let journal = EventJournal<HarmonizerEvent>(retention: .everything)
+    private let timeout: Duration?
+    private let clock: ClockSource
+
+    /// A harmonizer that completes after `count` anonymous ``leave()`` calls (more if
+    /// participants ``arrive()`` meanwhile), or times out after `timeout` (`nil`: never).
+    ///
+    /// A count of zero waits for the first ``arrive()``; it does not complete at once.
+    /// Throws ``HarmonizerError`` for a negative count or timeout.
+    public convenience init(
+        count: Int,
+        timeout: Duration? = nil,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) throws(HarmonizerError) {
+        try self.init(name: nil, count: count, participants: [], timeout: timeout, clock: ClockSource(clock))
+        armTimeout()
+    }
+
+    /// A harmonizer that completes when every named participant has left, or times out after
+    /// `timeout` (`nil`: never), reporting those that have not. A name listed twice must leave twice.
+    ///
+    /// Throws ``HarmonizerError`` for a negative timeout.
+    public convenience init(
+        participants: [String],
+        timeout: Duration? = nil,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) throws(HarmonizerError) {
+        try self.init(name: nil, count: 0, participants: participants, timeout: timeout, clock: ClockSource(clock))
+        armTimeout()
+    }
+
+    /// Makes a harmonizer whose timeout is not armed yet: the caller calls ``armTimeout()``
+    /// once it is ready to be told about the outcome. `name` only improves error messages.
+    package init(
+        name: String?,
+        count: Int,
+        participants: [String],
+        timeout: Duration?,
+        clock: ClockSource
+    ) throws(HarmonizerError) {
+        guard count >= 0 else { throw .negativeCount(count, name: name) }
+        if let timeout, timeout < .zero { throw .negativeTimeout(timeout, name: name) }
+        self.counter = HarmonizerCounter(count + participants.count)
+        self.state = Mutex(HarmonizerStateMachine(participants: participants))
+        self.timeout = timeout
+        self.clock = clock
+    }
+
+    // MARK: - Counting
+
+    /// The current count: how many more ``leave()`` calls complete the harmonizer. Zero once it has ended.
+    public var count: Int { counter.value }
+
+    /// Counts one participant up. Returns `false`, changing nothing, once the outcome is decided.
+    @discardableResult
+    public func arrive() -> Bool {
+        counter.increment() != nil
+    }
+
+    /// Counts `participant` up, remembering its name so a timeout can report it missing.
+    /// Returns `false`, changing nothing, once the outcome is decided.
+    @discardableResult
+    public func arrive(_ participant: String) -> Bool {
+        let wakeup: EventJournal<HarmonizerEvent>.Wakeup? = state.withLock(handoff: handoff) { machine in
+            guard machine.isWaiting, let count = counter.increment() else { return nil }
+            machine.arrive(participant)
+            return journal.append(.arrived(participant, count: count))
+        }
+        wakeup?.resume()
+        return wakeup != nil
+    }
+
+    /// Counts one participant down; the one that reaches zero completes the harmonizer.
+    /// Returns `false`, changing nothing, when the count is already zero or the outcome is
+    /// decided — an extra or late call is harmless.
+    @discardableResult
+    public func leave() -> Bool {
+        countDown(participant: nil).didCount
+    }
+
+    /// Counts `participant` down. Returns `false`, changing nothing, when `participant` is not
+    /// present (it never arrived by that name, or already left) or the outcome is decided.
+    @discardableResult
+    public func leave(_ participant: String) -> Bool {
+        countDown(participant: participant).didCount
+    }
+
+    /// Counts down, saying why a count-down that did not count was refused.
+    package func countDown(participant: String?) -> CountDownResult {
+        guard let participant else {
+            switch counter.decrement() {
+            case .decremented: return .counted
+            case .reachedZero:
+                decide(.completed)
+                return .completed
+            case .refusedAtZero: return .counterAtZero
+            case .refusedClosed: return .finished
+            }
+        }
+        let (result, ending, wakeup) = state.withLock(handoff: handoff) {
+            machine -> (CountDownResult, Ending?, EventJournal<HarmonizerEvent>.Wakeup) in
+            guard machine.isWaiting else { return (.finished, nil, .none) }
+            guard machine.isPresent(participant) else { return (.participantAbsent, nil, .none) }
+            switch counter.decrement() {
+            case .decremented(let remaining):
+                machine.leave(participant)
+                return (.counted, nil, journal.append(.left(participant, count: remaining)))
+            case .reachedZero:
+                machine.leave(participant)
+                let wakeup = journal.append(.left(participant, count: 0))
+                return (.completed, end(.completed, &machine), wakeup)
+            case .refusedAtZero:
+                return (.counterAtZero, nil, .none)
+            case .refusedClosed:
+                // An anonymous count-down closed the counter and is on its way to complete.
+                return (.finished, nil, .none)
+            }
+        }
+        wakeup.resume()
+        if let ending { apply(ending) }
+        return result
+    }
+
+    // MARK: - Data
+
+    /// Keeps `value` under `key` until the outcome, which hands over everything stashed.
+    /// Returns `false`, keeping nothing, once the outcome is decided.
+    @discardableResult
+    public func stash(_ value: some Sendable, as key: String) -> Bool {
+        state.withLock(handoff: handoff) { $0.stash(value, forKey: key) }
+    }
+
+    /// Keeps `value` under a typed `key` until the outcome, which hands over everything stashed.
+    /// Returns `false`, keeping nothing, once the outcome is decided.
+    @discardableResult
+    public func stash<Value>(_ value: Value, as key: HarmonizerKey<Value>) -> Bool {
+        stash(value, as: key.name)
+    }
+
+    // MARK: - Ending
+
+    /// Ends the harmonizer as ``Outcome/cancelled``: the stash is released and waiters are
+    /// told. Returns `false`, doing nothing, if the outcome was already decided.
+    @discardableResult
+    public func cancel() -> Bool {
+        decide(.cancelled)
+    }
+
+    /// Waits for the outcome.
+    ///
+    /// Cancelling the waiting task cancels the harmonizer — the waiter owns it, as a screen's
+    /// task owns the loads it waits for — and then returns whatever outcome won (normally
+    /// ``Outcome/cancelled``). To wait without owning it, use ``onOutcome(on:_:)``.
+    public var outcome: Outcome {
+        get async {
+            if let outcome = await settled.wait() { return outcome }
+            cancel()
+            return await settled.waitIgnoringCancellation()
+        }
+    }
+
+    /// Calls `handler` on `target` with the outcome once it is decided (at once if it already is).
+    public func onOutcome(on target: CallbackTarget = .mainActor, _ handler: @escaping @Sendable (Outcome) -> Void) {
+        let observer = HarmonizerStateMachine.Observer(target: target, handler: handler)
+        guard let outcome = state.withLock(handoff: handoff, { $0.observe(observer) }) else { return }
+        target.dispatch { handler(outcome) }
+    }
+
+    /// The named participants' arrivals and departures, then the outcome, from the start.
+    public var events: EventSequence<HarmonizerEvent> {
+        EventSequence(journal: journal, startIndex: 0)
+    }
+
+    /// Whether the outcome is decided, or about to be by the count-down that reached zero.
+    package var isFinished: Bool { counter.isClosed }
+
+    /// Starts the timeout, if there is one, on the injected clock. The sleeping task is
+    /// cancelled as soon as the outcome is decided, so it never outlives the harmonizer's work.
+    package func armTimeout() {
+        guard let timeout else { return }
+        let deadline = clock.now + timeout
+        let timer = Task { [clock] in
+            do {
+                try await clock.sleep(until: deadline)
+            } catch {
+                return
+            }
+            self.decide(.timedOut)
+        }
+        if !state.withLock(handoff: handoff, { $0.arm(timer) }) { timer.cancel() }
+    }
+
+    @discardableResult
+    private func decide(_ reason: HarmonizerStateMachine.Reason) -> Bool {
+        guard let ending = state.withLock(handoff: handoff, { end(reason, &$0) }) else { return false }
+        apply(ending)
+        return true
+    }
+
+    /// Decides the outcome under the lock; ``apply(_:)`` carries it out after unlocking.
+    private func end(_ reason: HarmonizerStateMachine.Reason, _ machine: inout HarmonizerStateMachine) -> Ending? {
+        guard let decision = machine.decide(reason) else { return nil }
+        counter.close()
+        var wakeup = journal.append(.finished(decision.outcome))
+        wakeup.merge(journal.finish())
+        return Ending(decision: decision, wakeup: wakeup)
+    }
+
+    private func apply(_ ending: Ending) {
+        let outcome = ending.decision.outcome
+        ending.decision.timer?.cancel()
+        ending.wakeup.resume()
+        // Observers first, so an immediate one (the registry freeing the name) has run by
+        // the time any waiter of `outcome` wakes up.
+        for observer in ending.decision.observers {
+            observer.target.dispatch { observer.handler(outcome) }
+        }
+        settled.resolve(outcome)
+    }
+}

@@ -1,0 +1,97 @@
+/// An error from creating or using a ``Harmonizer`` or a ``HarmonizerRegistry``.
+///
+/// Misuse never crashes: creating a harmonizer with bad arguments throws one of these, and
+/// a count-down that has nothing to count (extra, late, or for an unknown name) returns
+/// `false` and is reported to the registry's ``HarmonizerRegistry/onMisuse(on:_:)`` hook as
+/// one of these. Match on ``code`` rather than on the message:
+///
+/// ```swift
+/// do {
+///     try registry.create("sing-along", count: 3) { outcome in … }
+/// } catch let error where error.code == .duplicateName {
+///     print(error.message)  // "a harmonizer named 'sing-along' is still waiting"
+/// }
+/// ```
+public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong. New codes may be added, so a `switch` should have a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Kind: Hashable, Sendable {
+            case emptyName, duplicateName, negativeCount, negativeTimeout, unknownName, extraCountDown,
+                absentParticipant
+        }
+
+        fileprivate let kind: Kind
+
+        /// A harmonizer was created with an empty name.
+        public static let emptyName = Code(kind: .emptyName)
+        /// A harmonizer was created with the name of one that is still waiting.
+        public static let duplicateName = Code(kind: .duplicateName)
+        /// A harmonizer was created with a negative initial count.
+        public static let negativeCount = Code(kind: .negativeCount)
+        /// A harmonizer was created with a negative timeout.
+        public static let negativeTimeout = Code(kind: .negativeTimeout)
+        /// An operation named no waiting harmonizer: it never existed, or it already finished or was cancelled.
+        public static let unknownName = Code(kind: .unknownName)
+        /// A count-down found the counter already at zero.
+        public static let extraCountDown = Code(kind: .extraCountDown)
+        /// A count-down named a participant that has not arrived, or has already left.
+        public static let absentParticipant = Code(kind: .absentParticipant)
+
+        public var description: String { "\(kind)" }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// A sentence that names the culprit.
+    public let message: String
+    /// The name of the harmonizer the error is about, if any.
+    public let name: String?
+
+    package init(_ code: Code, _ message: String, name: String? = nil) {
+        self.code = code
+        self.message = message
+        self.name = name
+    }
+
+    public var description: String { "HarmonizerError.\(code): \(message)" }
+
+    static func emptyName() -> HarmonizerError {
+        HarmonizerError(.emptyName, "a harmonizer's name is the empty string")
+    }
+
+    static func duplicateName(_ name: String) -> HarmonizerError {
+        HarmonizerError(.duplicateName, "a harmonizer named '\(name)' is still waiting", name: name)
+    }
+
+    static func negativeCount(_ count: Int, name: String?) -> HarmonizerError {
+        HarmonizerError(.negativeCount, "\(subject(name)) was given a negative initial count (\(count))", name: name)
+    }
+
+    static func negativeTimeout(_ timeout: Duration, name: String?) -> HarmonizerError {
+        HarmonizerError(.negativeTimeout, "\(subject(name)) was given a negative timeout (\(timeout))", name: name)
+    }
+
+    static func unknownName(_ name: String, operation: String) -> HarmonizerError {
+        HarmonizerError(
+            .unknownName,
+            "\(operation)('\(name)') ignored: no harmonizer named '\(name)' is waiting",
+            name: name
+        )
+    }
+
+    static func extraCountDown(_ name: String) -> HarmonizerError {
+        HarmonizerError(.extraCountDown, "countDown('\(name)') ignored: its counter is already zero", name: name)
+    }
+
+    static func absentParticipant(_ participant: String, in name: String) -> HarmonizerError {
+        HarmonizerError(
+            .absentParticipant,
+            "countDown('\(name)', participant: '\(participant)') ignored: '\(participant)' is not present",
+            name: name
+        )
+    }
+
+    private static func subject(_ name: String?) -> String {
+        name.map { "harmonizer '\($0)'" } ?? "a harmonizer"
+    }
+}

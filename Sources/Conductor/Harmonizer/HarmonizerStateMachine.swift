@@ -1,0 +1,120 @@
+/// The slow-path state of a ``Harmonizer``: its stash, the named participants still
+/// present, who to tell about the outcome, and the outcome once decided.
+///
+/// The counter itself is an atomic in ``Harmonizer`` so an anonymous count-down takes no
+/// lock; everything here changes under the harmonizer's `Mutex`, and ``decide(_:)`` is the
+/// single point where the outcome is chosen. Transitions return what the caller must do
+/// after unlocking; nothing here runs user code or resumes a continuation.
+struct HarmonizerStateMachine {
+    /// Someone to tell about the outcome, on their target.
+    struct Observer: Sendable {
+        var target: CallbackTarget
+        var handler: @Sendable (Harmonizer.Outcome) -> Void
+    }
+
+    /// Why the harmonizer ends.
+    enum Reason {
+        case completed, timedOut, cancelled
+    }
+
+    /// What the decider must do once the lock is released.
+    struct Decision {
+        var outcome: Harmonizer.Outcome
+        var observers: [Observer]
+        var timer: Task<Void, Never>?
+    }
+
+    private struct Waiting {
+        var stash = HarmonizerStash()
+        /// How many times each named participant arrived and has not yet left.
+        var present: [String: Int] = [:]
+        var observers: [Observer] = []
+        var timer: Task<Void, Never>?
+    }
+
+    private enum Phase {
+        case waiting(Waiting)
+        case decided(Harmonizer.Outcome)
+    }
+
+    private var phase: Phase
+
+    init(participants: [String]) {
+        var waiting = Waiting()
+        for participant in participants { waiting.present[participant, default: 0] += 1 }
+        phase = .waiting(waiting)
+    }
+
+    /// The outcome, once decided.
+    var outcome: Harmonizer.Outcome? {
+        if case .decided(let outcome) = phase { return outcome }
+        return nil
+    }
+
+    var isWaiting: Bool { outcome == nil }
+
+    /// Whether `participant` arrived by name and has not left yet.
+    func isPresent(_ participant: String) -> Bool {
+        guard case .waiting(let waiting) = phase else { return false }
+        return waiting.present[participant] != nil
+    }
+
+    /// Records that `participant` arrived. The caller has already counted it up.
+    mutating func arrive(_ participant: String) {
+        modifyWaiting { $0.present[participant, default: 0] += 1 }
+    }
+
+    /// Records that `participant` left. The caller has already counted it down.
+    mutating func leave(_ participant: String) {
+        modifyWaiting { waiting in
+            guard let times = waiting.present[participant] else { return }
+            waiting.present[participant] = times > 1 ? times - 1 : nil
+        }
+    }
+
+    /// Keeps `value` for the outcome. Returns `false` once the outcome is decided.
+    mutating func stash(_ value: any Sendable, forKey key: String) -> Bool {
+        modifyWaiting { $0.stash.store(value, forKey: key) }
+    }
+
+    /// Adds an observer while waiting; once decided, returns the outcome to deliver at once.
+    mutating func observe(_ observer: Observer) -> Harmonizer.Outcome? {
+        if modifyWaiting({ $0.observers.append(observer) }) { return nil }
+        return outcome
+    }
+
+    /// Keeps the timeout's task so the decision can cancel it. Returns `false` if the outcome
+    /// is already decided, in which case the caller cancels the task.
+    mutating func arm(_ timer: Task<Void, Never>) -> Bool {
+        modifyWaiting { $0.timer = timer }
+    }
+
+    /// Ends the harmonizer for `reason`, or returns `nil` when it has already ended.
+    mutating func decide(_ reason: Reason) -> Decision? {
+        guard case .waiting(let waiting) = phase else { return nil }
+        let outcome: Harmonizer.Outcome
+        switch reason {
+        case .completed:
+            outcome = .completed(waiting.stash)
+        case .timedOut:
+            let missing = waiting.present.flatMap { participant, times in repeatElement(participant, count: times) }
+            outcome = .timedOut(waiting.stash, missing: missing.sorted())
+        case .cancelled:
+            // Dropping `waiting` releases the stash and the observers' closures.
+            outcome = .cancelled
+        }
+        phase = .decided(outcome)
+        return Decision(outcome: outcome, observers: waiting.observers, timer: waiting.timer)
+    }
+
+    /// Applies `change` while waiting; returns whether it was applied.
+    @discardableResult
+    private mutating func modifyWaiting(_ change: (inout Waiting) -> Void) -> Bool {
+        guard case .waiting(var waiting) = phase else { return false }
+        // Leave the phase empty while mutating so the dictionaries are not copied.
+        phase = .decided(.cancelled)
+        change(&waiting)
+        phase = .waiting(waiting)
+        return true
+    }
+}

@@ -1,0 +1,146 @@
+import Conductor
+import ConductorTestKit
+import Synchronization
+import Testing
+
+/// The seed's six calls on a registry of named harmonizers.
+@Suite struct HarmonizerRegistryTests {
+    // MARK: - create (the seed's addTask)
+
+    @Test func createRunsTheCompletionOnTheMainActorByDefault() async throws {
+        let registry = HarmonizerRegistry()
+        let recorder = OutcomeRecorder()
+        try registry.create("feed", count: 1) { outcome in
+            MainActor.assertIsolated()
+            recorder.record(outcome)
+        }
+        #expect(registry.countDown("feed"))
+        #expect(await recorder.next()?.isCompleted == true)
+    }
+
+    @Test func aNameCannotBeTakenTwiceWhileWaiting() async throws {
+        let registry = HarmonizerRegistry()
+        try registry.create("feed", count: 1, on: .immediate) { _ in }
+        let error = #expect(throws: HarmonizerError.self) {
+            try registry.create("feed", count: 2, on: .immediate) { _ in }
+        }
+        #expect(error?.code == .duplicateName)
+        #expect(error?.message == "a harmonizer named 'feed' is still waiting")
+        #expect(registry.count("feed") == 1, "the first one is untouched")
+    }
+
+    @Test func theNameIsFreeAgainInsideTheCompletion() async throws {
+        let registry = HarmonizerRegistry()
+        let recreated = Mutex(false)
+        try registry.create("feed", count: 1, on: .immediate) { _ in
+            let again = try? registry.create("feed", count: 5, on: .immediate) { _ in }
+            recreated.withLock { $0 = again != nil }
+        }
+        registry.countDown("feed")
+        #expect(recreated.withLock { $0 })
+        #expect(registry.count("feed") == 5)
+    }
+
+    @Test func badArgumentsAreTypedErrors() throws {
+        let registry = HarmonizerRegistry()
+        let empty = #expect(throws: HarmonizerError.self) { try registry.create("", count: 1) { _ in } }
+        #expect(empty?.code == .emptyName)
+        let negative = #expect(throws: HarmonizerError.self) { try registry.create("feed", count: -2) { _ in } }
+        #expect(negative?.message == "harmonizer 'feed' was given a negative initial count (-2)")
+        #expect(registry.harmonizer(named: "feed") == nil)
+    }
+
+    // MARK: - countUp, countDown, count (the seed's getCounter)
+
+    @Test func countUpAndDownMoveTheCounter() async throws {
+        let registry = HarmonizerRegistry()
+        let recorder = OutcomeRecorder()
+        try registry.create("feed", count: 0, on: .immediate, completion: recorder.record)
+        #expect(registry.countUp("feed"))
+        #expect(registry.countUp("feed"))
+        #expect(registry.count("feed") == 2)
+        #expect(registry.countDown("feed"))
+        #expect(registry.count("feed") == 1)
+        #expect(recorder.received.isEmpty)
+        #expect(registry.countDown("feed"))
+        #expect(recorder.received.count == 1)
+        #expect(registry.count("feed") == 0)
+        #expect(registry.harmonizer(named: "feed") == nil, "the entry is removed at zero")
+    }
+
+    @Test func extraLateAndUnknownCountDownsAreReportedNotCrashes() async throws {
+        let registry = HarmonizerRegistry()
+        let reports = Mutex<[HarmonizerError]>([])
+        registry.onMisuse { error in reports.withLock { $0.append(error) } }
+        try registry.create("zero", count: 0, on: .immediate) { _ in }
+        try registry.create("named", participants: ["avatar"], on: .immediate) { _ in }
+        try registry.create("once", count: 1, on: .immediate) { _ in }
+
+        #expect(!registry.countDown("zero"))
+        #expect(!registry.countDown("named", participant: "feed"))
+        #expect(registry.countDown("once"))
+        #expect(!registry.countDown("once"))
+        #expect(!registry.countDown("never-created"))
+        #expect(!registry.countUp("never-created"))
+        #expect(!registry.stash(1, as: "x", in: "once"))
+
+        let codes = reports.withLock { $0.map(\.code) }
+        #expect(codes == [.extraCountDown, .absentParticipant, .unknownName, .unknownName, .unknownName, .unknownName])
+        #expect(
+            reports.withLock { $0[3].message }
+                == "countDown('never-created') ignored: no harmonizer named 'never-created' is waiting")
+        #expect(registry.count("zero") == 0)
+    }
+
+    // MARK: - stash
+
+    @Test func theCompletionReceivesEverythingStashed() async throws {
+        let registry = HarmonizerRegistry()
+        let recorder = OutcomeRecorder()
+        let unread = HarmonizerKey<Int>("unread")
+        try registry.create("inbox", count: 2, on: .immediate, completion: recorder.record)
+        #expect(registry.stash(["a", "b"], as: "messages", in: "inbox"))
+        #expect(registry.stash(3, as: unread, in: "inbox"))
+        registry.countDown("inbox")
+        registry.countDown("inbox")
+        let stash = try #require(recorder.received.first?.stash)
+        #expect(stash["messages"] as? [String] == ["a", "b"])
+        #expect(stash[unread] == 3)
+    }
+
+    // MARK: - cancel
+
+    @Test func cancelDropsTheCompletionAndTellsWaiters() async throws {
+        let registry = HarmonizerRegistry()
+        let recorder = OutcomeRecorder()
+        let harmonizer = try registry.create("page", count: 2, on: .immediate, completion: recorder.record)
+        registry.stash("data", as: "key", in: "page")
+        #expect(registry.cancel("page"))
+        #expect(!registry.cancel("page"), "cancelling a name that is gone is a no-op")
+        #expect(!registry.cancel("never-created"))
+        #expect(!registry.countDown("page"))
+        #expect(await harmonizer.outcome.isCancelled)
+        #expect(recorder.received.isEmpty, "the completion is dropped, never called")
+        #expect(registry.harmonizer(named: "page") == nil)
+    }
+
+    // MARK: - timeout
+
+    @Test func aTimeoutFiresTheCompletionWithWhatWasStashed() async throws {
+        let clock = ManualClock()
+        let registry = HarmonizerRegistry(clock: clock)
+        let recorder = OutcomeRecorder()
+        try registry.create("page", participants: ["a", "b"], timeout: .seconds(2), on: .immediate) { outcome in
+            recorder.record(outcome)
+        }
+        registry.stash(1, as: "a", in: "page")
+        registry.countDown("page", participant: "a")
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(2))
+        let outcome = try #require(await recorder.next())
+        #expect(outcome.missing == ["b"])
+        #expect(outcome.stash?["a"] as? Int == 1)
+        #expect(registry.harmonizer(named: "page") == nil)
+        #expect(!registry.countDown("page", participant: "b"))
+    }
+}

@@ -1,0 +1,174 @@
+import Conductor
+import ConductorTestKit
+import Testing
+
+private enum Keys {
+    static let avatar = HarmonizerKey<String>("avatar")
+    static let friends = HarmonizerKey<[String]>("friends")
+}
+
+@Suite struct HarmonizerTests {
+    // MARK: - Counting
+
+    @Test func completesWhenTheCountReachesZero() async throws {
+        let harmonizer = try Harmonizer(count: 3)
+        #expect(harmonizer.count == 3)
+        #expect(harmonizer.leave())
+        #expect(harmonizer.leave())
+        #expect(harmonizer.count == 1)
+        #expect(harmonizer.leave())
+        #expect(harmonizer.count == 0)
+        #expect(await harmonizer.outcome.isCompleted)
+    }
+
+    @Test func anExtraLeaveReturnsFalseInsteadOfCrashing() async throws {
+        let harmonizer = try Harmonizer(count: 1)
+        #expect(harmonizer.leave())
+        #expect(!harmonizer.leave())
+        #expect(!harmonizer.leave("nobody"))
+        #expect(harmonizer.count == 0)
+    }
+
+    @Test func aZeroCountWaitsForTheFirstArrival() async throws {
+        let recorder = OutcomeRecorder()
+        let harmonizer = try Harmonizer(count: 0)
+        harmonizer.onOutcome(on: .immediate, recorder.record)
+        #expect(!harmonizer.leave(), "nothing to count down yet")
+        #expect(recorder.received.isEmpty)
+        #expect(harmonizer.arrive())
+        #expect(harmonizer.arrive())
+        #expect(harmonizer.count == 2)
+        #expect(harmonizer.leave())
+        #expect(recorder.received.isEmpty)
+        #expect(harmonizer.leave())
+        #expect(recorder.received.count == 1)
+    }
+
+    @Test func nothingCountsAfterTheOutcome() async throws {
+        let harmonizer = try Harmonizer(count: 1)
+        harmonizer.leave()
+        #expect(!harmonizer.arrive())
+        #expect(!harmonizer.arrive("late"))
+        #expect(!harmonizer.stash(1, as: "late"))
+        #expect(!harmonizer.cancel())
+        #expect(harmonizer.count == 0)
+        #expect(await harmonizer.outcome.isCompleted)
+    }
+
+    @Test func namedParticipantsMustArriveBeforeTheyLeave() async throws {
+        let harmonizer = try Harmonizer(participants: ["avatar", "feed", "feed"])
+        #expect(harmonizer.count == 3)
+        #expect(!harmonizer.leave("profile"))
+        #expect(harmonizer.leave("feed"))
+        #expect(harmonizer.leave("feed"))
+        #expect(!harmonizer.leave("feed"), "'feed' was listed twice and has left twice")
+        #expect(harmonizer.arrive("profile"))
+        #expect(harmonizer.leave("profile"))
+        #expect(harmonizer.count == 1)
+        #expect(harmonizer.leave("avatar"))
+        #expect(await harmonizer.outcome.isCompleted)
+    }
+
+    // MARK: - Data
+
+    @Test func theOutcomeCarriesEverythingStashed() async throws {
+        let harmonizer = try Harmonizer(count: 3)
+        #expect(harmonizer.stash("https://cdn/avatar.png", as: Keys.avatar))
+        harmonizer.leave()
+        #expect(harmonizer.stash(["ann", "bo"], as: Keys.friends))
+        harmonizer.leave()
+        #expect(harmonizer.stash(42, as: "unread"))
+        #expect(harmonizer.stash(7, as: "unread"), "a second stash under a key replaces the first")
+        harmonizer.leave()
+
+        let stash = try #require(await harmonizer.outcome.stash)
+        #expect(stash.count == 3)
+        #expect(stash[Keys.avatar] == "https://cdn/avatar.png")
+        #expect(stash[Keys.friends] == ["ann", "bo"])
+        #expect(stash["unread"] as? Int == 7)
+        #expect(stash["avatar"] as? String == "https://cdn/avatar.png", "typed and string keys share names")
+        #expect(stash[HarmonizerKey<Int>("avatar")] == nil, "a typed key of the wrong type reads nothing")
+        #expect(Set(stash.keys) == ["avatar", "friends", "unread"])
+    }
+
+    // MARK: - Cancelling
+
+    @Test func cancelTellsWaitersAndObserversAndReleasesTheStash() async throws {
+        let recorder = OutcomeRecorder()
+        let harmonizer = try Harmonizer(count: 2)
+        harmonizer.onOutcome(on: .immediate, recorder.record)
+        harmonizer.stash("kept until cancelled", as: "value")
+        harmonizer.leave()
+        #expect(harmonizer.cancel())
+        #expect(!harmonizer.cancel())
+        #expect(!harmonizer.leave(), "the last leave comes too late")
+        #expect(harmonizer.count == 0)
+        let outcome = await harmonizer.outcome
+        #expect(outcome.isCancelled)
+        #expect(outcome.stash == nil)
+        #expect(recorder.received.count == 1)
+    }
+
+    @Test func cancellingTheWaitingTaskCancelsTheHarmonizer() async throws {
+        let harmonizer = try Harmonizer(count: 1)
+        let events = harmonizer.events
+        let waiter = Task { await harmonizer.outcome }
+        waiter.cancel()
+        #expect(await waiter.value.isCancelled)
+        #expect(!harmonizer.leave())
+        var finished: [String] = []
+        for await event in events { finished.append("\(event)") }
+        #expect(finished == ["finished(cancelled)"])
+    }
+
+    // MARK: - Observing
+
+    @Test func anObserverAddedLateHearsTheOutcomeOnce() async throws {
+        let harmonizer = try Harmonizer(count: 1)
+        harmonizer.leave()
+        let recorder = OutcomeRecorder()
+        harmonizer.onOutcome(on: .immediate, recorder.record)
+        #expect(recorder.received.count == 1)
+        #expect(recorder.received.first?.isCompleted == true)
+    }
+
+    @Test func observersRunOnTheirTarget() async throws {
+        let recorder = OutcomeRecorder()
+        let harmonizer = try Harmonizer(count: 1)
+        harmonizer.onOutcome(on: .mainActor) { outcome in
+            MainActor.assertIsolated()
+            recorder.record(outcome)
+        }
+        harmonizer.leave()
+        #expect(await recorder.next()?.isCompleted == true)
+    }
+
+    @Test func eventsJournalNamedParticipantsAndTheOutcome() async throws {
+        let harmonizer = try Harmonizer(participants: ["avatar"])
+        harmonizer.arrive("feed")
+        harmonizer.arrive()
+        harmonizer.leave("avatar")
+        harmonizer.leave()
+        harmonizer.leave("feed")
+        var events: [String] = []
+        for await event in harmonizer.events { events.append("\(event)") }
+        #expect(
+            events == [
+                "arrived(feed, count: 2)", "left(avatar, count: 2)", "left(feed, count: 0)",
+                "finished(completed(0 stashed))",
+            ]
+        )
+    }
+
+    // MARK: - Misuse
+
+    @Test func aNegativeCountOrTimeoutIsATypedError() throws {
+        let count = #expect(throws: HarmonizerError.self) { try Harmonizer(count: -1) }
+        #expect(count?.code == .negativeCount)
+        #expect(count?.message == "a harmonizer was given a negative initial count (-1)")
+        let timeout = #expect(throws: HarmonizerError.self) {
+            try Harmonizer(participants: ["a"], timeout: .seconds(-1))
+        }
+        #expect(timeout?.code == .negativeTimeout)
+    }
+}
