@@ -16,6 +16,14 @@ private actor Counter: Schedulable {
 
 private struct Refused: Error, Equatable {}
 
+/// Runs `body` with executor-check failures recorded instead of crashing; returns them.
+private func recordingFailures<Result>(_ body: () throws -> Result) rethrows -> (Result, [String]) {
+    let messages = Mutex<[String]>([])
+    let handler: @Sendable (String) -> Void = { message in messages.withLock { $0.append(message) } }
+    let result = try IsolationFailure.$handler.withValue(handler, operation: body)
+    return (result, messages.withLock { $0 })
+}
+
 private final class Tally {
     var count = 0
 }
@@ -104,38 +112,29 @@ private final class Tally {
     /// The checks report through `IsolationFailure`, whose handler a test replaces, so the
     /// failure is observed instead of crashing the runner.
     @Test func confinedAccessOffItsExecutorIsCaught() {
-        let messages = Mutex<[String]>([])
         let tally = Confined(Tally(), on: QueueExecutor(label: "background"))
-        IsolationFailure.$handler.withValue({ message in messages.withLock { $0.append(message) } }) {
-            _ = tally.withValue { $0.count }
-        }
-        let reported = messages.withLock { $0 }
+        let (_, reported) = recordingFailures { tally.withValue { $0.count } }
         #expect(reported.count == 1)
         #expect(reported.first?.contains("Confined<Tally>") == true)
         #expect(reported.first?.contains("QueueExecutor 'background'") == true)
     }
 
     @Test func boundActorCalledOffItsExecutorIsCaught() async {
-        let messages = Mutex<[String]>([])
         let counter = Counter(executor: QueueExecutor(label: "db"))
-        let values = IsolationFailure.$handler.withValue({ message in messages.withLock { $0.append(message) } }) {
-            counter.assumeOnExecutor { $0.values }
-        }
+        let (values, reported) = recordingFailures { counter.assumeOnExecutor { $0.values } }
         #expect(values.isEmpty)
-        let reported = messages.withLock { $0 }
         #expect(reported.count == 1)
         #expect(reported.first?.contains("Counter") == true)
         #expect(reported.first?.contains("QueueExecutor 'db'") == true)
     }
 
     @Test func isolationCheckOffTheQueueNamesTheExecutor() {
-        let messages = Mutex<[String]>([])
         let executor = QueueExecutor(label: "network")
-        IsolationFailure.$handler.withValue({ message in messages.withLock { $0.append(message) } }) {
+        let (_, reported) = recordingFailures {
             executor.checkIsolated()
             executor.queue.sync { executor.checkIsolated() }
         }
-        #expect(messages.withLock { $0 } == ["expected to run on QueueExecutor 'network', but runs elsewhere"])
+        #expect(reported == ["expected to run on QueueExecutor 'network', but runs elsewhere"])
         #expect(executor.isIsolatingCurrentContext() == false)
     }
 }
