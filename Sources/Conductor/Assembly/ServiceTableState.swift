@@ -16,7 +16,8 @@ struct ServiceTableState {
     enum Slot {
         case idle
         case creating(CreationID, Creation)
-        case created(ServiceInstance)
+        /// Created; the instance is in `instances`.
+        case created
         case weak(WeakReference)
     }
 
@@ -40,6 +41,9 @@ struct ServiceTableState {
     }
 
     private(set) var entries: [ServiceKey: Entry] = [:]
+    /// The created singletons, apart from `entries` so the hot path copies out one reference
+    /// rather than a whole entry.
+    private var instances: [ServiceKey: ServiceInstance] = [:]
     private var nextCreationID: UInt64 = 0
     private var creatingKeys: [CreationID: ServiceKey] = [:]
     /// For each creation in flight, the creations it is waiting for (with repeats, for
@@ -52,16 +56,14 @@ struct ServiceTableState {
 
     mutating func register(_ key: ServiceKey, _ registration: ServiceRegistration) {
         entries[key] = Entry(registration: registration)
+        instances[key] = nil
     }
 
     /// The service, if it was created and (for the weak scope) is still alive.
     func created(_ key: ServiceKey) -> ServiceInstance? {
-        guard let entry = entries[key] else { return nil }
-        switch entry.slot {
-        case .created(let instance): return instance
-        case .weak(let reference): return reference.object.flatMap(entry.registration.instance)
-        case .idle, .creating: return nil
-        }
+        if let instance = instances[key] { return instance }
+        guard let entry = entries[key], case .weak(let reference) = entry.slot else { return nil }
+        return reference.object.flatMap(entry.registration.instance)
     }
 
     /// What to do to resolve `key` for a resolver on `path`, whose innermost shared creation
@@ -97,7 +99,8 @@ struct ServiceTableState {
         case .success(let instance) where entry.registration.scope.isWeak:
             entries[key]?.slot = .weak(WeakReference(object: entry.registration.object(instance)))
         case .success(let instance):
-            entries[key]?.slot = .created(instance)
+            entries[key]?.slot = .created
+            instances[key] = instance
         case .failure:
             entries[key]?.slot = .idle
         }
