@@ -74,12 +74,19 @@ public final class Assembly: Sendable {
     ///
     /// - Complexity: one short locked dictionary lookup, plus a task-local read while an
     ///   override scope is running somewhere.
+    @inlinable
     public func resolveIfCreated<Service: Sendable>(_ type: Service.Type = Service.self, name: String? = nil)
         -> Service?
     {
+        // Inlinable so the caller's specialization reads the value without generic metadata lookups.
+        createdInstance(of: type, name: name)?.unwrap(Service.self)
+    }
+
+    @usableFromInline
+    func createdInstance(of type: any Any.Type, name: String?) -> ServiceInstance? {
         let key = ServiceKey(type, name: name)
         let table = scopedFrame()?.table ?? root
-        return table.created(key)?.unwrap(Service.self)
+        return table.created(key)
     }
 
     /// The current task's frame for this assembly, read only while an override scope runs.
@@ -92,6 +99,7 @@ public final class Assembly: Sendable {
 extension ServiceInstance {
     /// The value of a typed instance. Every instance stored under a key was made by that key's
     /// registration, whose type is the key's type, so the unchecked downcast is sound.
+    @inlinable
     func unwrap<Service: Sendable>(_ type: Service.Type) -> Service {
         unsafeDowncast(self, to: TypedServiceInstance<Service>.self).value
     }

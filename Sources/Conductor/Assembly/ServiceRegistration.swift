@@ -1,12 +1,14 @@
 /// A created service, type-erased so the table can hold services of any type, and read back
 /// with `unsafeDowncast` (free in release builds) instead of a dynamic cast.
+@usableFromInline
 class ServiceInstance: @unchecked Sendable {
     // `@unchecked Sendable` is safe: the base class has no stored state, and its only subclass,
     // `TypedServiceInstance`, holds one immutable `Sendable` value.
 }
 
+@usableFromInline
 final class TypedServiceInstance<Service: Sendable>: ServiceInstance, @unchecked Sendable {
-    let value: Service
+    @usableFromInline let value: Service
 
     init(_ value: Service) { self.value = value }
 }

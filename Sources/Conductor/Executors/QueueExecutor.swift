@@ -91,11 +91,15 @@ public final class QueueExecutor: SerialExecutor, TaskExecutor, Sendable, Custom
         isCurrent
     }
 
-    /// Runs every job that is waiting now; a job enqueued meanwhile schedules the next drain.
+    /// Runs waiting jobs, at most a batch at a time so other blocks on the queue (UI work on the
+    /// main queue, legacy callbacks) are not starved; a job enqueued after the batch emptied the
+    /// queue schedules the next drain.
     private func drain() {
-        while let job = jobs.withLock({ $0.next() }) {
+        for _ in 0..<64 {
+            guard let job = jobs.withLock({ $0.next() }) else { return }
             run(job)
         }
+        queue.async { self.drain() }
     }
 
     private func run(_ job: UnownedJob) {

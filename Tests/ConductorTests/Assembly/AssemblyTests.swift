@@ -93,11 +93,23 @@ private let sharedAssembly: Assembly = {
     /// The seed's deadlock: main blocks for A, whose creation needs main again for C. The
     /// synchronous resolve keeps running the main executor's jobs while it waits.
     @MainActor @Test func seedChainResolvesSynchronouslyOnMainWithoutDeadlock() throws {
+        for _ in 0..<20 {
+            let assembly = seedChain()
+            let a = try assembly.resolveOnMain(ServiceA.self)
+            expectCreatedWhereRegistered(a)
+            #expect(try assembly.resolveOnMain(ServiceA.self) === a)
+            #expect(try assembly.resolveOnMain(ServiceC.self) === a.b.c)
+        }
+    }
+
+    /// Main is blocked in a synchronous resolve while another task's creation of the same
+    /// service is already in flight and needs main: the wait runs that work too.
+    @MainActor @Test func synchronousResolveJoinsACreationAlreadyInFlight() async throws {
         let assembly = seedChain()
+        async let fromBackground = Task.detached { try await assembly.resolve(ServiceA.self) }.value
         let a = try assembly.resolveOnMain(ServiceA.self)
+        #expect(try await fromBackground === a)
         expectCreatedWhereRegistered(a)
-        #expect(try assembly.resolveOnMain(ServiceA.self) === a)
-        #expect(try assembly.resolveOnMain(ServiceC.self) === a.b.c)
     }
 
     @MainActor @Test func synchronousResolveOfAServiceMadeOnMain() throws {

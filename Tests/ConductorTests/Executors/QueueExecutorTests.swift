@@ -93,6 +93,17 @@ private final class Tally {
         #expect(await counter.values == Array(0..<200))
     }
 
+    /// More jobs than one drain batch: the executor must carry on draining after yielding the queue.
+    @Test func manyConcurrentCallsAllRun() async {
+        let counter = Counter(executor: QueueExecutor(label: "busy"))
+        await withTaskGroup(of: Void.self) { group in
+            for value in 0..<500 {
+                group.addTask { await counter.append(value) }
+            }
+        }
+        #expect(await counter.values.sorted() == Array(0..<500))
+    }
+
     @Test func confinedValueIsUsableOnItsExecutor() async {
         let executor = QueueExecutor(label: "confined")
         let tally = Confined(Tally(), on: executor)
