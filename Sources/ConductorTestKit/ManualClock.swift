@@ -1,3 +1,4 @@
+import Conductor
 import Synchronization
 
 /// A clock that moves only when a test tells it to.
@@ -54,7 +55,7 @@ public final class ManualClock: Clock, Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     public init() {}
 

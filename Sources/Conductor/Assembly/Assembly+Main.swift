@@ -29,7 +29,7 @@ extension Assembly {
         let table = frame?.table ?? root
         if let instance = table.created(key) { return instance.unwrap(Service.self) }
 
-        let outcome = Mutex<Result<ServiceInstance, any Error>?>(nil)
+        let outcome = Lock<Result<ServiceInstance, any Error>?>(nil)
         let finished = Atomic<Bool>(false)
         let path = frame?.path ?? ResolutionPath()
         // Not a child of any actor: the creation must not need the main queue we are blocking,

@@ -3,7 +3,7 @@ import Synchronization
 /// The services of an assembly (or of one override scope): the lock around
 /// ``ServiceTableState`` and the code that runs factories, never under the lock.
 final class ServiceTable: Sendable {
-    private let state: Mutex<ServiceTableState>
+    private let state: Lock<ServiceTableState>
     /// The assembly's own table, when this is an override scope's table.
     private let root: ServiceTable?
     /// Called when a resolver starts waiting for a creation: lets a test start a factory's
@@ -15,7 +15,7 @@ final class ServiceTable: Sendable {
         root: ServiceTable? = nil,
         onWait: (@Sendable () -> Void)? = nil
     ) {
-        self.state = Mutex(state)
+        self.state = Lock(state)
         self.root = root
         self.onWait = onWait
     }

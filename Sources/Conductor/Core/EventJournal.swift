@@ -55,7 +55,7 @@ package final class EventJournal<Event: Sendable>: Sendable {
     }
 
     private let retention: Retention
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     package init(retention: Retention) {
         self.retention = retention

@@ -17,7 +17,7 @@ package final class OnceCell<Value: Sendable>: Sendable {
         case resolved(Value)
     }
 
-    private let state = Mutex<State>(.pending(Waiters()))
+    private let state = Lock<State>(.pending(Waiters()))
 
     package init() {}
 

@@ -37,7 +37,7 @@ public final class QueueExecutor: SerialExecutor, TaskExecutor, Sendable, Custom
     private let isMain: Bool
     // One key per executor, so two executors wrapping the same queue each recognise the queue.
     private let key: SpecificKey
-    private let jobs = Mutex(JobQueue())
+    private let jobs = Lock(JobQueue())
 
     /// An executor on a new serial queue called `label`.
     public convenience init(label: String, qos: DispatchQoS = .default) {

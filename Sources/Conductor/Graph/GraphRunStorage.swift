@@ -16,21 +16,21 @@ import Synchronization
 final class GraphRunStorage: Sendable {
     typealias MilestoneCell = OnceCell<Result<Duration, GraphError>>
 
-    private let state: Mutex<GraphStateMachine>
+    private let state: Lock<GraphStateMachine>
     let journal = EventJournal<GraphEvent>(retention: .everything)
     let clock: ClockSource
-    private let milestones: Mutex<[String: MilestoneCell]>
+    private let milestones: Lock<[String: MilestoneCell]>
     let reportCell = OnceCell<RunReport>()
 
     init(definitions: [NodeDefinition], concurrencyLimit: Int?, clock: ClockSource) {
         self.clock = clock
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        self.state = Mutex(
+        self.state = Lock(
             GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: max(1, cores - 1))
         )
         var cells: [String: MilestoneCell] = [:]
         for case .marker(let name?, _) in definitions.map(\.kind) { cells[name] = MilestoneCell() }
-        self.milestones = Mutex(cells)
+        self.milestones = Lock(cells)
         var effects = GraphStateMachine.Effects()
         transition { machine in machine.insert(definitions, now: .zero, effects: &effects) }
         apply(effects)

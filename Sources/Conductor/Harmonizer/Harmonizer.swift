@@ -43,8 +43,7 @@ public final class Harmonizer: Sendable {
     }
 
     private let counter: HarmonizerCounter
-    private let state: Mutex<HarmonizerStateMachine>
-    private let handoff = SanitizerHandoff()
+    private let state: Lock<HarmonizerStateMachine>
     private let settled = OnceCell<Outcome>()
     private let journal = EventJournal<HarmonizerEvent>(retention: .everything)
     private let timeout: Duration?
@@ -89,7 +88,7 @@ public final class Harmonizer: Sendable {
         guard count >= 0 else { throw .negativeCount(count, name: name) }
         if let timeout, timeout < .zero { throw .negativeTimeout(timeout, name: name) }
         self.counter = HarmonizerCounter(count + participants.count)
-        self.state = Mutex(HarmonizerStateMachine(participants: participants))
+        self.state = Lock(HarmonizerStateMachine(participants: participants))
         self.timeout = timeout
         self.clock = clock
     }
@@ -109,7 +108,7 @@ public final class Harmonizer: Sendable {
     /// Returns `false`, changing nothing, once the outcome is decided.
     @discardableResult
     public func arrive(_ participant: String) -> Bool {
-        let wakeup: EventJournal<HarmonizerEvent>.Wakeup? = state.withLock(handoff: handoff) { machine in
+        let wakeup: EventJournal<HarmonizerEvent>.Wakeup? = state.withLock { machine in
             guard machine.isWaiting, let count = counter.increment() else { return nil }
             machine.arrive(participant)
             return journal.append(.arrived(participant, count: count))
@@ -145,7 +144,7 @@ public final class Harmonizer: Sendable {
             case .refusedClosed: return .finished
             }
         }
-        let (result, ending, wakeup) = state.withLock(handoff: handoff) {
+        let (result, ending, wakeup) = state.withLock {
             machine -> (CountDownResult, Ending?, EventJournal<HarmonizerEvent>.Wakeup) in
             guard machine.isWaiting else { return (.finished, nil, .none) }
             guard machine.isPresent(participant) else { return (.participantAbsent, nil, .none) }
@@ -175,7 +174,7 @@ public final class Harmonizer: Sendable {
     /// Returns `false`, keeping nothing, once the outcome is decided.
     @discardableResult
     public func stash(_ value: some Sendable, as key: String) -> Bool {
-        state.withLock(handoff: handoff) { $0.stash(value, forKey: key) }
+        state.withLock { $0.stash(value, forKey: key) }
     }
 
     /// Keeps `value` under a typed `key` until the outcome, which hands over everything stashed.
@@ -210,7 +209,7 @@ public final class Harmonizer: Sendable {
     /// Calls `handler` on `target` with the outcome once it is decided (at once if it already is).
     public func onOutcome(on target: CallbackTarget = .mainActor, _ handler: @escaping @Sendable (Outcome) -> Void) {
         let observer = HarmonizerStateMachine.Observer(target: target, handler: handler)
-        guard let outcome = state.withLock(handoff: handoff, { $0.observe(observer) }) else { return }
+        guard let outcome = state.withLock({ $0.observe(observer) }) else { return }
         target.dispatch { handler(outcome) }
     }
 
@@ -235,12 +234,12 @@ public final class Harmonizer: Sendable {
             }
             self.decide(.timedOut)
         }
-        if !state.withLock(handoff: handoff, { $0.arm(timer) }) { timer.cancel() }
+        if !state.withLock({ $0.arm(timer) }) { timer.cancel() }
     }
 
     @discardableResult
     private func decide(_ reason: HarmonizerStateMachine.Reason) -> Bool {
-        guard let ending = state.withLock(handoff: handoff, { end(reason, &$0) }) else { return false }
+        guard let ending = state.withLock({ end(reason, &$0) }) else { return false }
         apply(ending)
         return true
     }

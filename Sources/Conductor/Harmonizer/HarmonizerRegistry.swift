@@ -24,7 +24,7 @@ import Synchronization
 /// does an extra count-down. Report those with ``onMisuse(on:_:)``. Create your own registry
 /// for tests (with a `ManualClock`) or to keep a module's names apart.
 ///
-/// - Complexity: a name lookup is one short `Mutex`-protected dictionary access; the
+/// - Complexity: a name lookup is one short locked dictionary access; the
 ///   operation on the harmonizer found costs what it costs on ``Harmonizer``.
 public final class HarmonizerRegistry: Sendable {
     /// The registry every module can reach.
@@ -40,8 +40,7 @@ public final class HarmonizerRegistry: Sendable {
         var misuseHandler: MisuseHandler?
     }
 
-    private let state = Mutex(State())
-    private let handoff = SanitizerHandoff()
+    private let state = Lock(State())
     private let clock: ClockSource
 
     /// A registry whose timeouts run on `clock`.
@@ -114,7 +113,7 @@ public final class HarmonizerRegistry: Sendable {
             if case .cancelled = outcome { return }
             target.dispatch { completion(outcome) }
         }
-        try state.withLock(handoff: handoff) { state throws(HarmonizerError) in
+        try state.withLock { state throws(HarmonizerError) in
             if let existing = state.entries[name], !existing.isFinished { throw .duplicateName(name) }
             state.entries[name] = harmonizer
         }
@@ -124,7 +123,7 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     private func remove(_ name: String, _ id: ObjectIdentifier) {
-        state.withLock(handoff: handoff) { state in
+        state.withLock { state in
             guard let entry = state.entries[name], ObjectIdentifier(entry) == id else { return }
             state.entries[name] = nil
         }
@@ -134,7 +133,7 @@ public final class HarmonizerRegistry: Sendable {
 
     /// The harmonizer waiting under `name`, to await its ``Harmonizer/outcome`` or observe its events.
     public func harmonizer(named name: String) -> Harmonizer? {
-        state.withLock(handoff: handoff) { $0.entries[name] }
+        state.withLock { $0.entries[name] }
     }
 
     /// Counts `name` up, remembering `participant` if given. Returns whether it counted.
@@ -206,11 +205,11 @@ public final class HarmonizerRegistry: Sendable {
         on target: CallbackTarget = .immediate,
         _ handler: @escaping @Sendable (HarmonizerError) -> Void
     ) {
-        state.withLock(handoff: handoff) { $0.misuseHandler = MisuseHandler(target: target, handler: handler) }
+        state.withLock { $0.misuseHandler = MisuseHandler(target: target, handler: handler) }
     }
 
     private func report(_ error: HarmonizerError) {
-        guard let misuse = state.withLock(handoff: handoff, { $0.misuseHandler }) else { return }
+        guard let misuse = state.withLock({ $0.misuseHandler }) else { return }
         misuse.target.dispatch { misuse.handler(error) }
     }
 }

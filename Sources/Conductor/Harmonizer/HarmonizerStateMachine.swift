@@ -2,7 +2,7 @@
 /// present, who to tell about the outcome, and the outcome once decided.
 ///
 /// The counter itself is an atomic in ``Harmonizer`` so an anonymous count-down takes no
-/// lock; everything here changes under the harmonizer's `Mutex`, and ``decide(_:)`` is the
+/// lock; everything here changes under the harmonizer.s lock, and ``decide(_:)`` is the
 /// single point where the outcome is chosen. Transitions return what the caller must do
 /// after unlocking; nothing here runs user code or resumes a continuation.
 struct HarmonizerStateMachine {

@@ -18,7 +18,7 @@ private struct Refused: Error, Equatable {}
 
 /// Runs `body` with executor-check failures recorded instead of crashing; returns them.
 private func recordingFailures<Result>(_ body: () throws -> Result) rethrows -> (Result, [String]) {
-    let messages = Mutex<[String]>([])
+    let messages = Lock<[String]>([])
     let handler: @Sendable (String) -> Void = { message in messages.withLock { $0.append(message) } }
     let result = try IsolationFailure.$handler.withValue(handler, operation: body)
     return (result, messages.withLock { $0 })

@@ -31,7 +31,7 @@ import Testing
 
     @Test func theNameIsFreeAgainInsideTheCompletion() async throws {
         let registry = HarmonizerRegistry()
-        let recreated = Mutex(false)
+        let recreated = Lock(false)
         try registry.create("feed", count: 1, on: .immediate) { _ in
             let again = try? registry.create("feed", count: 5, on: .immediate) { _ in }
             recreated.withLock { $0 = again != nil }
@@ -70,7 +70,7 @@ import Testing
 
     @Test func extraLateAndUnknownCountDownsAreReportedNotCrashes() async throws {
         let registry = HarmonizerRegistry()
-        let reports = Mutex<[HarmonizerError]>([])
+        let reports = Lock<[HarmonizerError]>([])
         registry.onMisuse { error in reports.withLock { $0.append(error) } }
         try registry.create("zero", count: 0, on: .immediate) { _ in }
         try registry.create("named", participants: ["avatar"], on: .immediate) { _ in }

@@ -4,7 +4,7 @@ import Synchronization
 /// Records every outcome a completion or observer receives, so a test can await the first
 /// one and then check that no second one came.
 final class OutcomeRecorder: Sendable {
-    private let outcomes = Mutex<[Harmonizer.Outcome]>([])
+    private let outcomes = Lock<[Harmonizer.Outcome]>([])
     private let stream: AsyncStream<Harmonizer.Outcome>
     private let continuation: AsyncStream<Harmonizer.Outcome>.Continuation
 

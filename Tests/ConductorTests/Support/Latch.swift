@@ -1,9 +1,10 @@
+import Conductor
 import Synchronization
 
 /// A one-way signal for tests: tasks `wait()` until someone calls `open()`.
 /// It lets a test hold a task "running" for as long as it needs, without sleeping.
 final class Latch: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Lock<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     init() {}
 
@@ -30,7 +31,7 @@ final class Latch: Sendable {
 
 /// Records things from many tasks, in the order they happened.
 final class Recorder<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = Lock<[Value]>([])
 
     init() {}
 
