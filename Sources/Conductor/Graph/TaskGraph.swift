@@ -10,7 +10,7 @@
 /// graph.add("sku", dependsOn: ["basicInfo"], timeout: .seconds(2)) { context in
 ///     try await api.sku(for: context.value(of: info).productID)
 /// }
-/// graph.add("comments", failure: .optional, retry: .attempts(3)) { _ in try await api.comments() }
+/// graph.add("comments", retry: .attempts(3), failure: .optional) { _ in try await api.comments() }
 /// graph.addMilestone("firstScreen", after: ["basicInfo", "sku"])
 ///
 /// let report = try await graph.run()
