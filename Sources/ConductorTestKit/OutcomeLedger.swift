@@ -1,0 +1,86 @@
+import Conductor
+public import Testing
+
+/// A ledger of units of work that fails a test when anything ends twice, ends without being
+/// expected, or never ends.
+///
+/// Expect each unit when it starts, record each end, and verify when everything has settled:
+///
+/// ```swift
+/// let ledger = OutcomeLedger<Int>()
+/// for request in 0..<100 {
+///     ledger.expect(request)
+///     Task {
+///         let result = await gate.send(...)
+///         ledger.record(request, "\(result)")
+///     }
+/// }
+/// … wait for the tasks …
+/// ledger.verify()   // an Issue for each unit that ended twice or never
+/// ```
+public final class OutcomeLedger<ID: Hashable & Sendable & CustomStringConvertible>: Sendable {
+    /// Something the ledger found wrong.
+    public enum Violation: Hashable, Sendable, CustomStringConvertible {
+        case endedTwice(ID, first: String, second: String)
+        case neverEnded(ID)
+        case unexpected(ID, outcome: String)
+
+        public var description: String {
+            switch self {
+            case .endedTwice(let id, let first, let second): "\(id) ended twice: '\(first)', then '\(second)'"
+            case .neverEnded(let id): "\(id) never ended"
+            case .unexpected(let id, let outcome): "\(id) ended ('\(outcome)') but was never expected"
+            }
+        }
+    }
+
+    private struct State {
+        var expected: Set<ID> = []
+        var outcomes: [ID: String] = [:]
+        var violations: [Violation] = []
+    }
+
+    private let state = Lock(State())
+
+    public init() {}
+
+    /// Declares a unit of work that must end exactly once.
+    public func expect(_ id: ID) {
+        state.withLock { _ = $0.expected.insert(id) }
+    }
+
+    /// Records that `id` ended with `outcome`.
+    public func record(_ id: ID, _ outcome: String) {
+        state.withLock { state in
+            if !state.expected.contains(id) {
+                state.violations.append(.unexpected(id, outcome: outcome))
+            } else if let first = state.outcomes[id] {
+                state.violations.append(.endedTwice(id, first: first, second: outcome))
+            } else {
+                state.outcomes[id] = outcome
+            }
+        }
+    }
+
+    /// The outcome recorded for `id`, if it has ended.
+    public func outcome(of id: ID) -> String? {
+        state.withLock { $0.outcomes[id] }
+    }
+
+    /// How many expected units have ended.
+    public var endedCount: Int { state.withLock { $0.outcomes.count } }
+
+    /// Everything wrong so far, including units that have not ended yet.
+    public var violations: [Violation] {
+        state.withLock { state in
+            state.violations + state.expected.subtracting(state.outcomes.keys).map { .neverEnded($0) }
+        }
+    }
+
+    /// Records an `Issue` in the current test for each violation. Call once everything has settled.
+    public func verify(sourceLocation: SourceLocation = #_sourceLocation) {
+        for violation in violations {
+            Issue.record("\(violation)", sourceLocation: sourceLocation)
+        }
+    }
+}
