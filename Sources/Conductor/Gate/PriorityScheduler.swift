@@ -92,9 +92,11 @@ public final class PriorityScheduler: Sendable {
         coalescingKey: some Hashable & Sendable,
         _ work: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        try await coalescer.run(key: coalescingKey, cancelled: { CancellationError() }) {
-            try await self.run(priority: priority, work)
-        }
+        try await coalescer.run(
+            key: coalescingKey,
+            cancelled: { CancellationError() },
+            work: { try await self.run(priority: priority, work) }
+        )
     }
 
     /// Queues `work` to run on the scheduler's workers; returns without waiting.
