@@ -118,7 +118,7 @@ package final class EventJournal<Event: Sendable>: Sendable {
                 if index < state.firstIndex { index = state.firstIndex }
                 if index < state.endIndex {
                     let start = index - state.firstIndex
-                    let end = min(state.events.count, start + limit)
+                    let end = start + min(limit, state.events.count - start)
                     index += end - start
                     return (Array(state.events[start..<end]), true, nil)
                 }
