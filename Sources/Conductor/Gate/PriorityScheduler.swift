@@ -41,6 +41,19 @@ public final class PriorityScheduler: Sendable {
         var machine: SchedulerStateMachine<Payload>
         var nextID: UInt64 = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Test hook: callers of `queued(atLeast:)`.
+        var queueWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        mutating func takeSatisfiedQueueWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard !queueWaiters.isEmpty else { return [] }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            queueWaiters.removeAll { waiter in
+                guard machine.queuedCount >= waiter.count else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
 
         mutating func makeID() -> UInt64 {
             defer { nextID &+= 1 }
@@ -106,9 +119,13 @@ public final class PriorityScheduler: Sendable {
     /// shutdown.
     public func submit(priority: Priority = .default, _ work: @escaping @Sendable () async -> Void) throws(GateError) {
         let job = Job(priority: priority, body: work)
-        let action = state.withLock { state in
-            state.machine.submit(id: state.makeID(), priority: priority, payload: .job(job))
+        let (action, queueWaiters) = state.withLock { state in
+            (
+                state.machine.submit(id: state.makeID(), priority: priority, payload: .job(job)),
+                state.takeSatisfiedQueueWaiters()
+            )
         }
+        for waiter in queueWaiters { waiter.resume() }
         switch action {
         case .start: spawnWorker(job)
         case .enqueued: break
@@ -154,12 +171,15 @@ public final class PriorityScheduler: Sendable {
         let id = fast.id
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let action = state.withLock { state -> SchedulerStateMachine<Payload>.SubmitAction? in
+                let (action, queueWaiters) = state.withLock {
+                    state -> (SchedulerStateMachine<Payload>.SubmitAction?, [CheckedContinuation<Void, Never>]) in
                     // Checked under the lock: the cancellation handler takes the same lock, so
                     // either it finds the entry or this sees the cancellation.
-                    if Task.isCancelled { return nil }
-                    return state.machine.submit(id: id, priority: priority, payload: .waiter(continuation))
+                    if Task.isCancelled { return (nil, []) }
+                    let action = state.machine.submit(id: id, priority: priority, payload: .waiter(continuation))
+                    return (action, state.takeSatisfiedQueueWaiters())
                 }
+                for waiter in queueWaiters { waiter.resume() }
                 switch action {
                 case nil: continuation.resume(throwing: CancellationError())
                 case .start: continuation.resume()
@@ -219,6 +239,19 @@ public final class PriorityScheduler: Sendable {
             for waiter in idle { waiter.resume() }
             guard let next else { return }
             job = next
+        }
+    }
+
+    /// Test hook: suspends until at least `count` submissions are queued — the event a test
+    /// waits for before it releases running work, so queue order is never a race.
+    package func queued(atLeast count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.machine.queuedCount >= count { return true }
+                state.queueWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
         }
     }
 }

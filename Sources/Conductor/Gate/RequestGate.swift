@@ -419,6 +419,16 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     }
 }
 
+extension RequestGate {
+    /// Test hook: suspends until at least `count` attempts wait for a slot.
+    package func queuedAttempts(atLeast count: Int) async {
+        await scheduler.queued(atLeast: count)
+    }
+
+    /// Test hook: the retained events, oldest first.
+    package var eventsSnapshot: [GateEvent] { journal.snapshot }
+}
+
 private struct RefreshFailure: Error {
     var reason: String
 }
