@@ -1,5 +1,6 @@
-@testable import Conductor
 import Testing
+
+@testable import Conductor
 
 @Suite struct GraphChangeTests {
     @Test func tasksAddedDuringARunMayDependOnFinishedRunningAndPendingTasks() async throws {
@@ -28,7 +29,8 @@ import Testing
         #expect(report.isSuccess)
         #expect(seen.all == [1])
         #expect(report.tasks.map(\.id) == ["finished", "running", "pending", "late", "x", "y"])
-        let late = try #require(report["late"]), pending = try #require(report["pending"])
+        let late = try #require(report["late"])
+        let pending = try #require(report["pending"])
         #expect(late.startedAt! >= pending.endedAt)
     }
 

@@ -1,5 +1,6 @@
-@testable import Conductor
 import Testing
+
+@testable import Conductor
 
 /// Property tests over random graphs. Each failure names its seed, so it can be replayed by
 /// running the test with that seed alone.

@@ -1,0 +1,37 @@
+/// Exponential backoff with jitter, drawn from a seedable generator so tests can replay it.
+struct Backoff {
+    let initial: Duration
+    let maximum: Duration
+    private var generator: SplitMix64
+
+    init(initial: Duration, maximum: Duration, seed: UInt64?) {
+        self.initial = initial
+        self.maximum = maximum
+        self.generator = SplitMix64(seed: seed ?? UInt64.random(in: .min ... .max))
+    }
+
+    /// The delay after failed attempt `attempt` (1-based): `initial · 2^(attempt-1)`, capped,
+    /// then scaled by a random factor in [0.5, 1) so callers that failed together spread out.
+    mutating func delay(afterAttempt attempt: Int) -> Duration {
+        var delay = initial
+        for _ in 1..<max(1, attempt) where delay < maximum { delay *= 2 }
+        delay = min(delay, maximum)
+        let factor = 0.5 + Double(generator.next() >> 11) / Double(1 << 53) / 2
+        return delay * factor
+    }
+}
+
+/// A small, fast, seedable generator (Steele, Lea and Flood's SplitMix64).
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,107 @@
+/// An error from a ``PriorityScheduler`` or a ``RequestGate``.
+///
+/// Every message names the request it is about, as method and path — never a header, so
+/// never a credential. Match on ``code`` rather than on the message:
+///
+/// ```swift
+/// do {
+///     let response = try await gate.send(HTTPRequest(method: .get, scheme: "https", authority: host, path: "/feed"))
+/// } catch let error where error.code == .refreshFailed {
+///     showLogin()  // "GET /feed: the credential refresh failed: …"
+/// }
+/// ```
+public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong. New codes may be added, so a `switch` should have a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Kind: Hashable, Sendable {
+            case refreshFailed, retriesExhausted, shutDown, cancelled, transport, timedOut, rejected
+            case bodyNotReplayable
+        }
+
+        fileprivate let kind: Kind
+
+        /// The credential refresh this request waited for failed or missed its deadline.
+        public static let refreshFailed = Code(kind: .refreshFailed)
+        /// The request used its whole attempt budget without a usable response.
+        public static let retriesExhausted = Code(kind: .retriesExhausted)
+        /// The scheduler or gate was shut down before the work finished.
+        public static let shutDown = Code(kind: .shutDown)
+        /// The caller's task was cancelled.
+        public static let cancelled = Code(kind: .cancelled)
+        /// The transport threw, and the attempt budget allowed no further attempt.
+        public static let transport = Code(kind: .transport)
+        /// The request did not finish within its deadline. Reserved for a per-request timeout;
+        /// a refresh that misses its deadline is reported as ``refreshFailed``.
+        public static let timedOut = Code(kind: .timedOut)
+        /// The response was classified as a failure.
+        public static let rejected = Code(kind: .rejected)
+        /// The request needed another attempt, but its body can be sent only once.
+        public static let bodyNotReplayable = Code(kind: .bodyNotReplayable)
+
+        public var description: String { "\(kind)" }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// A sentence that names the request.
+    public let message: String
+    /// The request, as method and path without the query: `"GET /feed"`.
+    public let request: String?
+    /// The status of the last response, when there was one.
+    public let status: Int?
+
+    package init(_ code: Code, _ message: String, request: String? = nil, status: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.request = request
+        self.status = status
+    }
+
+    public var description: String { "GateError.\(code): \(message)" }
+
+    private static func prefix(_ request: String?) -> String {
+        request.map { "\($0): " } ?? ""
+    }
+
+    static func refreshFailed(_ request: String?, _ reason: String) -> GateError {
+        GateError(.refreshFailed, "\(prefix(request))the credential refresh failed: \(reason)", request: request)
+    }
+
+    static func retriesExhausted(_ request: String, attempts: Int, last: String, status: Int?) -> GateError {
+        GateError(
+            .retriesExhausted,
+            "\(request): gave up after \(attempts) attempt(s); last: \(last)",
+            request: request,
+            status: status
+        )
+    }
+
+    static func shutDown(_ request: String?) -> GateError {
+        GateError(
+            .shutDown, request.map { "\($0): the gate was shut down" } ?? "the scheduler is shut down",
+            request: request)
+    }
+
+    static func cancelled(_ request: String?) -> GateError {
+        GateError(.cancelled, request.map { "\($0) was cancelled" } ?? "the work was cancelled", request: request)
+    }
+
+    static func transport(_ request: String, attempts: Int, _ error: any Error) -> GateError {
+        GateError(.transport, "\(request): transport failed after \(attempts) attempt(s): \(error)", request: request)
+    }
+
+    static func rejected(_ request: String, status: Int) -> GateError {
+        GateError(
+            .rejected, "\(request): the response (status \(status)) was classified as a failure",
+            request: request, status: status)
+    }
+
+    static func bodyNotReplayable(_ request: String, status: Int?) -> GateError {
+        GateError(
+            .bodyNotReplayable,
+            "\(request) needed another attempt, but its body can be sent only once",
+            request: request,
+            status: status
+        )
+    }
+}

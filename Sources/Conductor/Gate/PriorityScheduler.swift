@@ -1,0 +1,257 @@
+import Synchronization
+
+/// Runs async work in priority lanes, with an optional concurrency limit, aging, an
+/// exclusive `unique` barrier and coalescing of identical work.
+///
+/// ```swift
+/// let scheduler = PriorityScheduler(maxConcurrent: 4)
+/// let feed = try await scheduler.run(priority: .high) { try await api.feed() }
+/// // A token refresh: waits for running work, then runs alone; everything submitted
+/// // meanwhile waits for it.
+/// try await scheduler.run(priority: .unique) { token = try await api.refreshToken() }
+/// // Fifty callers, one download:
+/// let avatar = try await scheduler.run(coalescingKey: url) { try await download(url) }
+/// ```
+///
+/// Higher priorities start first and work of one priority starts in submission order; a
+/// waiting entry that has been passed over by `agingThreshold` starts goes next, so `low`
+/// work cannot starve. `run` executes the work in the caller's task once a slot is free —
+/// no task is spawned; ``submit(priority:_:)`` queues fire-and-forget work that the
+/// scheduler's own workers drain, one task per busy slot rather than one per job.
+///
+/// Cancelling a caller whose work is still queued removes it at once (it throws
+/// `CancellationError`); ``shutdown()`` ends every queued submission once with
+/// ``GateError/shutDown``, and later submissions throw the same.
+///
+/// - Complexity: submitting, starting and cancelling are O(1) amortized, under one lock.
+public final class PriorityScheduler: Sendable {
+    private enum Payload {
+        /// A caller of `run`, waiting for its slot.
+        case waiter(CheckedContinuation<Void, any Error>)
+        /// A submitted job, run by a worker.
+        case job(Job)
+    }
+
+    private struct Job: Sendable {
+        var priority: Priority
+        var body: @Sendable () async -> Void
+    }
+
+    private struct State {
+        var machine: SchedulerStateMachine<Payload>
+        var nextID: UInt64 = 0
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Test hook: callers of `queued(atLeast:)`.
+        var queueWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        mutating func takeSatisfiedQueueWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard !queueWaiters.isEmpty else { return [] }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            queueWaiters.removeAll { waiter in
+                guard machine.queuedCount >= waiter.count else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
+
+        mutating func makeID() -> UInt64 {
+            defer { nextID &+= 1 }
+            return nextID
+        }
+
+        mutating func takeIdleWaitersIfIdle() -> [CheckedContinuation<Void, Never>] {
+            guard !idleWaiters.isEmpty, machine.isIdle else { return [] }
+            defer { idleWaiters.removeAll() }
+            return idleWaiters
+        }
+    }
+
+    private let state: Lock<State>
+    private let coalescer = Coalescer()
+
+    /// Creates a scheduler.
+    ///
+    /// - Parameters:
+    ///   - maxConcurrent: how many non-unique jobs may run at once; `nil` for no limit.
+    ///     A `unique` job never counts against it.
+    ///   - agingThreshold: how many starts a waiting job may be passed over by before it
+    ///     goes next, whatever its priority.
+    public init(maxConcurrent: Int? = nil, agingThreshold: Int = 64) {
+        state = Lock(State(machine: SchedulerStateMachine(limit: maxConcurrent, agingThreshold: agingThreshold)))
+    }
+
+    /// Runs `work` in the calling task once its priority's turn comes, and returns its result.
+    ///
+    /// Throws `CancellationError` at once if the caller is cancelled while waiting, and
+    /// ``GateError/shutDown`` if the scheduler is (or gets) shut down before the work starts.
+    public func run<T>(
+        priority: Priority = .default,
+        isolation: isolated (any Actor)? = #isolation,
+        _ work: () async throws -> T
+    ) async throws -> T {
+        try await acquire(priority)
+        defer { release(priority) }
+        return try await work()
+    }
+
+    /// Runs `work` once for every caller that passes an equal `coalescingKey` while it is in
+    /// flight; they all get its result.
+    ///
+    /// The work runs in a task of its own: a cancelled caller returns `CancellationError` at
+    /// once and the others go on waiting; when every caller has left, the work is cancelled.
+    public func run<T: Sendable>(
+        priority: Priority = .default,
+        coalescingKey: some Hashable & Sendable,
+        _ work: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await coalescer.run(
+            key: coalescingKey,
+            cancelled: { CancellationError() },
+            work: { try await self.run(priority: priority, work) }
+        )
+    }
+
+    /// Queues `work` to run on the scheduler's workers; returns without waiting.
+    ///
+    /// Use it for many small jobs: a worker that finishes a job takes the next one itself.
+    /// Work still queued at ``shutdown()`` never runs. Throws ``GateError/shutDown`` after a
+    /// shutdown.
+    public func submit(priority: Priority = .default, _ work: @escaping @Sendable () async -> Void) throws(GateError) {
+        let job = Job(priority: priority, body: work)
+        let (action, queueWaiters) = state.withLock { state in
+            (
+                state.machine.submit(id: state.makeID(), priority: priority, payload: .job(job)),
+                state.takeSatisfiedQueueWaiters()
+            )
+        }
+        for waiter in queueWaiters { waiter.resume() }
+        switch action {
+        case .start: spawnWorker(job)
+        case .enqueued: break
+        case .rejected: throw GateError.shutDown(nil)
+        }
+    }
+
+    /// Waits until nothing runs and nothing is queued.
+    public func whenIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state -> Bool in
+                if state.machine.isIdle { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    /// Refuses further work and ends every queued submission once: waiting callers of
+    /// `run` throw ``GateError/shutDown``; queued jobs are dropped. Running work finishes.
+    public func shutdown() {
+        let (dropped, idle) = state.withLock { state in
+            (state.machine.shutdown(), state.takeIdleWaitersIfIdle())
+        }
+        for payload in dropped {
+            if case .waiter(let continuation) = payload { continuation.resume(throwing: GateError.shutDown(nil)) }
+        }
+        for waiter in idle { waiter.resume() }
+    }
+
+    // MARK: - Slots
+
+    private func acquire(_ priority: Priority) async throws {
+        let fast = state.withLock { state -> (started: Bool?, id: UInt64) in
+            (state.machine.startImmediately(priority), state.makeID())
+        }
+        switch fast.started {
+        case true: return
+        case nil: throw GateError.shutDown(nil)
+        case false: break
+        }
+        let id = fast.id
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let (action, queueWaiters) = state.withLock {
+                    state -> (SchedulerStateMachine<Payload>.SubmitAction?, [CheckedContinuation<Void, Never>]) in
+                    // Checked under the lock: the cancellation handler takes the same lock, so
+                    // either it finds the entry or this sees the cancellation.
+                    if Task.isCancelled { return (nil, []) }
+                    let action = state.machine.submit(id: id, priority: priority, payload: .waiter(continuation))
+                    return (action, state.takeSatisfiedQueueWaiters())
+                }
+                for waiter in queueWaiters { waiter.resume() }
+                switch action {
+                case nil: continuation.resume(throwing: CancellationError())
+                case .start: continuation.resume()
+                case .enqueued: break
+                case .rejected: continuation.resume(throwing: GateError.shutDown(nil))
+                }
+            }
+        } onCancel: {
+            guard let removed = state.withLock({ $0.machine.cancel(id: id) }) else { return }
+            if case .waiter(let continuation) = removed.cancelled {
+                continuation.resume(throwing: CancellationError())
+            }
+            start(removed.started)
+        }
+    }
+
+    private func release(_ priority: Priority) {
+        let (started, idle) = state.withLock { state in
+            (state.machine.finish(unique: priority == .unique), state.takeIdleWaitersIfIdle())
+        }
+        start(started)
+        for waiter in idle { waiter.resume() }
+    }
+
+    private func start(_ payloads: [Payload]) {
+        for payload in payloads {
+            switch payload {
+            case .waiter(let continuation): continuation.resume()
+            case .job(let job): spawnWorker(job)
+            }
+        }
+    }
+
+    // MARK: - Workers
+
+    private func spawnWorker(_ job: Job) {
+        Task { await self.drain(startingWith: job) }
+    }
+
+    /// Runs `job`, then keeps taking the jobs its slot releases, so a busy scheduler reuses
+    /// its workers instead of spawning a task per job.
+    private func drain(startingWith first: Job) async {
+        var job = first
+        while true {
+            await job.body()
+            let (started, idle) = state.withLock { state in
+                (state.machine.finish(unique: job.priority == .unique), state.takeIdleWaitersIfIdle())
+            }
+            var next: Job?
+            for payload in started {
+                switch payload {
+                case .waiter(let continuation): continuation.resume()
+                case .job(let queued):
+                    if next == nil { next = queued } else { spawnWorker(queued) }
+                }
+            }
+            for waiter in idle { waiter.resume() }
+            guard let next else { return }
+            job = next
+        }
+    }
+
+    /// Test hook: suspends until at least `count` submissions are queued — the event a test
+    /// waits for before it releases running work, so queue order is never a race.
+    package func queued(atLeast count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.machine.queuedCount >= count { return true }
+                state.queueWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+}
