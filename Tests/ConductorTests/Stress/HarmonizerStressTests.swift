@@ -1,0 +1,49 @@
+import Conductor
+import ConductorTestKit
+import Testing
+
+/// Many named harmonizers in one registry, each raced by count-downs, a cancel and a timeout
+/// from different tasks: each ends with exactly one outcome and one completion call at most.
+@Suite struct HarmonizerStressTests {
+    @Test func registryRacesEndEachHarmonizerOnce() async throws {
+        let iterations = StressConfiguration.iterations(default: 40)
+        for iteration in 0..<iterations {
+            let seed = StressConfiguration.baseSeed &+ UInt64(iteration)
+            var generator = SeededGenerator(seed: seed)
+            let clock = ManualClock()
+            let registry = HarmonizerRegistry(clock: clock)
+            let ledger = OutcomeLedger<String>()
+            let names = (0..<20).map { "h\($0)" }
+            var harmonizers: [Harmonizer] = []
+            for name in names {
+                ledger.expect(name)
+                let count = Int.random(in: 1...8, using: &generator)
+                harmonizers.append(
+                    try registry.create(name, count: count, timeout: .milliseconds(5), on: .immediate) { outcome in
+                        ledger.record(name, "\(outcome)")
+                    })
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for name in names {
+                    let cancels = Int.random(in: 0..<4, using: &generator) == 0
+                    let extra = Int.random(in: 0...3, using: &generator)
+                    group.addTask {
+                        for _ in 0..<(8 + extra) { _ = registry.countDown(name) }
+                    }
+                    if cancels { group.addTask { _ = registry.cancel(name) } }
+                }
+                group.addTask { clock.advance(by: .milliseconds(5)) }
+            }
+            clock.advance(by: .milliseconds(5))
+            for (name, harmonizer) in zip(names, harmonizers) {
+                let outcome = await harmonizer.outcome
+                if case .cancelled = outcome {
+                    #expect(ledger.outcome(of: name) == nil, "seed \(seed): \(name) cancelled yet completed")
+                    ledger.record(name, "cancelled")
+                }
+                #expect(registry.count(name) == 0, "seed \(seed)")
+            }
+            ledger.verify()
+        }
+    }
+}
