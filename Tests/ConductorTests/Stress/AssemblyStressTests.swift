@@ -25,7 +25,8 @@ import Testing
                 if failFirst, created.all.count == 1 { throw AssemblyStressFault() }
                 return Service()
             }
-            assembly.register(Dependent.self) { resolver in Dependent(service: try await resolver.resolve(Service.self)) }
+            assembly.register(Dependent.self) { resolver in Dependent(service: try await resolver.resolve(Service.self))
+            }
             let callers = Int.random(in: 2...64, using: &generator)
             let results = await withTaskGroup(of: ObjectIdentifier?.self) { group in
                 for _ in 0..<callers {

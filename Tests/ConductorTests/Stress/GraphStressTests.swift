@@ -30,7 +30,8 @@ import Testing
             let dependencies = (0..<min(index, 2)).map { _ in "t\(Int.random(in: 0..<index, using: &generator))" }
             let behaviour = Behaviour.allCases.randomElement(using: &generator)!
             let optional = Int.random(in: 0..<4, using: &generator) > 0
-            let timeout: Duration? = Bool.random(using: &generator) ? .milliseconds(Int.random(in: 1...5, using: &generator)) : nil
+            let timeout: Duration? =
+                Bool.random(using: &generator) ? .milliseconds(Int.random(in: 1...5, using: &generator)) : nil
             graph.add(
                 id, dependsOn: Array(Set(dependencies)), timeout: timeout, failure: optional ? .optional : .required
             ) { _ in
@@ -58,7 +59,10 @@ import Testing
         switch action {
         case 0: run.cancel()
         case 1: if (try? run.remove(target)) == true { removed = target }
-        case 2: _ = try? run.add("late\(seed)", dependsOn: [target], failure: .optional) { _ in started.append("late\(seed)") }
+        case 2:
+            _ = try? run.add("late\(seed)", dependsOn: [target], failure: .optional) { _ in
+                started.append("late\(seed)")
+            }
         default: break
         }
         let report = await run.report()
@@ -78,7 +82,8 @@ import Testing
         #expect(ends.values.allSatisfy { $0 == 1 }, "seed \(seed): a task ended twice \(ends.filter { $0.value > 1 })")
         #expect(Set(ends.keys) == Set(report.tasks.map(\.id)), "seed \(seed): a task never ended")
         let starts = started.all
-        #expect(Set(starts).count == starts.count || report.tasks.contains { $0.attempts > 1 }, "seed \(seed): ran twice")
+        #expect(
+            Set(starts).count == starts.count || report.tasks.contains { $0.attempts > 1 }, "seed \(seed): ran twice")
         if let removed {
             #expect("\(report[removed]!.outcome)" == "cancelled" || report[removed]!.startedAt != nil, "seed \(seed)")
         }
