@@ -153,8 +153,7 @@ public struct Step: Sendable {
             timeout: timeout,
             retry: retry,
             failure: failure,
-            whenDependencyFails: whenDependencyFails,
-            runsDetached: timeout != nil
+            whenDependencyFails: whenDependencyFails
         )
     }
 }

@@ -61,8 +61,7 @@ public struct TaskGraph: Sendable {
                 timeout: timeout,
                 retry: retry,
                 failure: failure,
-                whenDependencyFails: whenDependencyFails,
-                runsDetached: timeout != nil
+                whenDependencyFails: whenDependencyFails
             )
         )
     }
@@ -88,8 +87,7 @@ public struct TaskGraph: Sendable {
                 timeout: timeout,
                 retry: retry,
                 failure: failure,
-                whenDependencyFails: whenDependencyFails,
-                runsDetached: timeout != nil
+                whenDependencyFails: whenDependencyFails
             )
         )
     }
