@@ -11,6 +11,7 @@ struct Options {
     var filter: String?
     var jsonPath: String?
     var rounds = 5
+    var subjectOnly = false
 
     static let usage = """
         usage: conductor-bench [--quick] [--filter NAME] [--rounds N] [--json PATH]
@@ -18,6 +19,7 @@ struct Options {
           --filter NAME  only the scenarios whose name contains NAME (e.g. graph.dag)
           --rounds N     measured rounds per contender after the warm-up (at least 5; default 5)
           --json PATH    also write the results as JSON
+          --subject-only run only Conductor's side (for a profiler); prints no table
         """
 
     init(_ arguments: [String]) {
@@ -29,6 +31,7 @@ struct Options {
         while let argument = remaining.popFirst() {
             switch argument {
             case "--quick": quick = true
+            case "--subject-only": subjectOnly = true
             case "--filter": filter = value(for: argument)
             case "--json": jsonPath = value(for: argument)
             case "--rounds":
@@ -59,12 +62,12 @@ func allScenarios(quick: Bool) -> [(name: String, make: () -> Scenario)] {
         list.append(("graph.dag", { dagScenario(n) }))
     }
     list.append(("graph.dag", { dagScenario(1_000, operationQueueOnly: true) }))
-    list.append(("graph.stages", { stagesScenario(stages: 100, width: 10) }))
-    list.append(("graph.stages", { stagesScenario(stages: 10, width: 1_000) }))
+    list.append(("graph.stages 100×10", { stagesScenario(stages: 100, width: 10) }))
+    list.append(("graph.stages 10×1000", { stagesScenario(stages: 10, width: 1_000) }))
     list.append(("graph.parallel", { parallelScenario(layers: 20, width: 100) }))
     list.append(("harmonizer.countdown", { harmonizerCountdownScenario(size(1_000_000, 100_000)) }))
     list.append(("harmonizer.registry", { harmonizerRegistryScenario(size(1_000_000, 100_000)) }))
-    list.append(("harmonizer.registry", { harmonizerLifecycleScenario(size(100_000, 10_000)) }))
+    list.append(("harmonizer.registry create→10→done", { harmonizerLifecycleScenario(size(100_000, 10_000)) }))
     // TODO(gate): gate.schedule and gate.refresh-storm go here once the gate is merged.
     list.append(("assembly.resolve", { assemblyScenario(size(1_000_000, 100_000)) }))
     list.append(("memory.pending", { memoryScenario(size(100_000, 10_000)) }))
@@ -83,9 +86,14 @@ var notes: [String] = []
 for entry in selected {
     let scenario = entry.make()
     FileHandle.standardError.write(Data("running \(scenario.name) n=\(scenario.n)…\n".utf8))
+    if options.subjectOnly {
+        for _ in 0...options.rounds { _ = await scenario.subject.measure() }
+        continue
+    }
     rows += await run(scenario, rounds: options.rounds)
     if let note = scenario.note { notes.append("\(scenario.name): \(note)") }
 }
+if options.subjectOnly { exit(0) }
 print(table(rows))
 print()
 for note in notes { print("- \(note)") }
