@@ -29,7 +29,9 @@ final class GraphRunStorage: Sendable {
             GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: max(1, cores - 1))
         )
         var cells: [String: MilestoneCell] = [:]
-        for case .marker(let name?, _) in definitions.map(\.kind) { cells[name] = MilestoneCell() }
+        for definition in definitions {
+            if case .marker(let name?, _) = definition.kind { cells[name] = MilestoneCell() }
+        }
         self.milestones = Lock(cells)
         var effects = GraphStateMachine.Effects()
         transition { machine in machine.insert(definitions, now: .zero, effects: &effects) }
@@ -281,10 +283,12 @@ final class GraphRunStorage: Sendable {
                     TaskRecord(
                         id: node.definition.id,
                         stage: node.definition.stage,
-                        dependencies: node.definition.requires
-                            + node.definition.after.filter { id in
-                                machine.indexByID[id].map { !nodes[Int($0)].definition.isHidden } ?? false
-                            },
+                        dependencies: node.definition.after.isEmpty
+                            ? node.definition.requires
+                            : node.definition.requires
+                                + node.definition.after.filter { id in
+                                    machine.indexByID[id].map { !nodes[Int($0)].definition.isHidden } ?? false
+                                },
                         outcome: node.outcome ?? .cancelled,
                         queuedAt: node.queuedAt,
                         startedAt: node.startedAt,

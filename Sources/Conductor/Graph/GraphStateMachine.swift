@@ -13,6 +13,13 @@ struct GraphStateMachine {
 
     struct Node {
         var definition: NodeDefinition
+        /// Read from `definition` once, so the hot paths never copy its payload out to ask.
+        let isTask: Bool
+        /// A task that appears in events and reports (not a marker, not hidden).
+        let isReported: Bool
+        let failureIsRequired: Bool
+        let runsAnywayAfterFailure: Bool
+        let priorityRank: UInt8
         var dependencies: [Edge]
         var successors: [Edge] = []
         var remaining: Int32
@@ -27,6 +34,25 @@ struct GraphStateMachine {
         var startedAt: Duration?
         var endedAt: Duration = .zero
         var attempts: Int32 = 0
+
+        init(definition: NodeDefinition, dependencies: [Edge]) {
+            self.definition = definition
+            self.dependencies = dependencies
+            self.remaining = 0
+            if case .task(let spec) = definition.kind {
+                isTask = true
+                isReported = !definition.isHidden
+                failureIsRequired = spec.failure.isRequired
+                runsAnywayAfterFailure = spec.whenDependencyFails.runsAnyway
+                priorityRank = spec.priority.rawValue
+            } else {
+                isTask = false
+                isReported = false
+                failureIsRequired = false
+                runsAnywayAfterFailure = false
+                priorityRank = 0
+            }
+        }
     }
 
     struct ReadyEntry: Comparable {
@@ -79,6 +105,8 @@ struct GraphStateMachine {
     private var driver: CheckedContinuation<Void, Never>?
     private var driverMustCancelAll = false
     private var detached: [Int: @Sendable () -> Void] = [:]
+    /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
+    private var readyScratch: [Int32] = []
     /// Events produced by the last transitions, drained by the storage into the journal.
     var outbox: [GraphEvent] = []
 
@@ -104,6 +132,7 @@ struct GraphStateMachine {
     mutating func insert(_ definitions: [NodeDefinition], now: Duration, effects: inout Effects) {
         let first = nodes.count
         nodes.reserveCapacity(first + definitions.count)
+        indexByID.reserveCapacity(first + definitions.count)
         for (offset, definition) in definitions.enumerated() {
             indexByID[definition.id] = Int32(first + offset)
         }
@@ -113,7 +142,7 @@ struct GraphStateMachine {
             edges.reserveCapacity(definition.requires.count + definition.after.count)
             for id in definition.requires { edges.append(Edge(node: indexByID[id]!, requiresSuccess: true)) }
             for id in definition.after { edges.append(Edge(node: indexByID[id]!, requiresSuccess: false)) }
-            var node = Node(definition: definition, dependencies: edges, remaining: 0)
+            var node = Node(definition: definition, dependencies: edges)
             for edge in edges {
                 let dependency = Int(edge.node)
                 if nodes[dependency].phase == .ended {
@@ -134,7 +163,7 @@ struct GraphStateMachine {
         for index in first..<nodes.count where nodes[index].remaining == 0 {
             cascade.append(Int32(index))
         }
-        release(cascade, now: now, effects: &effects)
+        release(&cascade, now: now, effects: &effects)
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
     }
@@ -194,7 +223,7 @@ struct GraphStateMachine {
         effects: inout Effects
     ) -> Assignment? {
         running -= 1
-        detached[node] = nil
+        if !detached.isEmpty { detached[node] = nil }
         if nodes[node].phase != .ended {
             nodes[node].result = result
             end(node, outcome: outcome, now: now, effects: &effects)
@@ -286,7 +315,7 @@ struct GraphStateMachine {
     /// Ends a node and lets its successors go, cascading through markers and skips.
     private mutating func end(_ index: Int, outcome: TaskOutcome, now: Duration, effects: inout Effects) {
         endQuietly(index, outcome: outcome, now: now)
-        if case .task(let spec) = nodes[index].definition.kind, spec.failure.isRequired, case .running = phase {
+        if nodes[index].failureIsRequired, case .running = phase {
             switch outcome {
             case .failed(let error):
                 stop(.failed(.taskFailed(nodes[index].definition.id, error)), now: now, effects: &effects)
@@ -298,7 +327,12 @@ struct GraphStateMachine {
                 break
             }
         }
-        release(successorsMadeReady(by: index), now: now, effects: &effects)
+        var ready = readyScratch
+        readyScratch = []
+        ready.removeAll(keepingCapacity: true)
+        appendSuccessorsMadeReady(by: index, to: &ready)
+        release(&ready, now: now, effects: &effects)
+        readyScratch = ready
     }
 
     private mutating func endQuietly(_ index: Int, outcome: TaskOutcome, now: Duration) {
@@ -306,7 +340,7 @@ struct GraphStateMachine {
         nodes[index].outcome = outcome
         nodes[index].endedAt = now
         ended += 1
-        guard !nodes[index].definition.isHidden, nodes[index].definition.isTask else { return }
+        guard nodes[index].isReported else { return }
         let id = nodes[index].definition.id
         switch outcome {
         case .succeeded: outbox.append(.taskSucceeded(id, at: now))
@@ -317,9 +351,8 @@ struct GraphStateMachine {
         }
     }
 
-    private mutating func successorsMadeReady(by index: Int) -> [Int32] {
+    private mutating func appendSuccessorsMadeReady(by index: Int, to ready: inout [Int32]) {
         let succeeded = nodes[index].outcome?.isSuccess == true
-        var ready: [Int32] = []
         for edge in nodes[index].successors {
             let successor = Int(edge.node)
             guard nodes[successor].phase == .waiting else { continue }
@@ -330,48 +363,43 @@ struct GraphStateMachine {
             nodes[successor].remaining -= 1
             if nodes[successor].remaining == 0 { ready.append(edge.node) }
         }
-        return ready
     }
 
     /// Moves nodes whose dependencies have all ended on: markers are reached, blocked tasks
     /// skipped, the rest queued, in the order they became ready (so equal priorities stay FIFO).
     /// Iterative, so a long chain of markers cannot overflow the stack.
-    private mutating func release(_ initial: [Int32], now: Duration, effects: inout Effects) {
-        var work = initial
+    private mutating func release(_ work: inout [Int32], now: Duration, effects: inout Effects) {
         var cursor = 0
         while cursor < work.count {
             let next = work[cursor]
             cursor += 1
             let index = Int(next)
             guard nodes[index].phase == .waiting, case .running = phase else { continue }
-            switch nodes[index].definition.kind {
-            case .marker(let milestone, let startsStage):
-                endQuietly(index, outcome: .succeeded, now: now)
-                if let startsStage { outbox.append(.stageStarted(startsStage, at: now)) }
-                if let milestone {
-                    outbox.append(.milestoneReached(milestone, at: now))
-                    milestonesReached.append((milestone, now))
-                    effects.reachedMilestones.append((milestone, now))
-                }
-                work.append(contentsOf: successorsMadeReady(by: index))
-            case .task(let spec):
-                if nodes[index].blockedBy >= 0, !spec.whenDependencyFails.runsAnyway {
-                    let dependency = nodes[Int(nodes[index].blockedBy)].definition
-                    endQuietly(index, outcome: .skipped(dependency: dependency.id), now: now)
-                    work.append(contentsOf: successorsMadeReady(by: index))
+            if nodes[index].isTask {
+                if nodes[index].blockedBy >= 0, !nodes[index].runsAnywayAfterFailure {
+                    let dependency = nodes[Int(nodes[index].blockedBy)].definition.id
+                    endQuietly(index, outcome: .skipped(dependency: dependency), now: now)
+                    appendSuccessorsMadeReady(by: index, to: &work)
                 } else {
                     nodes[index].phase = .ready
                     nodes[index].queuedAt = now
                     outbox.append(.taskQueued(nodes[index].definition.id, at: now))
-                    readyQueue.insert(ReadyEntry(priority: priorityRank(spec.priority), sequence: sequence, node: next))
+                    readyQueue.insert(
+                        ReadyEntry(priority: nodes[index].priorityRank, sequence: sequence, node: next))
                     sequence += 1
                 }
+                continue
             }
+            guard case .marker(let milestone, let startsStage) = nodes[index].definition.kind else { continue }
+            endQuietly(index, outcome: .succeeded, now: now)
+            if let startsStage { outbox.append(.stageStarted(startsStage, at: now)) }
+            if let milestone {
+                outbox.append(.milestoneReached(milestone, at: now))
+                milestonesReached.append((milestone, now))
+                effects.reachedMilestones.append((milestone, now))
+            }
+            appendSuccessorsMadeReady(by: index, to: &work)
         }
-    }
-
-    private func priorityRank(_ priority: TaskPriority) -> UInt8 {
-        priority.rawValue
     }
 
     private mutating func finishIfDone(now: Duration, effects: inout Effects) {
