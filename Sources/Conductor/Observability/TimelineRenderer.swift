@@ -5,11 +5,11 @@
 /// ```
 ///
 /// ```text
-/// completed in 1.2 s · critical path: channel → config → home
-///            0                                    1.2 s
+/// completed in 1.20 s · critical path: channel → config → home
+///            0                                   1.20 s
 /// channel  * |████████                                | wait 0 µs   run 300 ms  global      succeeded
 /// config   * |        ░░██████████████                | wait 50 ms  run 550 ms  global      succeeded
-/// version    |████████████████████████████████████████| wait 0 µs   run 1.2 s   global      failed: offline
+/// version    |████████████████████████████████████████| wait 0 µs   run 1.20 s  global      failed: offline
 /// home     * |                        ██████████      | wait 0 µs   run 400 ms  main actor  succeeded
 /// ◆ firstScreen at 800 ms
 /// ```
