@@ -28,6 +28,6 @@ let package = Package(
                 .enableUpcomingFeature("MemberImportVisibility"),
                 .enableUpcomingFeature("InternalImportsByDefault"),
             ]
-        )
+        ),
     ]
 )

@@ -365,6 +365,7 @@ func memoryScenario(_ n: Int) -> Scenario {
                 return bytes
             }
         ],
-        note: "bytes in use by malloc (all arenas, glibc malloc_info) from before building to all pending, per pending task"
+        note:
+            "bytes in use by malloc (all arenas, glibc malloc_info) from before building to all pending, per pending task"
     )
 }

@@ -131,7 +131,9 @@ func summaryText(_ summary: Summary, unit: String) -> String {
 
 /// A Markdown table: one row per (scenario, baseline) pair.
 func table(_ rows: [Row]) -> String {
-    let header = ["scenario", "n", "unit", "Conductor: median (min–max)", "baseline", "baseline: median (min–max)", "ratio"]
+    let header = [
+        "scenario", "n", "unit", "Conductor: median (min–max)", "baseline", "baseline: median (min–max)", "ratio",
+    ]
     let cells = rows.map { row in
         [
             row.scenario, String(row.n), row.unit, summaryText(row.subjectSummary, unit: row.unit), row.baseline,

@@ -139,7 +139,9 @@ func assemblyScenario(_ n: Int) -> Scenario {
     assembly.register(AnalyticsService.self) { _ in AnalyticsService() }
     let box = SwinjectBox()
     box.container.register(AnalyticsService.self) { _ in AnalyticsService() }.inObjectScope(.container)
-    let dictionary = Mutex<[ObjectIdentifier: any Sendable]>([ObjectIdentifier(AnalyticsService.self): AnalyticsService()])
+    let dictionary = Mutex<[ObjectIdentifier: any Sendable]>([
+        ObjectIdentifier(AnalyticsService.self): AnalyticsService()
+    ])
     return Scenario(
         name: "assembly.resolve", n: n, unit: "ns/resolve",
         subject: Contender(name: "Assembly.resolve") {

@@ -45,7 +45,8 @@ struct TaskSpec: Sendable {
         timeout: Duration?,
         retry: RetryPolicy,
         failure: FailurePolicy,
-        whenDependencyFails: DependencyFailureBehavior
+        whenDependencyFails: DependencyFailureBehavior,
+        runsDetached: Bool? = nil
     ) {
         self.operation = operation
         self.priority = priority
@@ -53,7 +54,7 @@ struct TaskSpec: Sendable {
         self.retry = retry
         self.failure = failure
         self.whenDependencyFails = whenDependencyFails
-        self.runsDetached = timeout != nil
+        self.runsDetached = runsDetached ?? (timeout != nil)
     }
 
     var placement: String {
