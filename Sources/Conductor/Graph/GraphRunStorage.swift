@@ -22,10 +22,15 @@ final class GraphRunStorage: Sendable {
     private let milestones: Lock<[String: MilestoneCell]>
     let reportCell = OnceCell<RunReport>()
 
-    convenience init(definitions: [NodeDefinition], concurrencyLimit: Int?, clock: ClockSource) {
+    convenience init(
+        definitions: [NodeDefinition],
+        compiled: CompiledGraph? = nil,
+        concurrencyLimit: Int?,
+        clock: ClockSource
+    ) {
         self.init(concurrencyLimit: concurrencyLimit, clock: clock, journal: EventJournal(retention: .everything))
         var effects = GraphStateMachine.Effects()
-        transition { machine in machine.insert(definitions, now: .zero, effects: &effects) }
+        transition { machine in machine.insert(definitions, compiled: compiled, now: .zero, effects: &effects) }
         registerMilestones(of: definitions)
         apply(effects)
     }
@@ -305,24 +310,25 @@ final class GraphRunStorage: Sendable {
     private func makeReport() -> RunReport {
         state.withLock { machine in
             let nodes = machine.nodes
+            let definitions = machine.definitions
             var records: [TaskRecord] = []
             records.reserveCapacity(nodes.count)
             var last = -1
             for (index, node) in nodes.enumerated() {
                 // Ties go to the later node: a dependent ends no earlier than its dependencies.
                 if last < 0 || node.endedAt >= nodes[last].endedAt { last = index }
-                guard node.definition.isTask, !node.definition.isHidden, case .task(let spec) = node.definition.kind
-                else { continue }
+                guard node.isReported, case .task(let spec) = definitions[index].kind else { continue }
+                let definition = definitions[index]
+                var dependencies = definition.requires
+                for id in definition.after where machine.indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false
+                {
+                    dependencies.append(id)
+                }
                 records.append(
                     TaskRecord(
-                        id: node.definition.id,
-                        stage: node.definition.stage,
-                        dependencies: node.definition.after.isEmpty
-                            ? node.definition.requires
-                            : node.definition.requires
-                                + node.definition.after.filter { id in
-                                    machine.indexByID[id].map { !nodes[Int($0)].definition.isHidden } ?? false
-                                },
+                        id: definition.id,
+                        stage: definition.stage,
+                        dependencies: dependencies,
                         outcome: node.outcome ?? .cancelled,
                         queuedAt: node.queuedAt,
                         startedAt: node.startedAt,
@@ -336,9 +342,7 @@ final class GraphRunStorage: Sendable {
             var cursor = last
             while cursor >= 0 {
                 let node = nodes[cursor]
-                if node.definition.isTask, !node.definition.isHidden, node.startedAt != nil {
-                    path.append(node.definition.id)
-                }
+                if node.isReported, node.startedAt != nil { path.append(definitions[cursor].id) }
                 cursor = Int(node.lastDependency)
             }
             return RunReport(
