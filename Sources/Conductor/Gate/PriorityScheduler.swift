@@ -43,6 +43,23 @@ public final class PriorityScheduler: Sendable {
         var idleWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         /// Test hook: callers of `queued(atLeast:)`.
         var queueWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Test hook: queued entries moved to a higher lane so far, and callers of `raised(atLeast:)`.
+        var raises = 0
+        var raiseWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Moves queued entry `id` to `priority`'s lane; returns the test-hook waiters to wake.
+        mutating func raise(id: UInt64, to priority: Priority) -> [CheckedContinuation<Void, Never>] {
+            guard machine.raise(id: id, to: priority) else { return [] }
+            raises += 1
+            guard !raiseWaiters.isEmpty else { return [] }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            raiseWaiters.removeAll { waiter in
+                guard raises >= waiter.count else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
 
         mutating func takeSatisfiedQueueWaiters() -> [CheckedContinuation<Void, Never>] {
             guard !queueWaiters.isEmpty else { return [] }
@@ -131,7 +148,8 @@ public final class PriorityScheduler: Sendable {
     /// Raises `flight` to `priority`, moving its queued entry to the higher lane.
     func raise(_ flight: FlightPriority, to priority: Priority) {
         guard let raised = flight.raise(to: priority) else { return }
-        state.withLock { _ = $0.machine.raise(id: raised.id, to: raised.priority) }
+        let waiters = state.withLock { $0.raise(id: raised.id, to: raised.priority) }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Queues `work` to run on the scheduler's workers; returns without waiting.
@@ -232,7 +250,8 @@ public final class PriorityScheduler: Sendable {
                 case .enqueued:
                     // A caller may have joined the flight before the entry existed.
                     if let flight, case let current = flight.queued(as: id), current > priority {
-                        state.withLock { _ = $0.machine.raise(id: id, to: current) }
+                        let waiters = state.withLock { $0.raise(id: id, to: current) }
+                        for waiter in waiters { waiter.resume() }
                     }
                 case .rejected: continuation.resume(throwing: GateError.shutDown(nil))
                 }
@@ -290,6 +309,18 @@ public final class PriorityScheduler: Sendable {
             for waiter in idle { waiter.resume() }
             guard let next else { return }
             job = next
+        }
+    }
+
+    /// Test hook: suspends until queued entries were moved to a higher lane at least `count` times.
+    package func raised(atLeast count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.raises >= count { return true }
+                state.raiseWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
         }
     }
 

@@ -287,7 +287,8 @@ public final class RequestGate<Credential: Sendable>: Sendable {
                     return reply
                 case .retry:
                     try mayResend("status \(status)", status: status)
-                    try await backOff(id: id, attempt: sent, name: name, retryAfter: retryAfter(in: response))
+                    try await backOff(
+                        id: id, attempt: sent, name: name, retryAfter: retryAfter(in: response), status: status)
                 default:
                     throw GateError.rejected(name, status: status)
                 }
@@ -295,7 +296,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
             case .transportFailed(let error):
                 if error is CancellationError || Task.isCancelled { throw GateError.cancelled(name) }
                 guard sent < budget, replayable else { throw GateError.transport(name, attempts: sent, error) }
-                try await backOff(id: id, attempt: sent, name: name, retryAfter: nil)
+                try await backOff(id: id, attempt: sent, name: name, retryAfter: nil, status: nil)
             }
         }
     }
@@ -352,13 +353,19 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         }
     }
 
-    private func backOff(id: UInt64, attempt: Int, name: String, retryAfter: Duration?) async throws {
+    private func backOff(
+        id: UInt64,
+        attempt: Int,
+        name: String,
+        retryAfter: Duration?,
+        status: Int?
+    ) async throws {
         if let retryAfter, retryAfter > configuration.maxRetryAfter {
             throw GateError.retriesExhausted(
                 name,
                 attempts: attempt,
                 last: "Retry-After \(retryAfter) exceeds the cap of \(configuration.maxRetryAfter)",
-                status: nil
+                status: status
             )
         }
         let delay = retryAfter ?? state.withLock { $0.backoff.delay(afterAttempt: attempt) }

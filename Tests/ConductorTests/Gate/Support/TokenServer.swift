@@ -42,6 +42,8 @@ final class TokenServer: Sendable {
         var path: String
         var token: String?
         var requestTag: String?
+        /// The newest token issued when the request arrived.
+        var newest: String? = nil
     }
 
     fileprivate struct State {
@@ -162,7 +164,10 @@ final class TokenServer: Sendable {
             let path = request.path
             if path.hasPrefix("/data/held") { await hold() }
             let (accepted, plan) = state.withLock { state -> (Bool, FaultPlan?) in
-                state.hits.append(Hit(path: path, token: token, requestTag: request.headers[HTTPHeader("X-Tag")]))
+                state.hits.append(
+                    Hit(
+                        path: path, token: token, requestTag: request.headers[HTTPHeader("X-Tag")],
+                        newest: state.issued == 0 ? nil : "t\(state.issued)"))
                 state.receivedPerToken[token ?? "none", default: 0] += 1
                 let plan = state.drawFault()
                 if plan?.fault == .unauthorized { state.validToken = nil }
