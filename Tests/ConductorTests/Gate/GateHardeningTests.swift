@@ -213,7 +213,7 @@ struct GateHardeningTests {
 
     // MARK: - Regressions
 
-    /// Caught by the property tests' review: a `Retry-After` beyond the cap ended the request
+    /// Found reading `backOff`: a `Retry-After` beyond the cap ended the request
     /// without the status that asked for it.
     @Test func aRetryAfterBeyondTheCapReportsThe429Status() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "t0"))
