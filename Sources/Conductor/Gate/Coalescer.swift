@@ -25,6 +25,7 @@ final class Coalescer: Sendable {
     private struct Flight: Sendable {
         var token: UInt64
         var subscribers: Int
+        var priority: FlightPriority
         /// An `OnceCell<Result<T, any Error>>` for the `T` named in the key.
         var cell: any Sendable
         var task: Task<Void, Never>?
@@ -45,43 +46,49 @@ final class Coalescer: Sendable {
     /// Joins the flight for `key`, starting it with `work` when there is none.
     ///
     /// - Parameters:
-    ///   - joined: called when this caller joined a flight someone else started.
+    ///   - priority: this caller's priority; a flight starts with its first caller's.
+    ///   - joined: called, outside the lock, when this caller joined a flight someone else
+    ///     started, with that flight's priority (to raise it).
     ///   - cancelled: the error a cancelled caller throws.
     func run<T: Sendable>(
         key: any Hashable & Sendable,
+        priority: PriorityScheduler.Priority,
         cancelled: @escaping @Sendable () -> any Error,
-        joined: @Sendable () -> Void = {},
+        joined: @Sendable (FlightPriority) -> Void = { _ in },
         onSettle: @escaping @Sendable (Result<T, any Error>) -> Void = { _ in },
-        work: @escaping @Sendable () async throws -> T
+        work: @escaping @Sendable (FlightPriority) async throws -> T
     ) async throws -> T {
         typealias Cell = OnceCell<Result<T, any Error>>
         let key = Key(base: key, type: ObjectIdentifier(T.self))
-        let subscription: (cell: Cell, token: UInt64, created: Bool) = try state.withLock { state in
+        let subscription: (cell: Cell, token: UInt64, priority: FlightPriority, created: Bool) = try state.withLock {
+            state in
             if let error = state.shutdownError { throw error }
             if var flight = state.flights[key] {
                 flight.subscribers += 1
                 state.flights[key] = flight
-                return (flight.cell as! Cell, flight.token, false)
+                return (flight.cell as! Cell, flight.token, flight.priority, false)
             }
+            let flightPriority = FlightPriority(priority)
             let cell = Cell()
             let token = state.nextToken
             state.nextToken += 1
             state.flights[key] = Flight(
                 token: token,
                 subscribers: 1,
+                priority: flightPriority,
                 cell: cell,
                 task: nil,
                 abandon: { error in
                     if cell.resolve(.failure(error)) { onSettle(.failure(error)) }
                 }
             )
-            return (cell, token, true)
+            return (cell, token, flightPriority, true)
         }
-        let (cell, token, created) = subscription
+        let (cell, token, flightPriority, created) = subscription
         if created {
             let task = Task {
                 let result: Result<T, any Error>
-                do { result = .success(try await work()) } catch { result = .failure(error) }
+                do { result = .success(try await work(flightPriority)) } catch { result = .failure(error) }
                 self.remove(key, token: token)
                 if cell.resolve(result) { onSettle(result) }
             }
@@ -93,7 +100,7 @@ final class Coalescer: Sendable {
             // Every caller left (or shutdown came) before the task was recorded.
             if !stored { task.cancel() }
         } else {
-            joined()
+            joined(flightPriority)
         }
         if let result = await cell.wait() { return try result.get() }
         leave(key, token: token)

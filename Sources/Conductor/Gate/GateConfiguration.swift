@@ -23,6 +23,9 @@ public struct GateConfiguration: Sendable {
     public var maxRetryAfter: Duration
     /// How long a credential refresh may take before it counts as failed.
     public var refreshTimeout: Duration
+    /// How long a request may take in all — queued, parked behind a refresh, backing off and
+    /// on the wire — before it ends with ``GateError/Code/timedOut``; `nil` for no limit.
+    public var requestTimeout: Duration?
     /// Seeds the backoff jitter, for reproducible runs; `nil` draws from the system.
     public var jitterSeed: UInt64?
     /// How many events the gate keeps for ``RequestGate/events`` readers that fall behind.
@@ -37,6 +40,7 @@ public struct GateConfiguration: Sendable {
         maxBackoff: Duration = .seconds(30),
         maxRetryAfter: Duration = .seconds(120),
         refreshTimeout: Duration = .seconds(30),
+        requestTimeout: Duration? = nil,
         jitterSeed: UInt64? = nil,
         eventRetention: Int = 1_000,
         agingThreshold: Int = 64
@@ -47,6 +51,7 @@ public struct GateConfiguration: Sendable {
         self.maxBackoff = maxBackoff
         self.maxRetryAfter = maxRetryAfter
         self.refreshTimeout = refreshTimeout
+        self.requestTimeout = requestTimeout
         self.jitterSeed = jitterSeed
         self.eventRetention = eventRetention
         self.agingThreshold = agingThreshold

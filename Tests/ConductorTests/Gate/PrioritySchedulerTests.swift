@@ -32,7 +32,7 @@ import Testing
         #expect(throws: GateError.self) { try scheduler.submit {} }
         open.yield()
         try await blocker.value
-        await scheduler.whenIdle()
+        try await scheduler.whenIdle()
     }
 
     @Test func fiftyCoalescedCallersShareOneExecution() async throws {
@@ -104,7 +104,7 @@ import Testing
                 }
             }
         }
-        await scheduler.whenIdle()
+        try await scheduler.whenIdle()
         let final = counters.withLock { $0 }
         #expect(final.done == 10_000)
         #expect(final.peak <= 8)
