@@ -336,4 +336,9 @@ public final class PriorityScheduler: Sendable {
             if ready { continuation.resume() }
         }
     }
+
+    /// Test hook: suspends until at least `count` callers are subscribed to coalesced flights.
+    package func coalescedCallers(atLeast count: Int) async {
+        await coalescer.subscribers(atLeast: count)
+    }
 }
