@@ -11,6 +11,8 @@ let package = Package(
         .package(name: "Conductor", path: ".."),
         // The dependency-injection baseline.
         .package(url: "https://github.com/Swinject/Swinject", from: "2.10.0"),
+        // Requests and responses for the gate scenarios.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
     ],
     targets: [
         // glibc's malloc statistics, which the Glibc module does not export, for the memory scenario.
@@ -20,6 +22,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Conductor", package: "Conductor"),
                 .product(name: "Swinject", package: "Swinject"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "MallocStats",
             ],
             swiftSettings: [

@@ -1,5 +1,6 @@
 import Conductor
 import Dispatch
+import HTTPTypes
 import Swinject
 import Synchronization
 
@@ -180,16 +181,87 @@ func assemblyScenario(_ n: Int) -> Scenario {
     )
 }
 
-// MARK: - gate (TODO)
+// MARK: - gate
 
-// TODO(gate): the request gate (PriorityScheduler, RequestGate) is built on another branch.
-// When it is merged, add as subjects:
-//   gate.schedule      — 100k no-op jobs through a PriorityScheduler with concurrency limit 8
-//                        and mixed priorities, against `handLimitedTaskGroup` below;
-//   gate.refresh-storm — 10k concurrent requests through a RequestGate on an in-memory
-//                        transport whose token expires once: report the refresh count (must
-//                        be 1) and the time against the same 10k requests with no expiry.
-// and list them in `allScenarios`.
+/// gate.schedule: no-op jobs through a PriorityScheduler limited to 8, priorities mixed.
+func gateScheduleScenario(_ n: Int) -> Scenario {
+    let priorities: [PriorityScheduler.Priority] = [.low, .default, .high]
+    return Scenario(
+        name: "gate.schedule", n: n, unit: "ns/job",
+        subject: Contender(name: "PriorityScheduler.submit") {
+            await nanosecondsPerOperation(n) {
+                let scheduler = PriorityScheduler(maxConcurrent: 8)
+                for job in 0..<n { try! scheduler.submit(priority: priorities[job % 3]) {} }
+                try! await scheduler.whenIdle()
+            }
+        },
+        baselines: [
+            Contender(name: "TaskGroup limited to 8 by hand") {
+                await nanosecondsPerOperation(n) { await handLimitedTaskGroup(jobs: n, limit: 8) }
+            }
+        ],
+        note: "concurrency limit 8, low/default/high in turn"
+    )
+}
+
+/// An in-memory server: answers 401 to any token but the valid one, 200 otherwise.
+final class StormServer: GateTransport, Sendable {
+    private let state: Mutex<(valid: String, refreshes: Int)>
+
+    init(valid: String) { state = Mutex((valid, 0)) }
+
+    var refreshes: Int { state.withLock { $0.refreshes } }
+
+    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        let token = request.headerFields[.authorization]
+        let valid = state.withLock { $0.valid }
+        return (HTTPResponse(status: token == valid ? .ok : .unauthorized), [])
+    }
+
+    func issueToken() -> String {
+        state.withLock { state in
+            state.refreshes += 1
+            state.valid = "t\(state.refreshes)"
+            return state.valid
+        }
+    }
+}
+
+/// Sends `n` concurrent requests through a fresh gate whose starting token is `token`;
+/// returns the nanoseconds per request and the number of refreshes.
+func refreshStorm(_ n: Int, startingWith token: String, server: StormServer) async -> (Double, Int) {
+    let gate = RequestGate<String>(
+        transport: server,
+        credential: token,
+        authorize: { request, token in request.headerFields[.authorization] = token },
+        refresh: { _ in server.issueToken() }
+    )
+    let request = HTTPRequest(method: .get, scheme: "http", authority: "bench", path: "/item")
+    let perRequest = await nanosecondsPerOperation(n) {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<n { group.addTask { _ = try! await gate.send(request) } }
+        }
+    }
+    return (perRequest, server.refreshes)
+}
+
+/// gate.refresh-storm: every request of a burst meets an expired token; exactly one refresh.
+func gateRefreshStormScenario(_ n: Int) -> Scenario {
+    Scenario(
+        name: "gate.refresh-storm", n: n, unit: "ns/request",
+        subject: Contender(name: "RequestGate, token expired") {
+            let (time, refreshes) = await refreshStorm(n, startingWith: "t0", server: StormServer(valid: "t1"))
+            precondition(refreshes == 1, "a refresh storm made \(refreshes) refreshes")
+            return time
+        },
+        baselines: [
+            Contender(name: "RequestGate, token valid") {
+                await refreshStorm(n, startingWith: "t0", server: StormServer(valid: "t0")).0
+            }
+        ],
+        note: "in-memory transport; the expired run checks that exactly 1 refresh happened"
+    )
+}
 
 /// The gate.schedule baseline: a TaskGroup kept to `limit` children in flight by hand.
 func handLimitedTaskGroup(jobs: Int, limit: Int) async {

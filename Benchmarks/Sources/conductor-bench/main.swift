@@ -68,7 +68,8 @@ func allScenarios(quick: Bool) -> [(name: String, make: () -> Scenario)] {
     list.append(("harmonizer.countdown", { harmonizerCountdownScenario(size(1_000_000, 100_000)) }))
     list.append(("harmonizer.registry", { harmonizerRegistryScenario(size(1_000_000, 100_000)) }))
     list.append(("harmonizer.registry create→10→done", { harmonizerLifecycleScenario(size(100_000, 10_000)) }))
-    // TODO(gate): gate.schedule and gate.refresh-storm go here once the gate is merged.
+    list.append(("gate.schedule", { gateScheduleScenario(size(100_000, 20_000)) }))
+    list.append(("gate.refresh-storm", { gateRefreshStormScenario(size(10_000, 2_000)) }))
     list.append(("assembly.resolve", { assemblyScenario(size(1_000_000, 100_000)) }))
     list.append(("memory.pending", { memoryScenario(size(100_000, 10_000)) }))
     return list
