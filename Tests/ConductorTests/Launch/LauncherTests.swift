@@ -166,7 +166,8 @@ import Testing
     /// exactly once, and a task whose removal came before its start never runs its body.
     /// `removeAll` also removes the keeper, which ends the launch: later additions are
     /// refused with `launchFinished`, never lost.
-    @Test(arguments: 0..<20) func addRemoveAndRemoveAllRaceWithALaunch(seed: UInt64) async throws {
+    @Test(arguments: StressConfiguration.seeds(StressConfiguration.iterations(default: 20), base: 0x1A0C))
+    func addRemoveAndRemoveAllRaceWithALaunch(seed: UInt64) async throws {
         let keeper = Latch()
         let entered = Recorder<String>()
         let launcher = Launcher()
