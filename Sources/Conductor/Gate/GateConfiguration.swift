@@ -9,7 +9,7 @@
 /// ```
 public struct GateConfiguration: Sendable {
     /// How many requests may be on the wire at once; `nil` for no limit. The credential
-    /// refresh never counts against it.
+    /// refresh never counts against it. Below 1 counts as 1.
     public var maxConcurrentRequests: Int?
     /// Sends allowed per request, across every kind of retry: backoff after an error or a
     /// "retry" verdict, and re-sending after a credential change. At least 1.
@@ -30,7 +30,8 @@ public struct GateConfiguration: Sendable {
     public var jitterSeed: UInt64?
     /// How many events the gate keeps for ``RequestGate/events`` readers that fall behind.
     public var eventRetention: Int
-    /// How many starts a waiting request may be passed over by before it goes next.
+    /// How many starts a waiting request may be passed over by before it goes next. Below 1
+    /// counts as 1.
     public var agingThreshold: Int
 
     public init(

@@ -91,11 +91,16 @@ public final class PriorityScheduler: Sendable {
     ///
     /// - Parameters:
     ///   - maxConcurrent: how many non-unique jobs may run at once; `nil` for no limit.
-    ///     A `unique` job never counts against it.
+    ///     A `unique` job never counts against it. Below 1 counts as 1, as a graph's
+    ///     concurrency limit does: a limit of zero would start nothing, ever.
     ///   - agingThreshold: how many starts a waiting job may be passed over by before it
-    ///     goes next, whatever its priority.
+    ///     goes next, whatever its priority. Below 1 counts as 1.
     public init(maxConcurrent: Int? = nil, agingThreshold: Int = 64) {
-        state = Lock(State(machine: SchedulerStateMachine(limit: maxConcurrent, agingThreshold: agingThreshold)))
+        let machine = SchedulerStateMachine<Payload>(
+            limit: maxConcurrent.map { max(1, $0) },
+            agingThreshold: max(1, agingThreshold)
+        )
+        state = Lock(State(machine: machine))
     }
 
     /// Runs `work` in the calling task once its priority's turn comes, and returns its result.

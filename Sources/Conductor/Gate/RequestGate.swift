@@ -164,6 +164,9 @@ public final class RequestGate<Credential: Sendable>: Sendable {
                         request, body: body, priority: flight, id: id, name: name, timeout: timeout)
                 }
             )
+        } catch let error as GateError where error.code == .shutDown {
+            // The flights share one shutdown error; each caller's names its own request.
+            throw GateError.shutDown(name)
         } catch let error as GateError {
             throw error
         } catch is CancellationError {
@@ -176,7 +179,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     /// Ends every pending request once with ``GateError/Code/shutDown`` (cancelling what is on
     /// the wire), refuses new ones, and finishes ``events``.
     public func shutdown() {
-        coalescer.shutdown(with: GateError.shutDown("the gate"))
+        coalescer.shutdown(with: GateError.shutDown(nil))
         scheduler.shutdown()
         journal.finish().resume()
     }

@@ -4,7 +4,7 @@
 /// do {
 ///     try await launcher.run()
 /// } catch let error as LaunchError where error.code == .taskFailed {
-///     print(error.message)  // "required start-up task 'config' failed: offline"
+///     print(error.message)  // "required task 'config' failed: offline"
 /// }
 /// ```
 public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -73,10 +73,6 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         LaunchError(.launchFinished, "cannot add '\(name)': the launch has ended", taskName: name)
     }
 
-    static func taskFailed(_ name: String, _ error: any Error) -> LaunchError {
-        LaunchError(.taskFailed, "required start-up task '\(name)' failed: \(error)", taskName: name)
-    }
-
     static func launchEnded(before readiness: String, because outcome: RunOutcome) -> LaunchError {
         LaunchError(.launchEnded, "the launch ended before '\(readiness)' was ready: \(outcome)")
     }
@@ -85,7 +81,9 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         LaunchError(.cancelled, "the launch was cancelled")
     }
 
-    /// The launch's error for a graph error: a failed or timed-out required task keeps its name.
+    /// The launch's error for a graph error: a failed or timed-out required task keeps its name
+    /// and the graph's message ("required task 'config' failed: …", "task 'config' timed out
+    /// after …").
     static func from(_ error: GraphError) -> LaunchError {
         switch error.code {
         case .taskFailed, .timedOut: LaunchError(.taskFailed, error.message, taskName: error.taskID)
