@@ -22,3 +22,13 @@ import Testing
         #expect(try await run.reached("firstScreen") >= .zero)
     }
 }
+
+@Suite struct HarmonizerOverflowRegressionTests {
+    /// Regression: arriving at a harmonizer whose count was already `Int.max` overflowed and crashed.
+    @Test func arrivingPastIntMaxIsRefusedNotACrash() throws {
+        let harmonizer = try Harmonizer(count: .max)
+        #expect(harmonizer.arrive() == false)
+        #expect(harmonizer.count == .max)
+        #expect(harmonizer.leave())
+    }
+}
