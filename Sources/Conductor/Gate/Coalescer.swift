@@ -31,6 +31,8 @@ final class Coalescer: Sendable {
         var task: Task<Void, Never>?
         /// Ends the flight with an error, if nothing ended it yet.
         var abandon: @Sendable (any Error) -> Void
+        /// Claimed by whichever ends the flight first: its work, or `abandon`.
+        var settled: OnceFlag
     }
 
     private struct State {
@@ -78,7 +80,7 @@ final class Coalescer: Sendable {
         let key = Key(base: key, type: ObjectIdentifier(T.self))
         let subscription:
             (
-                cell: Cell, token: UInt64, priority: FlightPriority, created: Bool,
+                cell: Cell, token: UInt64, priority: FlightPriority, created: Bool, settled: OnceFlag,
                 ready: [CheckedContinuation<Void, Never>]
             ) =
                 try state.withLock { state in
@@ -87,11 +89,15 @@ final class Coalescer: Sendable {
                         flight.subscribers += 1
                         state.flights[key] = flight
                         return (
-                            flight.cell as! Cell, flight.token, flight.priority, false, state.takeSatisfiedWaiters()
+                            flight.cell as! Cell, flight.token, flight.priority, false, flight.settled,
+                            state.takeSatisfiedWaiters()
                         )
                     }
                     let flightPriority = FlightPriority(priority)
                     let cell = Cell()
+                    // The settle hook (the gate's final event) runs before any caller is woken,
+                    // so a caller that has returned has its ending in the journal.
+                    let settled = OnceFlag()
                     let token = state.nextToken
                     state.nextToken += 1
                     state.flights[key] = Flight(
@@ -101,19 +107,24 @@ final class Coalescer: Sendable {
                         cell: cell,
                         task: nil,
                         abandon: { error in
-                            if cell.resolve(.failure(error)) { onSettle(.failure(error)) }
-                        }
+                            guard settled.claim() else { return }
+                            onSettle(.failure(error))
+                            cell.resolve(.failure(error))
+                        },
+                        settled: settled
                     )
-                    return (cell, token, flightPriority, true, state.takeSatisfiedWaiters())
+                    return (cell, token, flightPriority, true, settled, state.takeSatisfiedWaiters())
                 }
         for waiter in subscription.ready { waiter.resume() }
-        let (cell, token, flightPriority, created, _) = subscription
+        let (cell, token, flightPriority, created, _, _) = subscription
         if created {
             let task = Task {
                 let result: Result<T, any Error>
                 do { result = .success(try await work(flightPriority)) } catch { result = .failure(error) }
                 self.remove(key, token: token)
-                if cell.resolve(result) { onSettle(result) }
+                guard subscription.settled.claim() else { return }
+                onSettle(result)
+                cell.resolve(result)
             }
             let stored = state.withLock { state -> Bool in
                 guard state.flights[key]?.token == token else { return false }

@@ -122,6 +122,9 @@ final class TokenServer: Sendable {
     /// `/data/*` requests received per token (`"none"` for none), faults included.
     var receivedPerToken: [String: Int] { state.withLock { $0.receivedPerToken } }
 
+    /// Holds `/data/held*` requests again until the next `releaseHeld()`.
+    func startHolding() { state.withLock { $0.holding = true } }
+
     /// Lets every held request (and any that arrives later) through.
     func releaseHeld() {
         let held = state.withLock { state in

@@ -1,0 +1,37 @@
+import Conductor
+import ConductorURLSession
+import HTTPTypes
+import Testing
+
+@Suite struct URLSessionTransportTests {
+    /// Regression: cancelling a send while URLSession was completing it could deadlock the
+    /// process (a synchronous `URLSessionTask.cancel()` inside the cancellation handler).
+    /// Many sends held on the server are cancelled at once, some as the server lets them go;
+    /// every one must return.
+    @Test func cancellingSendsInFlightNeverHangs() async throws {
+        let server = try await TokenServer.start()
+        let transport = URLSessionTransport()
+        for round in 0..<StressConfiguration.iterations(default: 5) {
+            server.startHolding()
+            let sends = (0..<20).map { index in
+                Task {
+                    let request = HTTPRequest(
+                        method: .get, scheme: "http", authority: server.authority, path: "/data/held-\(round)-\(index)")
+                    return try await transport.send(request, body: nil)
+                }
+            }
+            await server.held(atLeast: 4)  // URLSession opens at most 6 connections per host
+            for (index, send) in sends.enumerated() where index % 2 == 0 { send.cancel() }
+            server.releaseHeld()
+            for (index, send) in sends.enumerated() {
+                let result = await send.result
+                if index % 2 == 1 {
+                    #expect((try? result.get()) != nil, "round \(round): send \(index) failed")
+                } else {
+                    #expect(throws: CancellationError.self, "round \(round): send \(index)") { try result.get() }
+                }
+            }
+        }
+        await server.stop()
+    }
+}
