@@ -1,0 +1,31 @@
+public import Conductor
+
+/// How one run of the demo went: the timeline, the numbers, and the verdict.
+public struct DemoReport: Sendable {
+    public let options: DemoOptions
+    public let timeline: Timeline
+    /// From the demo's start until start-up was done.
+    public let launchTime: Duration
+    /// The page's milestones in the order they were reached, on the demo's clock.
+    public let milestones: [(name: String, at: Duration)]
+    /// How the page's run ended.
+    public let pageOutcome: RunOutcome
+    public let network: NetworkSummary
+    /// How the wait for the three downloads ended.
+    public let media: String
+    /// Start-up's critical path, then the page's.
+    public let criticalPath: [String]
+    /// Page calls answered from the cache.
+    public let pageCallsFromCache: Int
+    public let pageCalls: Int
+    /// One sentence: what the scenario showed, and whether it went as it should.
+    public let verdict: String
+    /// Whether the scenario behaved as it should (a failure scenario passes when its failures
+    /// were handled).
+    public let passed: Bool
+
+    /// When a milestone was reached.
+    public func milestone(_ name: String) -> Duration? {
+        milestones.first { $0.name == name }?.at
+    }
+}
