@@ -25,6 +25,7 @@ final class Coalescer: Sendable {
     private struct Flight: Sendable {
         var token: UInt64
         var subscribers: Int
+        var priority: FlightPriority
         /// An `OnceCell<Result<T, any Error>>` for the `T` named in the key.
         var cell: any Sendable
         var task: Task<Void, Never>?
@@ -36,6 +37,22 @@ final class Coalescer: Sendable {
         var flights: [Key: Flight] = [:]
         var nextToken: UInt64 = 0
         var shutdownError: (any Error)?
+        /// Test hook: callers waiting until so many callers are subscribed to flights.
+        var subscriberWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        var subscriberCount: Int { flights.values.reduce(0) { $0 + $1.subscribers } }
+
+        mutating func takeSatisfiedWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard !subscriberWaiters.isEmpty else { return [] }
+            let count = subscriberCount
+            var ready: [CheckedContinuation<Void, Never>] = []
+            subscriberWaiters.removeAll { waiter in
+                guard count >= waiter.count else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
     }
 
     private let state = Lock(State())
@@ -45,43 +62,56 @@ final class Coalescer: Sendable {
     /// Joins the flight for `key`, starting it with `work` when there is none.
     ///
     /// - Parameters:
-    ///   - joined: called when this caller joined a flight someone else started.
+    ///   - priority: this caller's priority; a flight starts with its first caller's.
+    ///   - joined: called, outside the lock, when this caller joined a flight someone else
+    ///     started, with that flight's priority (to raise it).
     ///   - cancelled: the error a cancelled caller throws.
     func run<T: Sendable>(
         key: any Hashable & Sendable,
+        priority: PriorityScheduler.Priority,
         cancelled: @escaping @Sendable () -> any Error,
-        joined: @Sendable () -> Void = {},
+        joined: @Sendable (FlightPriority) -> Void = { _ in },
         onSettle: @escaping @Sendable (Result<T, any Error>) -> Void = { _ in },
-        work: @escaping @Sendable () async throws -> T
+        work: @escaping @Sendable (FlightPriority) async throws -> T
     ) async throws -> T {
         typealias Cell = OnceCell<Result<T, any Error>>
         let key = Key(base: key, type: ObjectIdentifier(T.self))
-        let subscription: (cell: Cell, token: UInt64, created: Bool) = try state.withLock { state in
-            if let error = state.shutdownError { throw error }
-            if var flight = state.flights[key] {
-                flight.subscribers += 1
-                state.flights[key] = flight
-                return (flight.cell as! Cell, flight.token, false)
-            }
-            let cell = Cell()
-            let token = state.nextToken
-            state.nextToken += 1
-            state.flights[key] = Flight(
-                token: token,
-                subscribers: 1,
-                cell: cell,
-                task: nil,
-                abandon: { error in
-                    if cell.resolve(.failure(error)) { onSettle(.failure(error)) }
+        let subscription:
+            (
+                cell: Cell, token: UInt64, priority: FlightPriority, created: Bool,
+                ready: [CheckedContinuation<Void, Never>]
+            ) =
+                try state.withLock { state in
+                    if let error = state.shutdownError { throw error }
+                    if var flight = state.flights[key] {
+                        flight.subscribers += 1
+                        state.flights[key] = flight
+                        return (
+                            flight.cell as! Cell, flight.token, flight.priority, false, state.takeSatisfiedWaiters()
+                        )
+                    }
+                    let flightPriority = FlightPriority(priority)
+                    let cell = Cell()
+                    let token = state.nextToken
+                    state.nextToken += 1
+                    state.flights[key] = Flight(
+                        token: token,
+                        subscribers: 1,
+                        priority: flightPriority,
+                        cell: cell,
+                        task: nil,
+                        abandon: { error in
+                            if cell.resolve(.failure(error)) { onSettle(.failure(error)) }
+                        }
+                    )
+                    return (cell, token, flightPriority, true, state.takeSatisfiedWaiters())
                 }
-            )
-            return (cell, token, true)
-        }
-        let (cell, token, created) = subscription
+        for waiter in subscription.ready { waiter.resume() }
+        let (cell, token, flightPriority, created, _) = subscription
         if created {
             let task = Task {
                 let result: Result<T, any Error>
-                do { result = .success(try await work()) } catch { result = .failure(error) }
+                do { result = .success(try await work(flightPriority)) } catch { result = .failure(error) }
                 self.remove(key, token: token)
                 if cell.resolve(result) { onSettle(result) }
             }
@@ -93,11 +123,23 @@ final class Coalescer: Sendable {
             // Every caller left (or shutdown came) before the task was recorded.
             if !stored { task.cancel() }
         } else {
-            joined()
+            joined(flightPriority)
         }
         if let result = await cell.wait() { return try result.get() }
         leave(key, token: token)
         throw cancelled()
+    }
+
+    /// Test hook: suspends until at least `count` callers are subscribed to flights.
+    func subscribers(atLeast count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.subscriberCount >= count { return true }
+                state.subscriberWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
     }
 
     /// Refuses new work and ends every flight with `error`, cancelling its work.

@@ -9,7 +9,7 @@
 /// ```
 public struct GateConfiguration: Sendable {
     /// How many requests may be on the wire at once; `nil` for no limit. The credential
-    /// refresh never counts against it.
+    /// refresh never counts against it. Below 1 counts as 1.
     public var maxConcurrentRequests: Int?
     /// Sends allowed per request, across every kind of retry: backoff after an error or a
     /// "retry" verdict, and re-sending after a credential change. At least 1.
@@ -23,11 +23,15 @@ public struct GateConfiguration: Sendable {
     public var maxRetryAfter: Duration
     /// How long a credential refresh may take before it counts as failed.
     public var refreshTimeout: Duration
+    /// How long a request may take in all — queued, parked behind a refresh, backing off and
+    /// on the wire — before it ends with ``GateError/Code/timedOut``; `nil` for no limit.
+    public var requestTimeout: Duration?
     /// Seeds the backoff jitter, for reproducible runs; `nil` draws from the system.
     public var jitterSeed: UInt64?
     /// How many events the gate keeps for ``RequestGate/events`` readers that fall behind.
     public var eventRetention: Int
-    /// How many starts a waiting request may be passed over by before it goes next.
+    /// How many starts a waiting request may be passed over by before it goes next. Below 1
+    /// counts as 1.
     public var agingThreshold: Int
 
     public init(
@@ -37,6 +41,7 @@ public struct GateConfiguration: Sendable {
         maxBackoff: Duration = .seconds(30),
         maxRetryAfter: Duration = .seconds(120),
         refreshTimeout: Duration = .seconds(30),
+        requestTimeout: Duration? = nil,
         jitterSeed: UInt64? = nil,
         eventRetention: Int = 1_000,
         agingThreshold: Int = 64
@@ -47,6 +52,7 @@ public struct GateConfiguration: Sendable {
         self.maxBackoff = maxBackoff
         self.maxRetryAfter = maxRetryAfter
         self.refreshTimeout = refreshTimeout
+        self.requestTimeout = requestTimeout
         self.jitterSeed = jitterSeed
         self.eventRetention = eventRetention
         self.agingThreshold = agingThreshold

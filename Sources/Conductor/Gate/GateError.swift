@@ -30,8 +30,9 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let cancelled = Code(kind: .cancelled)
         /// The transport threw, and the attempt budget allowed no further attempt.
         public static let transport = Code(kind: .transport)
-        /// The request did not finish within its deadline. Reserved for a per-request timeout;
-        /// a refresh that misses its deadline is reported as ``refreshFailed``.
+        /// The request did not finish within its deadline (``GateConfiguration/requestTimeout``
+        /// or the `timeout` of ``RequestGate/send(_:body:priority:coalescingKey:timeout:)``).
+        /// A refresh that misses its own deadline is reported as ``refreshFailed``.
         public static let timedOut = Code(kind: .timedOut)
         /// The response was classified as a failure.
         public static let rejected = Code(kind: .rejected)
@@ -88,6 +89,10 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func transport(_ request: String, attempts: Int, _ error: any Error) -> GateError {
         GateError(.transport, "\(request): transport failed after \(attempts) attempt(s): \(error)", request: request)
+    }
+
+    static func timedOut(_ request: String, after duration: Duration) -> GateError {
+        GateError(.timedOut, "\(request) timed out after \(duration)", request: request)
     }
 
     static func rejected(_ request: String, status: Int) -> GateError {

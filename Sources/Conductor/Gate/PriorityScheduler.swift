@@ -40,9 +40,26 @@ public final class PriorityScheduler: Sendable {
     private struct State {
         var machine: SchedulerStateMachine<Payload>
         var nextID: UInt64 = 0
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var idleWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         /// Test hook: callers of `queued(atLeast:)`.
         var queueWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Test hook: queued entries moved to a higher lane so far, and callers of `raised(atLeast:)`.
+        var raises = 0
+        var raiseWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Moves queued entry `id` to `priority`'s lane; returns the test-hook waiters to wake.
+        mutating func raise(id: UInt64, to priority: Priority) -> [CheckedContinuation<Void, Never>] {
+            guard machine.raise(id: id, to: priority) else { return [] }
+            raises += 1
+            guard !raiseWaiters.isEmpty else { return [] }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            raiseWaiters.removeAll { waiter in
+                guard raises >= waiter.count else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
 
         mutating func takeSatisfiedQueueWaiters() -> [CheckedContinuation<Void, Never>] {
             guard !queueWaiters.isEmpty else { return [] }
@@ -60,10 +77,10 @@ public final class PriorityScheduler: Sendable {
             return nextID
         }
 
-        mutating func takeIdleWaitersIfIdle() -> [CheckedContinuation<Void, Never>] {
+        mutating func takeIdleWaitersIfIdle() -> [CheckedContinuation<Void, any Error>] {
             guard !idleWaiters.isEmpty, machine.isIdle else { return [] }
             defer { idleWaiters.removeAll() }
-            return idleWaiters
+            return Array(idleWaiters.values)
         }
     }
 
@@ -74,11 +91,16 @@ public final class PriorityScheduler: Sendable {
     ///
     /// - Parameters:
     ///   - maxConcurrent: how many non-unique jobs may run at once; `nil` for no limit.
-    ///     A `unique` job never counts against it.
+    ///     A `unique` job never counts against it. Below 1 counts as 1, as a graph's
+    ///     concurrency limit does: a limit of zero would start nothing, ever.
     ///   - agingThreshold: how many starts a waiting job may be passed over by before it
-    ///     goes next, whatever its priority.
+    ///     goes next, whatever its priority. Below 1 counts as 1.
     public init(maxConcurrent: Int? = nil, agingThreshold: Int = 64) {
-        state = Lock(State(machine: SchedulerStateMachine(limit: maxConcurrent, agingThreshold: agingThreshold)))
+        let machine = SchedulerStateMachine<Payload>(
+            limit: maxConcurrent.map { max(1, $0) },
+            agingThreshold: max(1, agingThreshold)
+        )
+        state = Lock(State(machine: machine))
     }
 
     /// Runs `work` in the calling task once its priority's turn comes, and returns its result.
@@ -100,6 +122,8 @@ public final class PriorityScheduler: Sendable {
     ///
     /// The work runs in a task of its own: a cancelled caller returns `CancellationError` at
     /// once and the others go on waiting; when every caller has left, the work is cancelled.
+    /// While the work is still queued, a caller who joins with a higher priority raises it to
+    /// that priority (at most `high`).
     public func run<T: Sendable>(
         priority: Priority = .default,
         coalescingKey: some Hashable & Sendable,
@@ -107,9 +131,30 @@ public final class PriorityScheduler: Sendable {
     ) async throws -> T {
         try await coalescer.run(
             key: coalescingKey,
+            priority: priority,
             cancelled: { CancellationError() },
-            work: { try await self.run(priority: priority, work) }
+            joined: { flight in self.raise(flight, to: priority) },
+            work: { flight in try await self.run(priority: flight, work) }
         )
+    }
+
+    /// Runs `work` in the calling task at the flight's priority, which callers joining the
+    /// flight may raise while the work waits.
+    func run<T>(
+        priority flight: FlightPriority,
+        isolation: isolated (any Actor)? = #isolation,
+        _ work: () async throws -> T
+    ) async throws -> T {
+        let priority = try await acquire(flight.current, flight: flight)
+        defer { release(priority) }
+        return try await work()
+    }
+
+    /// Raises `flight` to `priority`, moving its queued entry to the higher lane.
+    func raise(_ flight: FlightPriority, to priority: Priority) {
+        guard let raised = flight.raise(to: priority) else { return }
+        let waiters = state.withLock { $0.raise(id: raised.id, to: raised.priority) }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Queues `work` to run on the scheduler's workers; returns without waiting.
@@ -134,14 +179,35 @@ public final class PriorityScheduler: Sendable {
     }
 
     /// Waits until nothing runs and nothing is queued.
-    public func whenIdle() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = state.withLock { state -> Bool in
-                if state.machine.isIdle { return true }
-                state.idleWaiters.append(continuation)
-                return false
+    ///
+    /// - Throws: `CancellationError`, at once, when the waiting task is cancelled; the
+    ///   scheduler is unaffected.
+    public func whenIdle() async throws(CancellationError) {
+        let id = state.withLock { $0.makeID() }
+        do {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    enum Action { case resume, cancel, wait }
+                    // Checked under the lock: the cancellation handler takes the same lock, so
+                    // either it finds the waiter or this sees the cancellation.
+                    let action = state.withLock { state -> Action in
+                        if Task.isCancelled { return .cancel }
+                        if state.machine.isIdle { return .resume }
+                        state.idleWaiters[id] = continuation
+                        return .wait
+                    }
+                    switch action {
+                    case .resume: continuation.resume()
+                    case .cancel: continuation.resume(throwing: CancellationError())
+                    case .wait: break
+                    }
+                }
+            } onCancel: {
+                let waiter = state.withLock { $0.idleWaiters.removeValue(forKey: id) }
+                waiter?.resume(throwing: CancellationError())
             }
-            if idle { continuation.resume() }
+        } catch {
+            throw CancellationError()
         }
     }
 
@@ -159,12 +225,15 @@ public final class PriorityScheduler: Sendable {
 
     // MARK: - Slots
 
-    private func acquire(_ priority: Priority) async throws {
+    /// Waits for a slot. With a `flight`, records the queued entry so a joining caller can
+    /// raise it. Returns `priority`, for the matching `release`.
+    @discardableResult
+    private func acquire(_ priority: Priority, flight: FlightPriority? = nil) async throws -> Priority {
         let fast = state.withLock { state -> (started: Bool?, id: UInt64) in
             (state.machine.startImmediately(priority), state.makeID())
         }
         switch fast.started {
-        case true: return
+        case true: return priority
         case nil: throw GateError.shutDown(nil)
         case false: break
         }
@@ -183,7 +252,12 @@ public final class PriorityScheduler: Sendable {
                 switch action {
                 case nil: continuation.resume(throwing: CancellationError())
                 case .start: continuation.resume()
-                case .enqueued: break
+                case .enqueued:
+                    // A caller may have joined the flight before the entry existed.
+                    if let flight, case let current = flight.queued(as: id), current > priority {
+                        let waiters = state.withLock { $0.raise(id: id, to: current) }
+                        for waiter in waiters { waiter.resume() }
+                    }
                 case .rejected: continuation.resume(throwing: GateError.shutDown(nil))
                 }
             }
@@ -194,6 +268,7 @@ public final class PriorityScheduler: Sendable {
             }
             start(removed.started)
         }
+        return priority
     }
 
     private func release(_ priority: Priority) {
@@ -242,6 +317,18 @@ public final class PriorityScheduler: Sendable {
         }
     }
 
+    /// Test hook: suspends until queued entries were moved to a higher lane at least `count` times.
+    package func raised(atLeast count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.raises >= count { return true }
+                state.raiseWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
     /// Test hook: suspends until at least `count` submissions are queued — the event a test
     /// waits for before it releases running work, so queue order is never a race.
     package func queued(atLeast count: Int) async {
@@ -253,5 +340,10 @@ public final class PriorityScheduler: Sendable {
             }
             if ready { continuation.resume() }
         }
+    }
+
+    /// Test hook: suspends until at least `count` callers are subscribed to coalesced flights.
+    package func coalescedCallers(atLeast count: Int) async {
+        await coalescer.subscribers(atLeast: count)
     }
 }

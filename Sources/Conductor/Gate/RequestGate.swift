@@ -130,15 +130,20 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     ///   - body: the body; a ``RequestBody/stream(_:)`` body is never sent twice.
     ///   - priority: the request's lane; `.unique` makes it run alone.
     ///   - coalescingKey: requests with an equal key share one flight while it lasts.
+    ///   - timeout: how long the request may take in all, from this call on, measured on the
+    ///     gate's clock; `nil` uses ``GateConfiguration/requestTimeout``. A shared flight keeps
+    ///     the deadline of the request that started it.
     /// - Throws: ``GateError``; cancelling the calling task ends the call at once with
     ///   ``GateError/Code/cancelled`` (a shared flight goes on for its other callers).
     public func send(
         _ request: HTTPRequest,
         body: RequestBody? = nil,
         priority: PriorityScheduler.Priority = .default,
-        coalescingKey: String? = nil
+        coalescingKey: String? = nil,
+        timeout: Duration? = nil
     ) async throws(GateError) -> GateResponse {
         let name = Self.name(of: request)
+        let timeout = timeout ?? configuration.requestTimeout
         let id = state.withLock { state in
             defer { state.nextRequestID += 1 }
             return state.nextRequestID
@@ -146,14 +151,22 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         do {
             return try await coalescer.run(
                 key: coalescingKey.map(FlightKey.coalesced) ?? .request(id),
+                priority: priority,
                 cancelled: { GateError.cancelled(name) },
-                joined: { emit(.coalesced(name: name)) },
+                joined: { flight in
+                    emit(.coalesced(name: name))
+                    scheduler.raise(flight, to: priority)
+                },
                 onSettle: { [weak self] result in self?.settled(id, result) },
-                work: {
+                work: { flight in
                     self.emit(.initial(request: id, name: name, priority: priority))
-                    return try await self.drive(request, body: body, priority: priority, id: id, name: name)
+                    return try await self.drive(
+                        request, body: body, priority: flight, id: id, name: name, timeout: timeout)
                 }
             )
+        } catch let error as GateError where error.code == .shutDown {
+            // The flights share one shutdown error; each caller's names its own request.
+            throw GateError.shutDown(name)
         } catch let error as GateError {
             throw error
         } catch is CancellationError {
@@ -166,7 +179,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     /// Ends every pending request once with ``GateError/Code/shutDown`` (cancelling what is on
     /// the wire), refuses new ones, and finishes ``events``.
     public func shutdown() {
-        coalescer.shutdown(with: GateError.shutDown("the gate"))
+        coalescer.shutdown(with: GateError.shutDown(nil))
         scheduler.shutdown()
         journal.finish().resume()
     }
@@ -176,12 +189,18 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     private func drive(
         _ request: HTTPRequest,
         body: RequestBody?,
-        priority: Priority,
+        priority: FlightPriority,
         id: UInt64,
-        name: String
+        name: String,
+        timeout: Duration?
     ) async throws -> GateResponse {
         do {
-            return try await attemptUntilSettled(request, body: body, priority: priority, id: id, name: name)
+            guard let timeout else {
+                return try await attemptUntilSettled(request, body: body, priority: priority, id: id, name: name)
+            }
+            return try await within(timeout, name: name) {
+                try await self.attemptUntilSettled(request, body: body, priority: priority, id: id, name: name)
+            }
         } catch let error as GateError where [.transport, .retriesExhausted, .timedOut].contains(error.code) {
             guard let cache, var cached = await cache.response(for: request) else { throw error }
             cached.isFromCache = true
@@ -189,10 +208,38 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         }
     }
 
+    /// Runs `work` against a deadline on the gate's clock. The work runs in a task of its own
+    /// and the deadline ends the wait through one `OnceCell`, so a transport that ignores
+    /// cancellation cannot hold the request past its deadline (it only keeps its slot until
+    /// it returns). Two tasks per request, and only for requests that have a timeout.
+    private func within(
+        _ timeout: Duration,
+        name: String,
+        _ work: @escaping @Sendable () async throws -> GateResponse
+    ) async throws -> GateResponse {
+        let outcome = OnceCell<Result<GateResponse, any Error>>()
+        let deadline = clock.now + timeout
+        let worker = Task {
+            do { outcome.resolve(.success(try await work())) } catch { outcome.resolve(.failure(error)) }
+        }
+        let timer = Task { [clock] in
+            guard (try? await clock.sleep(until: deadline)) != nil else { return }
+            outcome.resolve(.failure(GateError.timedOut(name, after: timeout)))
+        }
+        let result = await withTaskCancellationHandler {
+            await outcome.waitIgnoringCancellation()
+        } onCancel: {
+            outcome.resolve(.failure(GateError.cancelled(name)))
+        }
+        worker.cancel()
+        timer.cancel()
+        return try result.get()
+    }
+
     private func attemptUntilSettled(
         _ request: HTTPRequest,
         body: RequestBody?,
-        priority: Priority,
+        priority: FlightPriority,
         id: UInt64,
         name: String
     ) async throws -> GateResponse {
@@ -243,7 +290,8 @@ public final class RequestGate<Credential: Sendable>: Sendable {
                     return reply
                 case .retry:
                     try mayResend("status \(status)", status: status)
-                    try await backOff(id: id, attempt: sent, name: name, retryAfter: retryAfter(in: response))
+                    try await backOff(
+                        id: id, attempt: sent, name: name, retryAfter: retryAfter(in: response), status: status)
                 default:
                     throw GateError.rejected(name, status: status)
                 }
@@ -251,7 +299,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
             case .transportFailed(let error):
                 if error is CancellationError || Task.isCancelled { throw GateError.cancelled(name) }
                 guard sent < budget, replayable else { throw GateError.transport(name, attempts: sent, error) }
-                try await backOff(id: id, attempt: sent, name: name, retryAfter: nil)
+                try await backOff(id: id, attempt: sent, name: name, retryAfter: nil, status: nil)
             }
         }
     }
@@ -308,13 +356,19 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         }
     }
 
-    private func backOff(id: UInt64, attempt: Int, name: String, retryAfter: Duration?) async throws {
+    private func backOff(
+        id: UInt64,
+        attempt: Int,
+        name: String,
+        retryAfter: Duration?,
+        status: Int?
+    ) async throws {
         if let retryAfter, retryAfter > configuration.maxRetryAfter {
             throw GateError.retriesExhausted(
                 name,
                 attempts: attempt,
                 last: "Retry-After \(retryAfter) exceeds the cap of \(configuration.maxRetryAfter)",
-                status: nil
+                status: status
             )
         }
         let delay = retryAfter ?? state.withLock { $0.backoff.delay(afterAttempt: attempt) }
@@ -423,6 +477,11 @@ extension RequestGate {
     /// Test hook: suspends until at least `count` attempts wait for a slot.
     package func queuedAttempts(atLeast count: Int) async {
         await scheduler.queued(atLeast: count)
+    }
+
+    /// Test hook: suspends until no attempt and no refresh runs or waits for a slot.
+    package func whenIdle() async throws {
+        try await scheduler.whenIdle()
     }
 
     /// Test hook: the retained events, oldest first.

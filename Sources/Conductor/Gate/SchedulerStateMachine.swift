@@ -36,7 +36,8 @@ struct SchedulerStateMachine<Payload> {
     private(set) var uniqueRunning = false
     private(set) var isShutDown = false
     /// Indexed by `Priority.rawValue` for low, default, high. Ids whose entry was cancelled
-    /// stay in the deque until they reach its head, so cancelling is O(1).
+    /// or raised to another lane stay in the deque until they reach its head, so cancelling
+    /// and raising are O(1).
     private var lanes: [Deque<UInt64>] = [[], [], []]
     private var uniqueLane: Deque<UInt64> = []
     private var entries: [UInt64: Entry] = [:]
@@ -99,6 +100,20 @@ struct SchedulerStateMachine<Payload> {
         // cancelling is O(1).
         guard let entry = entries.removeValue(forKey: id) else { return nil }
         return (entry.payload, dispatch())
+    }
+
+    /// Moves a queued entry to the lane of `priority`, at its back, keeping its age; a
+    /// coalesced flight takes the highest priority of its callers this way. Returns `false`
+    /// when the entry already started, is unknown, or is not below `priority`. Nothing ever
+    /// becomes or stops being `unique`: the barrier is a different kind of work, not a lane.
+    @discardableResult
+    mutating func raise(id: UInt64, to priority: Priority) -> Bool {
+        guard priority != .unique, let entry = entries[id], entry.priority < priority else { return false }
+        // The id stays in its old lane as a tombstone: `nextLane` skips ids whose entry lives
+        // in another lane now.
+        entries[id]!.priority = priority
+        lanes[priority.rawValue].append(id)
+        return true
     }
 
     /// Refuses all further work and returns every queued payload, oldest first within each
@@ -175,7 +190,7 @@ struct SchedulerStateMachine<Payload> {
         var highest: Int?
         var oldestAged: (lane: Int, enqueued: UInt64)?
         for lane in stride(from: 2, through: 0, by: -1) {
-            while let id = lanes[lane].first, entries[id] == nil { lanes[lane].removeFirst() }
+            while let id = lanes[lane].first, entries[id]?.priority.rawValue != lane { lanes[lane].removeFirst() }
             guard let id = lanes[lane].first, let entry = entries[id] else { continue }
             if highest == nil { highest = lane }
             if dispatches &- entry.enqueuedAtDispatch >= agingThreshold,

@@ -40,7 +40,7 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let taskFailed = Code(kind: .taskFailed)
         /// A task did not finish within its timeout.
         public static let timedOut = Code(kind: .timedOut)
-        /// The run, or the task, was cancelled.
+        /// The task waiting in ``GraphRun/reached(_:)`` was cancelled; the run goes on.
         public static let cancelled = Code(kind: .cancelled)
         /// A task read the result of a dependency that did not succeed.
         public static let resultUnavailable = Code(kind: .resultUnavailable)
@@ -103,8 +103,9 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         GraphError(.timedOut, "task '\(id)' timed out after \(duration)", taskID: id)
     }
 
-    static func cancelled(_ id: String?) -> GraphError {
-        GraphError(.cancelled, id.map { "task '\($0)' was cancelled" } ?? "the run was cancelled", taskID: id)
+    /// For a waiter of a milestone whose task was cancelled: the run is not affected.
+    static func cancelled(waitingFor milestone: String) -> GraphError {
+        GraphError(.cancelled, "waiting for milestone '\(milestone)' was cancelled; the run goes on")
     }
 
     static func resultUnavailable(_ dependency: String, in task: String) -> GraphError {

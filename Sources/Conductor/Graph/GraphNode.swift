@@ -39,6 +39,24 @@ struct TaskSpec: Sendable {
     /// once instead of waiting for it to notice cancellation.
     var runsDetached: Bool
 
+    init(
+        operation: Operation,
+        priority: TaskPriority,
+        timeout: Duration?,
+        retry: RetryPolicy,
+        failure: FailurePolicy,
+        whenDependencyFails: DependencyFailureBehavior,
+        runsDetached: Bool? = nil
+    ) {
+        self.operation = operation
+        self.priority = priority
+        self.timeout = timeout
+        self.retry = retry
+        self.failure = failure
+        self.whenDependencyFails = whenDependencyFails
+        self.runsDetached = runsDetached ?? (timeout != nil)
+    }
+
     var placement: String {
         if case .mainActor = operation { return "main actor" }
         return "global"

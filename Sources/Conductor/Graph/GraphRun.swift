@@ -36,7 +36,7 @@ public final class GraphRun: Sendable {
     @discardableResult
     public func reached(_ milestone: String) async throws(GraphError) -> Duration {
         guard let cell = storage.milestone(milestone) else { throw .unknownMilestone(milestone) }
-        guard let result = await cell.wait() else { throw .cancelled(nil) }
+        guard let result = await cell.wait() else { throw .cancelled(waitingFor: milestone) }
         return try result.get()
     }
 

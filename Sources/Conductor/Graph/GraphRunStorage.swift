@@ -17,23 +17,46 @@ final class GraphRunStorage: Sendable {
     typealias MilestoneCell = OnceCell<Result<Duration, GraphError>>
 
     private let state: Lock<GraphStateMachine>
-    let journal = EventJournal<GraphEvent>(retention: .everything)
+    let journal: EventJournal<GraphEvent>
     let clock: ClockSource
     private let milestones: Lock<[String: MilestoneCell]>
     let reportCell = OnceCell<RunReport>()
 
-    init(definitions: [NodeDefinition], concurrencyLimit: Int?, clock: ClockSource) {
+    convenience init(
+        definitions: [NodeDefinition],
+        compiled: CompiledGraph? = nil,
+        concurrencyLimit: Int?,
+        clock: ClockSource
+    ) {
+        self.init(concurrencyLimit: concurrencyLimit, clock: clock, journal: EventJournal(retention: .everything))
+        var effects = GraphStateMachine.Effects()
+        transition { machine in machine.insert(definitions, compiled: compiled, now: .zero, effects: &effects) }
+        registerMilestones(of: definitions)
+        apply(effects)
+    }
+
+    /// A run with no nodes yet, writing into `journal`: a launcher makes its journal before
+    /// its launch exists, and adds the first nodes with ``addLeavingWakeups(_:)`` under its
+    /// own lock. Until something is added, the run neither starts nor finishes.
+    init(concurrencyLimit: Int?, clock: ClockSource, journal: EventJournal<GraphEvent>) {
         self.clock = clock
+        self.journal = journal
         let cores = ProcessInfo.processInfo.activeProcessorCount
         self.state = Lock(
             GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: max(1, cores - 1))
         )
-        var cells: [String: MilestoneCell] = [:]
-        for case .marker(let name?, _) in definitions.map(\.kind) { cells[name] = MilestoneCell() }
-        self.milestones = Lock(cells)
-        var effects = GraphStateMachine.Effects()
-        transition { machine in machine.insert(definitions, now: .zero, effects: &effects) }
-        apply(effects)
+        self.milestones = Lock([:])
+    }
+
+    private func registerMilestones(of definitions: [NodeDefinition]) {
+        let names = definitions.compactMap { definition -> String? in
+            if case .marker(let name?, _) = definition.kind { return name }
+            return nil
+        }
+        guard !names.isEmpty else { return }
+        milestones.withLock { cells in
+            for name in names where cells[name] == nil { cells[name] = MilestoneCell() }
+        }
     }
 
     // MARK: - Transitions
@@ -44,7 +67,15 @@ final class GraphRunStorage: Sendable {
     private func transition<Value, Failure: Error>(
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> Value {
-        let (value, wakeup): (Value, EventJournal<GraphEvent>.Wakeup) = try state.withLock {
+        let (value, wakeup) = try transitionLeavingWakeup(body)
+        wakeup.resume()
+        return value
+    }
+
+    private func transitionLeavingWakeup<Value, Failure: Error>(
+        _ body: (inout GraphStateMachine) throws(Failure) -> Value
+    ) throws(Failure) -> (Value, EventJournal<GraphEvent>.Wakeup) {
+        try state.withLock {
             (machine) throws(Failure) in
             let value = try body(&machine)
             guard !machine.outbox.isEmpty else { return (value, .none) }
@@ -52,8 +83,6 @@ final class GraphRunStorage: Sendable {
             machine.outbox.removeAll(keepingCapacity: true)
             return (value, wakeup)
         }
-        wakeup.resume()
-        return value
     }
 
     private func apply(_ effects: GraphStateMachine.Effects) {
@@ -223,25 +252,37 @@ final class GraphRunStorage: Sendable {
     }
 
     func add(_ definitions: [NodeDefinition]) throws(GraphError) {
+        try addLeavingWakeups(definitions).perform()
+    }
+
+    /// What an addition leaves to do (wake readers, the driver, milestone waiters) once the
+    /// caller has released a lock of its own.
+    struct PendingWakeups: Sendable {
+        fileprivate let storage: GraphRunStorage
+        fileprivate let wakeup: EventJournal<GraphEvent>.Wakeup
+        fileprivate let effects: GraphStateMachine.Effects
+
+        func perform() {
+            wakeup.resume()
+            storage.apply(effects)
+        }
+    }
+
+    /// Adds definitions but leaves the wakeups to the caller, so a caller that must order its
+    /// additions under a lock of its own (a launcher chaining tasks in the order added) never
+    /// resumes anything while holding it.
+    func addLeavingWakeups(_ definitions: [NodeDefinition]) throws(GraphError) -> PendingWakeups {
         let now = clock.now
         var effects = GraphStateMachine.Effects()
-        try transition { (machine) throws(GraphError) in
+        let (_, wakeup) = try transitionLeavingWakeup { (machine) throws(GraphError) in
             guard case .running = machine.phase else {
                 throw .runFinished(adding: definitions.first?.id ?? "")
             }
             try GraphValidation.validate(definitions, existing: machine.indexByID)
             machine.insert(definitions, now: now, effects: &effects)
         }
-        let names = definitions.compactMap { definition -> String? in
-            if case .marker(let name?, _) = definition.kind { return name }
-            return nil
-        }
-        if !names.isEmpty {
-            milestones.withLock { cells in
-                for name in names where cells[name] == nil { cells[name] = MilestoneCell() }
-            }
-        }
-        apply(effects)
+        registerMilestones(of: definitions)
+        return PendingWakeups(storage: self, wakeup: wakeup, effects: effects)
     }
 
     func remove(_ id: String) throws(GraphError) -> Bool {
@@ -269,22 +310,25 @@ final class GraphRunStorage: Sendable {
     private func makeReport() -> RunReport {
         state.withLock { machine in
             let nodes = machine.nodes
+            let definitions = machine.definitions
             var records: [TaskRecord] = []
             records.reserveCapacity(nodes.count)
             var last = -1
             for (index, node) in nodes.enumerated() {
                 // Ties go to the later node: a dependent ends no earlier than its dependencies.
                 if last < 0 || node.endedAt >= nodes[last].endedAt { last = index }
-                guard node.definition.isTask, !node.definition.isHidden, case .task(let spec) = node.definition.kind
-                else { continue }
+                guard node.isReported, case .task(let spec) = definitions[index].kind else { continue }
+                let definition = definitions[index]
+                var dependencies = definition.requires
+                for id in definition.after where machine.indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false
+                {
+                    dependencies.append(id)
+                }
                 records.append(
                     TaskRecord(
-                        id: node.definition.id,
-                        stage: node.definition.stage,
-                        dependencies: node.definition.requires
-                            + node.definition.after.filter { id in
-                                machine.indexByID[id].map { !nodes[Int($0)].definition.isHidden } ?? false
-                            },
+                        id: definition.id,
+                        stage: definition.stage,
+                        dependencies: dependencies,
                         outcome: node.outcome ?? .cancelled,
                         queuedAt: node.queuedAt,
                         startedAt: node.startedAt,
@@ -298,9 +342,7 @@ final class GraphRunStorage: Sendable {
             var cursor = last
             while cursor >= 0 {
                 let node = nodes[cursor]
-                if node.definition.isTask, !node.definition.isHidden, node.startedAt != nil {
-                    path.append(node.definition.id)
-                }
+                if node.isReported, node.startedAt != nil { path.append(definitions[cursor].id) }
                 cursor = Int(node.lastDependency)
             }
             return RunReport(

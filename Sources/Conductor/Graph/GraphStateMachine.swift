@@ -11,11 +11,18 @@ struct GraphStateMachine {
 
     enum Phase: UInt8 { case waiting, ready, running, ended }
 
+    /// The changing state of one node; what never changes stays in `definitions`, which a
+    /// run shares with the graph it came from instead of copying.
     struct Node {
-        var definition: NodeDefinition
-        var dependencies: [Edge]
+        /// Read from the definition once, so the hot paths never copy its payload out to ask.
+        let isTask: Bool
+        /// A task that appears in events and reports (not a marker, not hidden).
+        let isReported: Bool
+        let failureIsRequired: Bool
+        let runsAnywayAfterFailure: Bool
+        let priorityRank: UInt8
         var successors: [Edge] = []
-        var remaining: Int32
+        var remaining: Int32 = 0
         /// The first required dependency that did not succeed.
         var blockedBy: Int32 = -1
         /// The dependency that ended last: the link back along the critical path.
@@ -27,6 +34,22 @@ struct GraphStateMachine {
         var startedAt: Duration?
         var endedAt: Duration = .zero
         var attempts: Int32 = 0
+
+        init(definition: NodeDefinition) {
+            if case .task(let spec) = definition.kind {
+                isTask = true
+                isReported = !definition.isHidden
+                failureIsRequired = spec.failure.isRequired
+                runsAnywayAfterFailure = spec.whenDependencyFails.runsAnyway
+                priorityRank = spec.priority.rawValue
+            } else {
+                isTask = false
+                isReported = false
+                failureIsRequired = false
+                runsAnywayAfterFailure = false
+                priorityRank = 0
+            }
+        }
     }
 
     struct ReadyEntry: Comparable {
@@ -63,6 +86,7 @@ struct GraphStateMachine {
         var abandonDetached: [@Sendable () -> Void] = []
     }
 
+    private(set) var definitions: [NodeDefinition] = []
     private(set) var nodes: [Node] = []
     private(set) var indexByID: [String: Int32] = [:]
     private var readyQueue = Heap<ReadyEntry>()
@@ -79,6 +103,8 @@ struct GraphStateMachine {
     private var driver: CheckedContinuation<Void, Never>?
     private var driverMustCancelAll = false
     private var detached: [Int: @Sendable () -> Void] = [:]
+    /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
+    private var readyScratch: [Int32] = []
     /// Events produced by the last transitions, drained by the storage into the journal.
     var outbox: [GraphEvent] = []
 
@@ -99,44 +125,65 @@ struct GraphStateMachine {
 
     // MARK: - Building
 
-    /// Adds validated definitions; each may depend on nodes already present or on earlier
-    /// ones in `definitions`. Nodes whose dependencies have all ended become ready.
-    mutating func insert(_ definitions: [NodeDefinition], now: Duration, effects: inout Effects) {
+    /// Adds validated definitions, which may depend on nodes already present and on each
+    /// other in any order. Nodes whose dependencies have all ended become ready.
+    ///
+    /// A graph that was built in dependency order hands over its index and its edges already
+    /// resolved (`compiled`), so the first insertion hashes no id at all.
+    mutating func insert(
+        _ newDefinitions: [NodeDefinition],
+        compiled: CompiledGraph? = nil,
+        now: Duration,
+        effects: inout Effects
+    ) {
         let first = nodes.count
-        nodes.reserveCapacity(first + definitions.count)
-        for (offset, definition) in definitions.enumerated() {
-            indexByID[definition.id] = Int32(first + offset)
-        }
-        for (offset, definition) in definitions.enumerated() {
-            let index = Int32(first + offset)
-            var edges: [Edge] = []
-            edges.reserveCapacity(definition.requires.count + definition.after.count)
-            for id in definition.requires { edges.append(Edge(node: indexByID[id]!, requiresSuccess: true)) }
-            for id in definition.after { edges.append(Edge(node: indexByID[id]!, requiresSuccess: false)) }
-            var node = Node(definition: definition, dependencies: edges, remaining: 0)
-            for edge in edges {
-                let dependency = Int(edge.node)
-                if nodes[dependency].phase == .ended {
-                    if edge.requiresSuccess, node.blockedBy < 0, nodes[dependency].outcome?.isSuccess != true {
-                        node.blockedBy = edge.node
-                    }
-                    if node.lastDependency < 0 || nodes[dependency].endedAt >= nodes[Int(node.lastDependency)].endedAt {
-                        node.lastDependency = edge.node
-                    }
-                } else {
-                    node.remaining += 1
-                    nodes[dependency].successors.append(Edge(node: index, requiresSuccess: edge.requiresSuccess))
-                }
+        if first == 0, let compiled {
+            definitions = newDefinitions
+            indexByID = compiled.index
+        } else {
+            indexByID.reserveCapacity(first + newDefinitions.count)
+            for (offset, definition) in newDefinitions.enumerated() {
+                indexByID[definition.id] = Int32(first + offset)
             }
-            nodes.append(node)
+            definitions.append(contentsOf: newDefinitions)
+        }
+        nodes.reserveCapacity(first + newDefinitions.count)
+        for definition in newDefinitions { nodes.append(Node(definition: definition)) }
+        for offset in newDefinitions.indices {
+            let index = first + offset
+            if let compiled, first == 0 {
+                for edge in compiled.edges[offset] { wire(edge, into: index) }
+            } else {
+                let definition = newDefinitions[offset]
+                for id in definition.requires { wire(Edge(node: indexByID[id]!, requiresSuccess: true), into: index) }
+                for id in definition.after { wire(Edge(node: indexByID[id]!, requiresSuccess: false), into: index) }
+            }
         }
         var cascade: [Int32] = []
         for index in first..<nodes.count where nodes[index].remaining == 0 {
             cascade.append(Int32(index))
         }
-        release(cascade, now: now, effects: &effects)
+        release(&cascade, now: now, effects: &effects)
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
+    }
+
+    /// Connects `node` to the dependency `edge` names: counted if it is still to end,
+    /// otherwise its outcome is taken into account at once.
+    private mutating func wire(_ edge: Edge, into node: Int) {
+        let dependency = Int(edge.node)
+        if nodes[dependency].phase == .ended {
+            if edge.requiresSuccess, nodes[node].blockedBy < 0, nodes[dependency].outcome?.isSuccess != true {
+                nodes[node].blockedBy = edge.node
+            }
+            let last = nodes[node].lastDependency
+            if last < 0 || nodes[dependency].endedAt >= nodes[Int(last)].endedAt {
+                nodes[node].lastDependency = edge.node
+            }
+        } else {
+            nodes[node].remaining += 1
+            nodes[dependency].successors.append(Edge(node: Int32(node), requiresSuccess: edge.requiresSuccess))
+        }
     }
 
     // MARK: - Driver
@@ -194,7 +241,7 @@ struct GraphStateMachine {
         effects: inout Effects
     ) -> Assignment? {
         running -= 1
-        detached[node] = nil
+        if !detached.isEmpty { detached[node] = nil }
         if nodes[node].phase != .ended {
             nodes[node].result = result
             end(node, outcome: outcome, now: now, effects: &effects)
@@ -209,11 +256,11 @@ struct GraphStateMachine {
     /// A retry of `node` is about to start.
     mutating func attemptStarting(_ node: Int, attempt: Int, now: Duration) {
         nodes[node].attempts = Int32(attempt)
-        outbox.append(.taskStarted(nodes[node].definition.id, attempt: attempt, at: now))
+        outbox.append(.taskStarted(definitions[node].id, attempt: attempt, at: now))
     }
 
     mutating func attemptFailed(_ node: Int, attempt: Int, error: any Error, delay: Duration, now: Duration) {
-        outbox.append(.taskRetried(nodes[node].definition.id, attempt: attempt, error: error, delay: delay, at: now))
+        outbox.append(.taskRetried(definitions[node].id, attempt: attempt, error: error, delay: delay, at: now))
     }
 
     /// Remembers how to abandon a detached operation, so removing the node or stopping the
@@ -228,12 +275,12 @@ struct GraphStateMachine {
         guard case .running = phase, running < concurrencyLimit else { return nil }
         while let entry = readyQueue.popMax() {
             let index = Int(entry.node)
-            guard nodes[index].phase == .ready, case .task(let spec) = nodes[index].definition.kind else { continue }
+            guard nodes[index].phase == .ready, case .task(let spec) = definitions[index].kind else { continue }
             nodes[index].phase = .running
             nodes[index].startedAt = now
             nodes[index].attempts = 1
             running += 1
-            let id = nodes[index].definition.id
+            let id = definitions[index].id
             outbox.append(.taskStarted(id, attempt: 1, at: now))
             return Assignment(node: index, id: id, spec: spec)
         }
@@ -253,7 +300,7 @@ struct GraphStateMachine {
     /// Removes a task that has not ended: a pending one never starts, a running detached one
     /// is cancelled at once. Either way it ends as cancelled and its dependents see that.
     mutating func remove(_ id: String, now: Duration, effects: inout Effects) -> RemoveResult {
-        guard let index = indexByID[id].map(Int.init), !nodes[index].definition.isHidden else { return .unknown }
+        guard let index = indexByID[id].map(Int.init), !definitions[index].isHidden else { return .unknown }
         switch nodes[index].phase {
         case .ended:
             return .alreadyEnded
@@ -286,19 +333,24 @@ struct GraphStateMachine {
     /// Ends a node and lets its successors go, cascading through markers and skips.
     private mutating func end(_ index: Int, outcome: TaskOutcome, now: Duration, effects: inout Effects) {
         endQuietly(index, outcome: outcome, now: now)
-        if case .task(let spec) = nodes[index].definition.kind, spec.failure.isRequired, case .running = phase {
+        if nodes[index].failureIsRequired, case .running = phase {
             switch outcome {
             case .failed(let error):
-                stop(.failed(.taskFailed(nodes[index].definition.id, error)), now: now, effects: &effects)
+                stop(.failed(.taskFailed(definitions[index].id, error)), now: now, effects: &effects)
                 return
             case .timedOut(let after):
-                stop(.failed(.timedOut(nodes[index].definition.id, after: after)), now: now, effects: &effects)
+                stop(.failed(.timedOut(definitions[index].id, after: after)), now: now, effects: &effects)
                 return
             default:
                 break
             }
         }
-        release(successorsMadeReady(by: index), now: now, effects: &effects)
+        var ready = readyScratch
+        readyScratch = []
+        ready.removeAll(keepingCapacity: true)
+        appendSuccessorsMadeReady(by: index, to: &ready)
+        release(&ready, now: now, effects: &effects)
+        readyScratch = ready
     }
 
     private mutating func endQuietly(_ index: Int, outcome: TaskOutcome, now: Duration) {
@@ -306,8 +358,8 @@ struct GraphStateMachine {
         nodes[index].outcome = outcome
         nodes[index].endedAt = now
         ended += 1
-        guard !nodes[index].definition.isHidden, nodes[index].definition.isTask else { return }
-        let id = nodes[index].definition.id
+        guard nodes[index].isReported else { return }
+        let id = definitions[index].id
         switch outcome {
         case .succeeded: outbox.append(.taskSucceeded(id, at: now))
         case .failed(let error): outbox.append(.taskFailed(id, error: error, at: now))
@@ -317,9 +369,8 @@ struct GraphStateMachine {
         }
     }
 
-    private mutating func successorsMadeReady(by index: Int) -> [Int32] {
+    private mutating func appendSuccessorsMadeReady(by index: Int, to ready: inout [Int32]) {
         let succeeded = nodes[index].outcome?.isSuccess == true
-        var ready: [Int32] = []
         for edge in nodes[index].successors {
             let successor = Int(edge.node)
             guard nodes[successor].phase == .waiting else { continue }
@@ -330,48 +381,43 @@ struct GraphStateMachine {
             nodes[successor].remaining -= 1
             if nodes[successor].remaining == 0 { ready.append(edge.node) }
         }
-        return ready
     }
 
     /// Moves nodes whose dependencies have all ended on: markers are reached, blocked tasks
     /// skipped, the rest queued, in the order they became ready (so equal priorities stay FIFO).
     /// Iterative, so a long chain of markers cannot overflow the stack.
-    private mutating func release(_ initial: [Int32], now: Duration, effects: inout Effects) {
-        var work = initial
+    private mutating func release(_ work: inout [Int32], now: Duration, effects: inout Effects) {
         var cursor = 0
         while cursor < work.count {
             let next = work[cursor]
             cursor += 1
             let index = Int(next)
             guard nodes[index].phase == .waiting, case .running = phase else { continue }
-            switch nodes[index].definition.kind {
-            case .marker(let milestone, let startsStage):
-                endQuietly(index, outcome: .succeeded, now: now)
-                if let startsStage { outbox.append(.stageStarted(startsStage, at: now)) }
-                if let milestone {
-                    outbox.append(.milestoneReached(milestone, at: now))
-                    milestonesReached.append((milestone, now))
-                    effects.reachedMilestones.append((milestone, now))
-                }
-                work.append(contentsOf: successorsMadeReady(by: index))
-            case .task(let spec):
-                if nodes[index].blockedBy >= 0, !spec.whenDependencyFails.runsAnyway {
-                    let dependency = nodes[Int(nodes[index].blockedBy)].definition
-                    endQuietly(index, outcome: .skipped(dependency: dependency.id), now: now)
-                    work.append(contentsOf: successorsMadeReady(by: index))
+            if nodes[index].isTask {
+                if nodes[index].blockedBy >= 0, !nodes[index].runsAnywayAfterFailure {
+                    let dependency = definitions[Int(nodes[index].blockedBy)].id
+                    endQuietly(index, outcome: .skipped(dependency: dependency), now: now)
+                    appendSuccessorsMadeReady(by: index, to: &work)
                 } else {
                     nodes[index].phase = .ready
                     nodes[index].queuedAt = now
-                    outbox.append(.taskQueued(nodes[index].definition.id, at: now))
-                    readyQueue.insert(ReadyEntry(priority: priorityRank(spec.priority), sequence: sequence, node: next))
+                    outbox.append(.taskQueued(definitions[index].id, at: now))
+                    readyQueue.insert(
+                        ReadyEntry(priority: nodes[index].priorityRank, sequence: sequence, node: next))
                     sequence += 1
                 }
+                continue
             }
+            guard case .marker(let milestone, let startsStage) = definitions[index].kind else { continue }
+            endQuietly(index, outcome: .succeeded, now: now)
+            if let startsStage { outbox.append(.stageStarted(startsStage, at: now)) }
+            if let milestone {
+                outbox.append(.milestoneReached(milestone, at: now))
+                milestonesReached.append((milestone, now))
+                effects.reachedMilestones.append((milestone, now))
+            }
+            appendSuccessorsMadeReady(by: index, to: &work)
         }
-    }
-
-    private func priorityRank(_ priority: TaskPriority) -> UInt8 {
-        priority.rawValue
     }
 
     private mutating func finishIfDone(now: Duration, effects: inout Effects) {

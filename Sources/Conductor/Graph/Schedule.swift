@@ -38,7 +38,7 @@ public struct Schedule: Sendable {
         for (index, element) in elements().enumerated() {
             switch element.kind {
             case .milestone(let name):
-                graph.definitions.append(
+                graph.append(
                     NodeDefinition(
                         id: name, requires: [], after: frontier, kind: .marker(milestone: name, startsStage: nil),
                         stage: nil, isHidden: false)
@@ -46,13 +46,13 @@ public struct Schedule: Sendable {
                 frontier = [name]
             case .stage(let name, let steps):
                 let marker = "\u{1}stage \(index) \(name)"
-                graph.definitions.append(
+                graph.append(
                     NodeDefinition(
                         id: marker, requires: [], after: frontier, kind: .marker(milestone: nil, startsStage: name),
                         stage: name, isHidden: true)
                 )
                 for step in steps {
-                    graph.definitions.append(
+                    graph.append(
                         NodeDefinition(
                             id: step.id, requires: step.dependencies, after: [marker], kind: .task(step.spec),
                             stage: name, isHidden: false)
@@ -153,8 +153,7 @@ public struct Step: Sendable {
             timeout: timeout,
             retry: retry,
             failure: failure,
-            whenDependencyFails: whenDependencyFails,
-            runsDetached: timeout != nil
+            whenDependencyFails: whenDependencyFails
         )
     }
 }

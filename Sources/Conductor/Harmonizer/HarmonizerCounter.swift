@@ -32,10 +32,11 @@ struct HarmonizerCounter: ~Copyable, Sendable {
 
     var isClosed: Bool { word.load(ordering: .acquiring) == Self.closed }
 
-    /// Counts one up. Returns the new count, or `nil` when closed.
+    /// Counts one up. Returns the new count, or `nil` when closed or already at `Int.max`
+    /// (refused rather than overflowing).
     func increment() -> Int? {
         var current = word.load(ordering: .relaxed)
-        while current != Self.closed {
+        while current != Self.closed, current < Int.max {
             let (exchanged, original) = word.compareExchange(
                 expected: current,
                 desired: current + 1,

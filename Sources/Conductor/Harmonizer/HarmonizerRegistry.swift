@@ -36,8 +36,26 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     private struct State {
-        var entries: [String: Harmonizer] = [:]
+        private var entries: [String: Harmonizer] = [:]
+        /// The entry found last: a module counting one name down many times compares the name
+        /// (for a short name, two machine words) instead of hashing it every time.
+        private var recent: (name: String, harmonizer: Harmonizer)?
         var misuseHandler: MisuseHandler?
+
+        mutating func entry(_ name: String) -> Harmonizer? {
+            if let recent, recent.name == name { return recent.harmonizer }
+            guard let harmonizer = entries[name] else { return nil }
+            recent = (name, harmonizer)
+            return harmonizer
+        }
+
+        subscript(name: String) -> Harmonizer? {
+            get { entries[name] }
+            set {
+                if recent?.name == name { recent = nil }
+                entries[name] = newValue
+            }
+        }
     }
 
     private let state = Lock(State())
@@ -114,8 +132,8 @@ public final class HarmonizerRegistry: Sendable {
             target.dispatch { completion(outcome) }
         }
         try state.withLock { state throws(HarmonizerError) in
-            if let existing = state.entries[name], !existing.isFinished { throw .duplicateName(name) }
-            state.entries[name] = harmonizer
+            if let existing = state[name], !existing.isFinished { throw .duplicateName(name) }
+            state[name] = harmonizer
         }
         // Armed only once registered, so a zero timeout cannot fire before the name exists.
         harmonizer.armTimeout()
@@ -124,8 +142,8 @@ public final class HarmonizerRegistry: Sendable {
 
     private func remove(_ name: String, _ id: ObjectIdentifier) {
         state.withLock { state in
-            guard let entry = state.entries[name], ObjectIdentifier(entry) == id else { return }
-            state.entries[name] = nil
+            guard let entry = state[name], ObjectIdentifier(entry) == id else { return }
+            state[name] = nil
         }
     }
 
@@ -133,7 +151,7 @@ public final class HarmonizerRegistry: Sendable {
 
     /// The harmonizer waiting under `name`, to await its ``Harmonizer/outcome`` or observe its events.
     public func harmonizer(named name: String) -> Harmonizer? {
-        state.withLock { $0.entries[name] }
+        state.withLock { $0.entry(name) }
     }
 
     /// Counts `name` up, remembering `participant` if given. Returns whether it counted.

@@ -32,9 +32,11 @@ import Testing
         #expect(throws: GateError.self) { try scheduler.submit {} }
         open.yield()
         try await blocker.value
-        await scheduler.whenIdle()
+        try await scheduler.whenIdle()
     }
 
+    /// Regression: the flight used to be released before every caller had joined it, so a
+    /// late caller started a second execution now and then.
     @Test func fiftyCoalescedCallersShareOneExecution() async throws {
         let scheduler = PriorityScheduler()
         let runs = Locked(0)
@@ -48,6 +50,7 @@ import Testing
                 }
             }
         }
+        await scheduler.coalescedCallers(atLeast: 50)
         // One cancelled follower leaves; the others keep waiting.
         results[1].cancel()
         await #expect(throws: CancellationError.self) { try await results[1].value }
@@ -104,7 +107,7 @@ import Testing
                 }
             }
         }
-        await scheduler.whenIdle()
+        try await scheduler.whenIdle()
         let final = counters.withLock { $0 }
         #expect(final.done == 10_000)
         #expect(final.peak <= 8)

@@ -70,3 +70,28 @@ import Testing
         #expect(report.tasks.isEmpty)
     }
 }
+
+@Suite struct GraphOrderTests {
+    /// Regression: a valid graph whose tasks name dependencies added after them used to index
+    /// past the end of the run's table.
+    @Test func dependenciesMayBeAddedAfterTheirDependents() async throws {
+        let order = Recorder<String>()
+        var graph = TaskGraph()
+        graph.add("page", dependsOn: ["basicInfo", "sku"]) { _ in order.append("page") }
+        graph.add("sku", dependsOn: ["basicInfo"]) { _ in order.append("sku") }
+        graph.add("basicInfo") { _ in order.append("basicInfo") }
+        try graph.validate()
+        let report = try await graph.run()
+        #expect(report.isSuccess)
+        #expect(order.all == ["basicInfo", "sku", "page"])
+    }
+
+    @Test func removingATaskRevalidates() throws {
+        var graph = TaskGraph()
+        graph.add("a") { _ in }
+        graph.add("b", dependsOn: ["a"]) { _ in }
+        try graph.validate()
+        graph.remove("a")
+        #expect(throws: GraphError.unknownDependency("a", of: "b")) { try graph.validate() }
+    }
+}

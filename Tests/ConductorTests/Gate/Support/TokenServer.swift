@@ -12,19 +12,50 @@ import Synchronization
 ///   only accepted token.
 /// - `GET /data/<anything>`: 200 with body `<path>` when `Authorization: Bearer <current>`,
 ///   else 401. Requests whose path starts with `/data/held` wait for ``releaseHeld()``.
+///
+/// Started with ``Faults``, it also misbehaves on `/data/*`, as drawn from a seeded generator.
 final class TokenServer: Sendable {
+    /// What a fault-injecting server does to `/data/*` requests, drawn per request, in arrival
+    /// order, from `seed`. Rates are probabilities, tried in the order listed; what is left
+    /// is answered normally.
+    struct Faults: Sendable {
+        var seed: UInt64
+        /// Each answer waits this long first (server-side latency, in milliseconds).
+        var latencyMilliseconds: ClosedRange<Int> = 0...0
+        /// Expires the current token, then answers 401.
+        var unauthorized = 0.0
+        /// Answers 429 with one of `retryAfterSeconds` as `Retry-After`.
+        var tooManyRequests = 0.0
+        var retryAfterSeconds: [Int] = [0]
+        /// Answers 500.
+        var serverError = 0.0
+        /// Writes the response head, then closes the socket before the body it promised.
+        var drop = 0.0
+        /// A normal answer whose body dribbles out a few bytes at a time.
+        var slowBody = 0.0
+    }
+
+    enum Fault: Hashable, Sendable {
+        case unauthorized, tooManyRequests, serverError, drop, slowBody
+    }
     struct Hit: Sendable, Hashable {
         var path: String
         var token: String?
         var requestTag: String?
+        /// The newest token issued when the request arrived.
+        var newest: String? = nil
     }
 
-    private struct State {
+    fileprivate struct State {
         var validToken: String?
         var issued = 0
         var refreshRequests = 0
         var failRefresh = false
         var hits: [Hit] = []
+        var faults: Faults?
+        var generator = SeededGenerator(seed: 0)
+        var injected: [Fault: Int] = [:]
+        var receivedPerToken: [String: Int] = [:]
         var holding = true
         var held: [CheckedContinuation<Void, Never>] = []
         var heldWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -36,7 +67,7 @@ final class TokenServer: Sendable {
     let port: UInt16
 
     /// Starts the server and waits until it listens.
-    static func start() async throws -> TokenServer {
+    static func start(faults: Faults? = nil) async throws -> TokenServer {
         let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: 0), logger: .disabled)
         let runTask = Task { _ = try? await server.run() }
         try await server.waitUntilListening()
@@ -44,6 +75,13 @@ final class TokenServer: Sendable {
             throw URLError(.cannotConnectToHost)
         }
         let tokenServer = TokenServer(server: server, runTask: runTask, port: port)
+        if let faults {
+            tokenServer.state.withLock { state in
+                state.faults = faults
+                state.generator = SeededGenerator(seed: faults.seed)
+            }
+            tokenServer.releaseHeld()
+        }
         await tokenServer.installRoutes()
         return tokenServer
     }
@@ -77,6 +115,12 @@ final class TokenServer: Sendable {
     var currentToken: String? { state.withLock { $0.validToken } }
 
     var hits: [Hit] { state.withLock { $0.hits } }
+
+    /// How many faults of each kind the server injected.
+    var injected: [Fault: Int] { state.withLock { $0.injected } }
+
+    /// `/data/*` requests received per token (`"none"` for none), faults included.
+    var receivedPerToken: [String: Int] { state.withLock { $0.receivedPerToken } }
 
     /// Lets every held request (and any that arrives later) through.
     func releaseHeld() {
@@ -119,12 +163,45 @@ final class TokenServer: Sendable {
             let token = authorization.map { String($0.dropFirst("Bearer ".count)) }
             let path = request.path
             if path.hasPrefix("/data/held") { await hold() }
-            let accepted = state.withLock { state -> Bool in
-                state.hits.append(Hit(path: path, token: token, requestTag: request.headers[HTTPHeader("X-Tag")]))
-                return token != nil && token == state.validToken
+            let (accepted, plan) = state.withLock { state -> (Bool, FaultPlan?) in
+                state.hits.append(
+                    Hit(
+                        path: path, token: token, requestTag: request.headers[HTTPHeader("X-Tag")],
+                        newest: state.issued == 0 ? nil : "t\(state.issued)"))
+                state.receivedPerToken[token ?? "none", default: 0] += 1
+                let plan = state.drawFault()
+                if plan?.fault == .unauthorized { state.validToken = nil }
+                return (token != nil && token == state.validToken, plan)
             }
-            guard accepted else { return HTTPResponse(statusCode: .unauthorized) }
-            return HTTPResponse(statusCode: .ok, body: Data(path.utf8))
+            if let plan, plan.latency > .zero { try await Task.sleep(for: plan.latency) }
+            let body = Array(path.utf8)
+            switch plan?.fault {
+            case .unauthorized?:
+                return HTTPResponse(statusCode: .unauthorized)
+            case .tooManyRequests?:
+                return HTTPResponse(
+                    statusCode: .tooManyRequests,
+                    headers: HTTPHeaders([HTTPHeader("Retry-After"): "\(plan?.retryAfter ?? 0)"])
+                )
+            case .serverError?:
+                return HTTPResponse(statusCode: .internalServerError)
+            case .drop?:
+                return HTTPResponse(
+                    statusCode: .ok,
+                    body: HTTPBodySequence(from: ScriptedBody(bytes: body, failAt: 0), count: body.count)
+                )
+            case .slowBody? where accepted:
+                return HTTPResponse(
+                    statusCode: .ok,
+                    body: HTTPBodySequence(
+                        from: ScriptedBody(bytes: body, chunk: 3, pause: .milliseconds(1)),
+                        count: body.count
+                    )
+                )
+            case .slowBody?, nil:
+                guard accepted else { return HTTPResponse(statusCode: .unauthorized) }
+                return HTTPResponse(statusCode: .ok, body: Data(body))
+            }
         }
     }
 
@@ -146,3 +223,66 @@ final class TokenServer: Sendable {
         }
     }
 }
+
+/// One request's misbehaviour.
+private struct FaultPlan {
+    var fault: TokenServer.Fault?
+    var latency: Duration
+    var retryAfter: Int
+}
+
+extension TokenServer.State {
+    fileprivate mutating func drawFault() -> FaultPlan? {
+        guard let faults else { return nil }
+        let latency = Int.random(in: faults.latencyMilliseconds, using: &generator)
+        let retryAfter = faults.retryAfterSeconds.randomElement(using: &generator) ?? 0
+        var roll = Double.random(in: 0..<1, using: &generator)
+        var fault: TokenServer.Fault?
+        let rates: [(TokenServer.Fault, Double)] = [
+            (.unauthorized, faults.unauthorized), (.tooManyRequests, faults.tooManyRequests),
+            (.serverError, faults.serverError), (.drop, faults.drop), (.slowBody, faults.slowBody),
+        ]
+        for (candidate, rate) in rates {
+            if roll < rate {
+                fault = candidate
+                break
+            }
+            roll -= rate
+        }
+        if let fault { injected[fault, default: 0] += 1 }
+        return FaultPlan(fault: fault, latency: .milliseconds(latency), retryAfter: retryAfter)
+    }
+}
+
+/// A response body that dribbles out, or breaks off: the server's slow and dropped bodies.
+private struct ScriptedBody: AsyncBufferedSequence {
+    typealias Element = UInt8
+
+    var bytes: [UInt8]
+    var chunk = Int.max
+    var pause: Duration = .zero
+    /// Closes the connection once this many bytes went out.
+    var failAt: Int?
+
+    func makeAsyncIterator() -> Iterator { Iterator(body: self) }
+
+    struct Iterator: AsyncBufferedIteratorProtocol {
+        var body: ScriptedBody
+        var position = 0
+
+        mutating func next() async throws -> UInt8? {
+            try await nextBuffer(suggested: 1)?.first
+        }
+
+        mutating func nextBuffer(suggested count: Int) async throws -> [UInt8]? {
+            if let failAt = body.failAt, position >= failAt { throw ConnectionDropped() }
+            guard position < body.bytes.count else { return nil }
+            if body.pause > .zero { try await Task.sleep(for: body.pause) }
+            let end = Swift.min(body.bytes.count, position + Swift.max(1, Swift.min(count, body.chunk)))
+            defer { position = end }
+            return Array(body.bytes[position..<end])
+        }
+    }
+}
+
+private struct ConnectionDropped: Error {}

@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// A separate package so that users of Conductor never fetch the benchmark's dependencies.
+let package = Package(
+    name: "ConductorBenchmarks",
+    platforms: [
+        .macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2),
+    ],
+    dependencies: [
+        .package(name: "Conductor", path: ".."),
+        // The dependency-injection baseline.
+        .package(url: "https://github.com/Swinject/Swinject", from: "2.10.0"),
+        // Requests and responses for the gate scenarios.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+    ],
+    targets: [
+        // glibc's malloc statistics, which the Glibc module does not export, for the memory scenario.
+        .target(name: "MallocStats"),
+        .executableTarget(
+            name: "conductor-bench",
+            dependencies: [
+                .product(name: "Conductor", package: "Conductor"),
+                .product(name: "Swinject", package: "Swinject"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "MallocStats",
+            ],
+            swiftSettings: [
+                .swiftLanguageMode(.v6),
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+                .enableUpcomingFeature("InternalImportsByDefault"),
+            ]
+        ),
+    ]
+)

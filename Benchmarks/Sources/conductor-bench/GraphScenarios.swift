@@ -1,0 +1,371 @@
+import Conductor
+import Dispatch
+import Foundation
+import Synchronization
+
+// Every graph contender is timed from "start the work" to "all of it has ended". A
+// `TaskGraph` is a reusable value built once (like the baselines' code, which is compiled),
+// so its construction is not timed; `run()` is, and it includes validation.
+
+// MARK: - graph.independent
+
+func independentScenario(_ n: Int) -> Scenario {
+    var graph = TaskGraph()
+    for index in 0..<n { graph.add("t\(index)") { _ in } }
+    let subject = graph
+    var baselines = [
+        Contender(name: "withTaskGroup") {
+            await nanosecondsPerOperation(n) {
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<n { group.addTask {} }
+                }
+            }
+        },
+        Contender(name: "addImmediateTask") {
+            await nanosecondsPerOperation(n) {
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<n { group.addImmediateTask {} }
+                }
+            }
+        },
+    ]
+    if n <= 10_000 {
+        baselines.append(
+            Contender(name: "OperationQueue") {
+                await nanosecondsPerOperation(n) { operationQueueIndependent(n) }
+            })
+    }
+    return Scenario(
+        name: "graph.independent", n: n, unit: "ns/task",
+        subject: Contender(name: "TaskGraph.run") {
+            await nanosecondsPerOperation(n) { _ = try! await subject.run() }
+        },
+        baselines: baselines
+    )
+}
+
+// MARK: - graph.dag
+
+/// A layered DAG: `width` nodes per layer, node `i` of a layer depending on nodes `i` and
+/// `i + 1` (wrapping) of the layer before.
+struct LayeredDAG: Sendable {
+    let count: Int
+    let width: Int
+
+    func dependencies(of node: Int) -> [Int] {
+        guard node >= width else { return [] }
+        let layerStart = (node / width - 1) * width
+        let column = node % width
+        return [layerStart + column, layerStart + (column + 1) % width]
+    }
+
+    /// Successor lists and dependency counts, as a hand-written scheduler keeps them.
+    func table() -> ReadyCountTable {
+        var successors = Array(repeating: [Int32](), count: count)
+        var dependencyCounts = Array(repeating: Int32(0), count: count)
+        for node in 0..<count {
+            for dependency in dependencies(of: node) {
+                successors[dependency].append(Int32(node))
+                dependencyCounts[node] += 1
+            }
+        }
+        return ReadyCountTable(successors: successors, dependencyCounts: dependencyCounts)
+    }
+
+    func graph(_ work: @escaping @Sendable () async -> Void = {}) -> TaskGraph {
+        var graph = TaskGraph()
+        for node in 0..<count {
+            graph.add("n\(node)", dependsOn: dependencies(of: node).map { "n\($0)" }) { _ in await work() }
+        }
+        return graph
+    }
+}
+
+struct ReadyCountTable: Sendable {
+    let successors: [[Int32]]
+    let dependencyCounts: [Int32]
+}
+
+/// Dependency counters that workers on several threads decrement without a lock.
+///
+/// `@unchecked Sendable`: the buffer is written only at init, then touched only through its
+/// atomics, and freed in deinit when no worker can hold a reference any more.
+final class AtomicCounters: @unchecked Sendable {
+    private let counters: UnsafeMutablePointer<Atomic<Int32>>
+    let count: Int
+
+    init(_ values: [Int32]) {
+        count = values.count
+        counters = .allocate(capacity: values.count)
+        for (index, value) in values.enumerated() { (counters + index).initialize(to: Atomic(value)) }
+    }
+
+    deinit {
+        counters.deinitialize(count: count)
+        counters.deallocate()
+    }
+
+    /// Decrements counter `index`; true when this call took it to zero.
+    @inline(__always)
+    func release(_ index: Int32) -> Bool {
+        counters[Int(index)].subtract(1, ordering: .acquiringAndReleasing).newValue == 0
+    }
+}
+
+/// The best hand-written scheduler: atomic ready counts; a worker that finishes a node runs
+/// the first successor it made ready itself (no task, no hop) and hands any others back to
+/// the group's owner to spawn.
+func readyCountScheduler(_ table: ReadyCountTable, _ work: @escaping @Sendable () async -> Void) async {
+    let counters = AtomicCounters(table.dependencyCounts)
+    let roots = table.dependencyCounts.indices.filter { table.dependencyCounts[$0] == 0 }.map { Int32($0) }
+    @Sendable func worker(_ first: Int32) async -> [Int32] {
+        var node = first
+        var spawn: [Int32] = []
+        while true {
+            await work()
+            var next: Int32 = -1
+            for successor in table.successors[Int(node)] where counters.release(successor) {
+                if next < 0 { next = successor } else { spawn.append(successor) }
+            }
+            guard next >= 0 else { return spawn }
+            node = next
+        }
+    }
+    await withTaskGroup(of: [Int32].self) { group in
+        for root in roots { group.addTask { await worker(root) } }
+        while let spawned = await group.next() {
+            for node in spawned { group.addTask { await worker(node) } }
+        }
+    }
+}
+
+/// The same scheduler spawning a child task for every node made ready.
+func readyCountSchedulerSpawning(_ table: ReadyCountTable) async {
+    let counters = AtomicCounters(table.dependencyCounts)
+    let roots = table.dependencyCounts.indices.filter { table.dependencyCounts[$0] == 0 }.map { Int32($0) }
+    await withTaskGroup(of: [Int32].self) { group in
+        for root in roots {
+            group.addTask { table.successors[Int(root)].filter { counters.release($0) } }
+        }
+        while let ready = await group.next() {
+            for node in ready { group.addTask { table.successors[Int(node)].filter { counters.release($0) } } }
+        }
+    }
+}
+
+/// What the obvious Swift code does: one `Task` per node, awaiting its predecessors' values.
+func taskPerNode(_ dag: LayeredDAG) async {
+    var tasks: [Task<Void, Never>] = []
+    tasks.reserveCapacity(dag.count)
+    for node in 0..<dag.count {
+        let predecessors = dag.dependencies(of: node).map { tasks[$0] }
+        tasks.append(
+            Task {
+                for predecessor in predecessors { await predecessor.value }
+            })
+    }
+    for task in tasks { await task.value }
+}
+
+func singleThreadedReadyCount(_ table: ReadyCountTable) -> Int {
+    var remaining = table.dependencyCounts
+    var ready = remaining.indices.filter { remaining[$0] == 0 }.map { Int32($0) }
+    var done = 0
+    while let node = ready.popLast() {
+        done += 1
+        for successor in table.successors[Int(node)] {
+            remaining[Int(successor)] -= 1
+            if remaining[Int(successor)] == 0 { ready.append(successor) }
+        }
+    }
+    return done
+}
+
+func operationQueueIndependent(_ n: Int) {
+    let queue = OperationQueue()
+    queue.addOperations((0..<n).map { _ in BlockOperation {} }, waitUntilFinished: true)
+}
+
+func operationQueueDAG(_ dag: LayeredDAG) {
+    let queue = OperationQueue()
+    var operations: [BlockOperation] = []
+    operations.reserveCapacity(dag.count)
+    for node in 0..<dag.count {
+        let operation = BlockOperation {}
+        for dependency in dag.dependencies(of: node) { operation.addDependency(operations[dependency]) }
+        operations.append(operation)
+    }
+    queue.addOperations(operations, waitUntilFinished: true)
+}
+
+func dagScenario(_ n: Int, operationQueueOnly: Bool = false) -> Scenario {
+    let dag = LayeredDAG(count: n, width: 100)
+    let graph = dag.graph()
+    let table = dag.table()
+    let subject = Contender(name: "TaskGraph.run") {
+        await nanosecondsPerOperation(n) { _ = try! await graph.run() }
+    }
+    if operationQueueOnly {
+        return Scenario(
+            name: "graph.dag", n: n, unit: "ns/node", subject: subject,
+            baselines: [
+                Contender(name: "OperationQueue+dependencies") {
+                    await nanosecondsPerOperation(n) { operationQueueDAG(dag) }
+                }
+            ])
+    }
+    return Scenario(
+        name: "graph.dag", n: n, unit: "ns/node", subject: subject,
+        baselines: [
+            Contender(name: "Task per node") { await nanosecondsPerOperation(n) { await taskPerNode(dag) } },
+            Contender(name: "ready-count, spawning") {
+                await nanosecondsPerOperation(n) { await readyCountSchedulerSpawning(table) }
+            },
+            Contender(name: "ready-count, inline") {
+                await nanosecondsPerOperation(n) { await readyCountScheduler(table) {} }
+            },
+            Contender(name: "ready-count, 1 thread") {
+                await nanosecondsPerOperation(n) { precondition(singleThreadedReadyCount(table) == n) }
+            },
+        ])
+}
+
+// MARK: - graph.stages
+
+func stagesScenario(stages: Int, width: Int) -> Scenario {
+    let schedule = Schedule {
+        for stage in 0..<stages {
+            Stage("s\(stage)") {
+                for task in 0..<width { Step("s\(stage).\(task)") { _ in } }
+            }
+        }
+    }
+    let n = stages * width
+    return Scenario(
+        name: "graph.stages \(stages)×\(width)", n: n, unit: "ns/task",
+        subject: Contender(name: "Schedule.run") {
+            await nanosecondsPerOperation(n) { _ = try! await schedule.run() }
+        },
+        baselines: [
+            Contender(name: "TaskGroup per stage") {
+                await nanosecondsPerOperation(n) {
+                    for _ in 0..<stages {
+                        await withTaskGroup(of: Void.self) { group in
+                            for _ in 0..<width { group.addTask {} }
+                        }
+                    }
+                }
+            },
+            Contender(name: "DispatchGroup per stage") {
+                await nanosecondsPerOperation(n) {
+                    for _ in 0..<stages {
+                        let group = DispatchGroup()
+                        for _ in 0..<width { DispatchQueue.global().async(group: group) {} }
+                        group.wait()
+                    }
+                }
+            },
+        ])
+}
+
+// MARK: - graph.parallel
+
+/// The guard against buying speed with lost parallelism: every node waits 1 ms on the clock.
+func parallelScenario(layers: Int, width: Int) -> Scenario {
+    let dag = LayeredDAG(count: layers * width, width: width)
+    let graph = dag.graph { try? await Task.sleep(for: .milliseconds(1)) }
+    return Scenario(
+        name: "graph.parallel", n: dag.count, unit: "ms (makespan)",
+        subject: Contender(name: "TaskGraph.run") {
+            await nanosecondsPerOperation(1) { _ = try! await graph.run() } / 1e6
+        },
+        baselines: [
+            Contender(name: "TaskGroup per layer") {
+                await nanosecondsPerOperation(1) {
+                    for _ in 0..<layers {
+                        await withTaskGroup(of: Void.self) { group in
+                            for _ in 0..<width { group.addTask { try? await Task.sleep(for: .milliseconds(1)) } }
+                        }
+                    }
+                } / 1e6
+            }
+        ],
+        note: "\(layers) layers × \(width), each node sleeps 1 ms; the ideal is \(layers) ms"
+    )
+}
+
+// MARK: - memory.pending
+
+/// Releases everything waiting on it, once.
+final class Blocker: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    var waiterCount: Int { state.withLock { $0.waiters.count } }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// Waits until `condition` holds, polling: only the memory scenario uses it, outside any timing.
+func until(_ condition: () -> Bool) async {
+    while !condition() { try? await Task.sleep(for: .milliseconds(1)) }
+}
+
+/// Bytes in use once the previous contender's memory has been given back: its tasks and
+/// run storage are freed on other threads shortly after it returns.
+func settledAllocatedBytes() async -> Int {
+    try? await Task.sleep(for: .milliseconds(100))
+    return allocatedBytes()
+}
+
+func memoryScenario(_ n: Int) -> Scenario {
+    Scenario(
+        name: "memory.pending", n: n, unit: "B/task",
+        subject: Contender(name: "TaskGraph (pending)") {
+            let before = await settledAllocatedBytes()
+            let blocker = Blocker()
+            var graph = TaskGraph()
+            graph.add("blocker") { _ in await blocker.wait() }
+            for index in 0..<n { graph.add("t\(index)", dependsOn: ["blocker"]) { _ in } }
+            let run = try! graph.start()
+            await until { blocker.waiterCount == 1 }
+            let bytes = Double(allocatedBytes() - before) / Double(n)
+            blocker.open()
+            _ = await run.report()
+            return bytes
+        },
+        baselines: [
+            Contender(name: "TaskGroup children (pending)") {
+                let before = await settledAllocatedBytes()
+                let blocker = Blocker()
+                var bytes = 0.0
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<n { group.addTask { await blocker.wait() } }
+                    await until { blocker.waiterCount == n }
+                    bytes = Double(allocatedBytes() - before) / Double(n)
+                    blocker.open()
+                }
+                return bytes
+            }
+        ],
+        note:
+            "bytes in use by malloc (all arenas, glibc malloc_info) from before building to all pending, per pending task"
+    )
+}

@@ -1,0 +1,274 @@
+import Conductor
+import Dispatch
+import HTTPTypes
+import Swinject
+import Synchronization
+
+// MARK: - harmonizer.countdown / harmonizer.registry
+
+/// Counts down `n` times from two threads, half each. Setting up the count (DispatchGroup's
+/// `n` calls to `enter()`, the harmonizer's initial count) is not timed; the count-downs and
+/// the completion are.
+func twoThreads(_ n: Int, _ countDown: @Sendable () -> Void) {
+    DispatchQueue.concurrentPerform(iterations: 2) { _ in
+        for _ in 0..<n / 2 { countDown() }
+    }
+}
+
+/// Waits for a DispatchGroup's notify, as callers do.
+func notified(_ group: DispatchGroup) async {
+    await withCheckedContinuation { continuation in
+        group.notify(queue: .global()) { continuation.resume() }
+    }
+}
+
+func dispatchGroupCountDown(_ n: Int) async -> Double {
+    let group = DispatchGroup()
+    for _ in 0..<n { group.enter() }
+    return await nanosecondsPerOperation(n) {
+        twoThreads(n) { group.leave() }
+        await notified(group)
+    }
+}
+
+func harmonizerCountdownScenario(_ n: Int) -> Scenario {
+    Scenario(
+        name: "harmonizer.countdown", n: n, unit: "ns/countDown",
+        subject: Contender(name: "Harmonizer.leave") {
+            let harmonizer = try! Harmonizer(count: n)
+            return await nanosecondsPerOperation(n) {
+                twoThreads(n) { harmonizer.leave() }
+                _ = await harmonizer.outcome
+            }
+        },
+        baselines: [Contender(name: "DispatchGroup leave+notify") { await dispatchGroupCountDown(n) }],
+        note: "two threads count down n/2 each; the initial count (n enters) is set up untimed"
+    )
+}
+
+func harmonizerRegistryScenario(_ n: Int) -> Scenario {
+    Scenario(
+        name: "harmonizer.registry", n: n, unit: "ns/countDown",
+        subject: Contender(name: "registry.countDown(name)") {
+            let registry = HarmonizerRegistry()
+            let harmonizer = try! registry.create("load", count: n, on: .immediate) { _ in }
+            return await nanosecondsPerOperation(n) {
+                twoThreads(n) { registry.countDown("load") }
+                _ = await harmonizer.outcome
+            }
+        },
+        baselines: [Contender(name: "DispatchGroup leave+notify") { await dispatchGroupCountDown(n) }]
+    )
+}
+
+/// Counts completions and resumes a waiter at the expected number.
+final class CompletionCounter: Sendable {
+    private let state: Mutex<(count: Int, waiter: CheckedContinuation<Void, Never>?)> = Mutex((0, nil))
+    private let expected: Int
+
+    init(expected: Int) { self.expected = expected }
+
+    func completed() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.count += 1
+            guard state.count == expected else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if state.count == expected { return true }
+                state.waiter = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
+
+func harmonizerLifecycleScenario(_ cycles: Int) -> Scenario {
+    let countDowns = 10
+    return Scenario(
+        name: "harmonizer.registry create→10→done", n: cycles, unit: "ns/cycle",
+        subject: Contender(name: "registry.create+countDown") {
+            let registry = HarmonizerRegistry()
+            let counter = CompletionCounter(expected: cycles)
+            return await nanosecondsPerOperation(cycles) {
+                for _ in 0..<cycles {
+                    try! registry.create("load", count: countDowns, on: .immediate) { _ in counter.completed() }
+                    for _ in 0..<countDowns { registry.countDown("load") }
+                }
+                await counter.wait()
+            }
+        },
+        baselines: [
+            Contender(name: "DispatchGroup enter/leave/notify") {
+                let counter = CompletionCounter(expected: cycles)
+                return await nanosecondsPerOperation(cycles) {
+                    for _ in 0..<cycles {
+                        let group = DispatchGroup()
+                        for _ in 0..<countDowns { group.enter() }
+                        group.notify(queue: .global()) { counter.completed() }
+                        for _ in 0..<countDowns { group.leave() }
+                    }
+                    await counter.wait()
+                }
+            }
+        ],
+        note: "one thread; the harmonizer's completion runs .immediate, DispatchGroup's on the global queue"
+    )
+}
+
+// MARK: - assembly.resolve
+
+/// Swinject's `Container` is not Sendable. `@unchecked Sendable`: the contenders of a
+/// scenario run one after another, so only one task ever uses the container at a time.
+final class SwinjectBox: @unchecked Sendable {
+    let container = Container()
+}
+
+final class AnalyticsService: Sendable {
+    let id = 42
+}
+
+func assemblyScenario(_ n: Int) -> Scenario {
+    let assembly = Assembly()
+    assembly.register(AnalyticsService.self) { _ in AnalyticsService() }
+    let box = SwinjectBox()
+    box.container.register(AnalyticsService.self) { _ in AnalyticsService() }.inObjectScope(.container)
+    let dictionary = Mutex<[ObjectIdentifier: any Sendable]>([
+        ObjectIdentifier(AnalyticsService.self): AnalyticsService()
+    ])
+    return Scenario(
+        name: "assembly.resolve", n: n, unit: "ns/resolve",
+        subject: Contender(name: "Assembly.resolve") {
+            _ = try! await assembly.resolve(AnalyticsService.self)
+            var sum = 0
+            let result = await nanosecondsPerOperation(n) {
+                for _ in 0..<n { sum &+= try! await assembly.resolve(AnalyticsService.self).id }
+            }
+            precondition(sum == 42 * n)
+            return result
+        },
+        baselines: [
+            Contender(name: "Swinject resolve") {
+                let container = box.container
+                _ = container.resolve(AnalyticsService.self)
+                var sum = 0
+                let result = await nanosecondsPerOperation(n) {
+                    for _ in 0..<n { sum &+= container.resolve(AnalyticsService.self)!.id }
+                }
+                precondition(sum == 42 * n)
+                return result
+            },
+            Contender(name: "Mutex<[ObjectIdentifier: Any]>") {
+                var sum = 0
+                let result = await nanosecondsPerOperation(n) {
+                    for _ in 0..<n {
+                        let service = dictionary.withLock { $0[ObjectIdentifier(AnalyticsService.self)] }
+                        sum &+= (service as! AnalyticsService).id
+                    }
+                }
+                precondition(sum == 42 * n)
+                return result
+            },
+        ],
+        note: "an already-created singleton, one thread"
+    )
+}
+
+// MARK: - gate
+
+/// gate.schedule: no-op jobs through a PriorityScheduler limited to 8, priorities mixed.
+func gateScheduleScenario(_ n: Int) -> Scenario {
+    let priorities: [PriorityScheduler.Priority] = [.low, .default, .high]
+    return Scenario(
+        name: "gate.schedule", n: n, unit: "ns/job",
+        subject: Contender(name: "PriorityScheduler.submit") {
+            await nanosecondsPerOperation(n) {
+                let scheduler = PriorityScheduler(maxConcurrent: 8)
+                for job in 0..<n { try! scheduler.submit(priority: priorities[job % 3]) {} }
+                try! await scheduler.whenIdle()
+            }
+        },
+        baselines: [
+            Contender(name: "TaskGroup limited to 8 by hand") {
+                await nanosecondsPerOperation(n) { await handLimitedTaskGroup(jobs: n, limit: 8) }
+            }
+        ],
+        note: "concurrency limit 8, low/default/high in turn"
+    )
+}
+
+/// An in-memory server: answers 401 to any token but the valid one, 200 otherwise.
+final class StormServer: GateTransport, Sendable {
+    private let state: Mutex<(valid: String, refreshes: Int)>
+
+    init(valid: String) { state = Mutex((valid, 0)) }
+
+    var refreshes: Int { state.withLock { $0.refreshes } }
+
+    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        let token = request.headerFields[.authorization]
+        let valid = state.withLock { $0.valid }
+        return (HTTPResponse(status: token == valid ? .ok : .unauthorized), [])
+    }
+
+    func issueToken() -> String {
+        state.withLock { state in
+            state.refreshes += 1
+            state.valid = "t\(state.refreshes)"
+            return state.valid
+        }
+    }
+}
+
+/// Sends `n` concurrent requests through a fresh gate whose starting token is `token`;
+/// returns the nanoseconds per request and the number of refreshes.
+func refreshStorm(_ n: Int, startingWith token: String, server: StormServer) async -> (Double, Int) {
+    let gate = RequestGate<String>(
+        transport: server,
+        credential: token,
+        authorize: { request, token in request.headerFields[.authorization] = token },
+        refresh: { _ in server.issueToken() }
+    )
+    let request = HTTPRequest(method: .get, scheme: "http", authority: "bench", path: "/item")
+    let perRequest = await nanosecondsPerOperation(n) {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<n { group.addTask { _ = try! await gate.send(request) } }
+        }
+    }
+    return (perRequest, server.refreshes)
+}
+
+/// gate.refresh-storm: every request of a burst meets an expired token; exactly one refresh.
+func gateRefreshStormScenario(_ n: Int) -> Scenario {
+    Scenario(
+        name: "gate.refresh-storm", n: n, unit: "ns/request",
+        subject: Contender(name: "RequestGate, token expired") {
+            let (time, refreshes) = await refreshStorm(n, startingWith: "t0", server: StormServer(valid: "t1"))
+            precondition(refreshes == 1, "a refresh storm made \(refreshes) refreshes")
+            return time
+        },
+        baselines: [
+            Contender(name: "RequestGate, token valid") {
+                await refreshStorm(n, startingWith: "t0", server: StormServer(valid: "t0")).0
+            }
+        ],
+        note: "in-memory transport; the expired run checks that exactly 1 refresh happened"
+    )
+}
+
+/// The gate.schedule baseline: a TaskGroup kept to `limit` children in flight by hand.
+func handLimitedTaskGroup(jobs: Int, limit: Int) async {
+    await withTaskGroup(of: Void.self) { group in
+        for job in 0..<jobs {
+            if job >= limit { await group.next() }
+            group.addTask(priority: [.low, .medium, .high][job % 3]) {}
+        }
+    }
+}

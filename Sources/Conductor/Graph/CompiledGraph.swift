@@ -1,0 +1,41 @@
+/// A graph's ids and dependencies resolved to positions while it is being built.
+///
+/// Tasks are almost always added after what they depend on. While that holds (and no id is
+/// empty or repeated) the graph cannot have a cycle or an unknown dependency, so it needs no
+/// validation, and its run takes the index and the edges as they are instead of hashing every
+/// id again. The first task that breaks the rule switches this off; the full validation then
+/// decides, and the run resolves ids itself.
+struct CompiledGraph: Sendable {
+    private(set) var index: [String: Int32] = [:]
+    private(set) var edges: [[GraphStateMachine.Edge]] = []
+    private(set) var isComplete = true
+
+    init() {}
+
+    init(_ definitions: [NodeDefinition]) {
+        for definition in definitions { append(definition) }
+    }
+
+    mutating func append(_ definition: NodeDefinition) {
+        guard isComplete else { return }
+        guard !definition.id.isEmpty, index[definition.id] == nil else { return abandon() }
+        var resolved: [GraphStateMachine.Edge] = []
+        resolved.reserveCapacity(definition.requires.count + definition.after.count)
+        for id in definition.requires {
+            guard let position = index[id] else { return abandon() }
+            resolved.append(GraphStateMachine.Edge(node: position, requiresSuccess: true))
+        }
+        for id in definition.after {
+            guard let position = index[id] else { return abandon() }
+            resolved.append(GraphStateMachine.Edge(node: position, requiresSuccess: false))
+        }
+        index[definition.id] = Int32(edges.count)
+        edges.append(resolved)
+    }
+
+    private mutating func abandon() {
+        isComplete = false
+        index = [:]
+        edges = []
+    }
+}

@@ -1,0 +1,97 @@
+/// An error from building or running a ``Launcher``; the message names the task.
+///
+/// ```swift
+/// do {
+///     try await launcher.run()
+/// } catch let error as LaunchError where error.code == .taskFailed {
+///     print(error.message)  // "required task 'config' failed: offline"
+/// }
+/// ```
+public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong. New codes may be added, so a `switch` should have a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Kind: Hashable, Sendable {
+            case emptyName, duplicateName, unknownDependency, unknownReadiness, launchFinished
+            case taskFailed, launchEnded, cancelled
+        }
+
+        fileprivate let kind: Kind
+
+        /// A task or readiness set has an empty name.
+        public static let emptyName = Code(kind: .emptyName)
+        /// A task or readiness set has the name of one added before.
+        public static let duplicateName = Code(kind: .duplicateName)
+        /// A task or readiness set names a dependency that has not been added.
+        public static let unknownDependency = Code(kind: .unknownDependency)
+        /// `ready(_:)` named a readiness set the launcher does not have.
+        public static let unknownReadiness = Code(kind: .unknownReadiness)
+        /// A task was added after the launch had ended.
+        public static let launchFinished = Code(kind: .launchFinished)
+        /// A required task failed, which ended the launch.
+        public static let taskFailed = Code(kind: .taskFailed)
+        /// The launch ended (cancelled, or failed) before a readiness set was ready.
+        public static let launchEnded = Code(kind: .launchEnded)
+        /// The launch, or the waiting task, was cancelled.
+        public static let cancelled = Code(kind: .cancelled)
+
+        public var description: String { "\(kind)" }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// A sentence that names the culprit.
+    public let message: String
+    /// The task the error is about, if any.
+    public let taskName: String?
+
+    init(_ code: Code, _ message: String, taskName: String? = nil) {
+        self.code = code
+        self.message = message
+        self.taskName = taskName
+    }
+
+    public var description: String { "LaunchError.\(code): \(message)" }
+
+    static func emptyName() -> LaunchError {
+        LaunchError(.emptyName, "a start-up task or readiness set has an empty name")
+    }
+
+    static func duplicateName(_ name: String) -> LaunchError {
+        LaunchError(.duplicateName, "'\(name)' was already added", taskName: name)
+    }
+
+    static func unknownDependency(_ missing: String, of name: String) -> LaunchError {
+        LaunchError(
+            .unknownDependency, "'\(name)' depends on '\(missing)', which has not been added", taskName: name)
+    }
+
+    static func unknownReadiness(_ name: String) -> LaunchError {
+        LaunchError(.unknownReadiness, "no readiness set named '\(name)'")
+    }
+
+    static func launchFinished(adding name: String) -> LaunchError {
+        LaunchError(.launchFinished, "cannot add '\(name)': the launch has ended", taskName: name)
+    }
+
+    static func launchEnded(before readiness: String, because outcome: RunOutcome) -> LaunchError {
+        LaunchError(.launchEnded, "the launch ended before '\(readiness)' was ready: \(outcome)")
+    }
+
+    static func cancelled() -> LaunchError {
+        LaunchError(.cancelled, "the launch was cancelled")
+    }
+
+    /// The launch's error for a graph error: a failed or timed-out required task keeps its name
+    /// and the graph's message ("required task 'config' failed: …", "task 'config' timed out
+    /// after …").
+    static func from(_ error: GraphError) -> LaunchError {
+        switch error.code {
+        case .taskFailed, .timedOut: LaunchError(.taskFailed, error.message, taskName: error.taskID)
+        case .duplicateID: duplicateName(error.taskID ?? "")
+        case .emptyID: emptyName()
+        case .runFinished: launchFinished(adding: error.taskID ?? "")
+        case .cancelled: cancelled()
+        default: LaunchError(.unknownDependency, error.message, taskName: error.taskID)
+        }
+    }
+}

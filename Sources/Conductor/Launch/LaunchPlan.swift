@@ -1,0 +1,151 @@
+/// The pure bookkeeping of a launcher: which names exist, what was added before the launch,
+/// and how tasks that declare no dependencies are chained in the order added. No locks, no
+/// tasks: the launcher calls it under its lock and hands the definitions to the graph.
+struct LaunchPlan {
+    enum Entry {
+        case task(any StartupTask)
+        case readiness(String, after: [String])
+
+        var name: String {
+            switch self {
+            case .task(let task): task.name
+            case .readiness(let name, _): name
+            }
+        }
+    }
+
+    enum Kind { case task, readiness }
+
+    /// What was added before the launch, in order; compiled when the launch starts.
+    private(set) var entries: [Entry] = []
+    /// Every name that may be depended on now.
+    private(set) var kinds: [String: Kind] = [:]
+    /// The node the next chained task runs after: the hidden marker that ends once the last
+    /// chained task and everything chained before it have ended. A marker (rather than the
+    /// task itself) keeps the order when a pending task in the middle is removed.
+    private var chainTail: String?
+    /// The tasks handed to the graph, in order: what `removeAll` removes during the launch.
+    private(set) var compiledTasks: [String] = []
+    private var markers = 0
+
+    /// Checks a new entry's name and dependencies against what has been added.
+    mutating func admit(_ entry: Entry) throws(LaunchError) {
+        let name = entry.name
+        if name.isEmpty { throw .emptyName() }
+        if kinds[name] != nil { throw .duplicateName(name) }
+        let dependencies: [String]
+        switch entry {
+        case .task(let task): dependencies = task.dependencies ?? []
+        case .readiness(_, let after): dependencies = after
+        }
+        for dependency in dependencies where kinds[dependency] == nil {
+            throw .unknownDependency(dependency, of: name)
+        }
+        switch entry {
+        case .task: kinds[name] = .task
+        case .readiness: kinds[name] = .readiness
+        }
+    }
+
+    /// Before the launch: remembers an admitted entry.
+    mutating func keep(_ entry: Entry) {
+        entries.append(entry)
+    }
+
+    /// Before the launch: forgets a task, freeing its name. Returns whether it was there.
+    mutating func forget(_ name: String) -> Bool {
+        guard kinds[name] == .task, let index = entries.firstIndex(where: { $0.name == name }) else { return false }
+        entries.remove(at: index)
+        kinds[name] = nil
+        return true
+    }
+
+    /// Before the launch: forgets every task (readiness sets stay, though they may now name
+    /// tasks that are gone, which the launch's validation reports).
+    mutating func forgetAllTasks() {
+        entries.removeAll { entry in
+            guard case .task(let task) = entry else { return false }
+            kinds[task.name] = nil
+            return true
+        }
+    }
+
+    /// Whether `name` is a readiness set.
+    func isReadiness(_ name: String) -> Bool { kinds[name] == .readiness }
+
+    /// Whether `name` is a task.
+    func isTask(_ name: String) -> Bool { kinds[name] == .task }
+
+    /// The names of the tasks added so far, in order (before the launch).
+    var taskNames: [String] {
+        entries.compactMap { entry in
+            if case .task(let task) = entry { return task.name }
+            return nil
+        }
+    }
+
+    /// Compiles the entries kept before the launch, emptying them.
+    mutating func compileEntries() -> [NodeDefinition] {
+        let kept = entries
+        entries = []
+        var definitions: [NodeDefinition] = []
+        definitions.reserveCapacity(kept.count * 2)
+        for entry in kept { compile(entry, into: &definitions) }
+        return definitions
+    }
+
+    /// The graph nodes for one entry: a task (plus its chain marker if it declared no
+    /// dependencies), or a readiness milestone.
+    mutating func compile(_ entry: Entry, into definitions: inout [NodeDefinition]) {
+        switch entry {
+        case .readiness(let name, let after):
+            definitions.append(
+                NodeDefinition(
+                    id: name, requires: [], after: after, kind: .marker(milestone: name, startsStage: nil),
+                    stage: nil, isHidden: false)
+            )
+        case .task(let task):
+            compiledTasks.append(task.name)
+            let spec = Self.spec(for: task)
+            guard task.dependencies == nil else {
+                definitions.append(
+                    NodeDefinition(
+                        id: task.name, requires: task.dependencies ?? [], after: [], kind: .task(spec), stage: nil,
+                        isHidden: false)
+                )
+                return
+            }
+            let previous = chainTail.map { [$0] } ?? []
+            definitions.append(
+                NodeDefinition(
+                    id: task.name, requires: [], after: previous, kind: .task(spec), stage: nil, isHidden: false)
+            )
+            let marker = "\u{1}launch chain \(markers)"
+            markers += 1
+            definitions.append(
+                NodeDefinition(
+                    id: marker, requires: [], after: [task.name] + previous,
+                    kind: .marker(milestone: nil, startsStage: nil), stage: nil, isHidden: true)
+            )
+            chainTail = marker
+        }
+    }
+
+    /// How the graph runs a start-up task. Detached, so that removing a running task or
+    /// stopping the launch abandons it at once instead of waiting for it to notice.
+    static func spec(for task: any StartupTask) -> TaskSpec {
+        let operation: TaskSpec.Operation =
+            task.runsOnMainActor
+            ? .mainActor { _ in try await task.run() }
+            : .global { _ in try await task.run() }
+        return TaskSpec(
+            operation: operation,
+            priority: .medium,
+            timeout: nil,
+            retry: task.retry,
+            failure: task.isRequired ? .required : .optional,
+            whenDependencyFails: .skip,
+            runsDetached: true
+        )
+    }
+}

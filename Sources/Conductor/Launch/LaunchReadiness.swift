@@ -1,0 +1,33 @@
+/// The answer to ``Launcher/ready(_:timeout:)``: ready, too late, or never.
+///
+/// ```swift
+/// switch await launcher.ready("firstScreen", timeout: .seconds(2)) {
+/// case .ready: showHome()
+/// case .timedOut: showSkeleton()
+/// case .failed(let error): showError(error.message)
+/// }
+/// ```
+public enum LaunchReadiness: Hashable, Sendable, CustomStringConvertible {
+    /// Every task of the set has ended (an optional one may have failed); `at` is the time
+    /// since the launch started.
+    case ready(at: Duration)
+    /// The deadline passed first; the launch goes on.
+    case timedOut(after: Duration)
+    /// The set will never be ready: the launch failed or was cancelled, the name is unknown,
+    /// or the waiting task was cancelled.
+    case failed(LaunchError)
+
+    /// Whether the set is ready.
+    public var isReady: Bool {
+        if case .ready = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .ready(let at): "ready at \(at)"
+        case .timedOut(let after): "timed out after \(after)"
+        case .failed(let error): "failed: \(error.message)"
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/// One start-up concern — pick the network channel, load the server config, check for a new
+/// version — that a ``Launcher`` runs.
+///
+/// ```swift
+/// struct LoadConfig: StartupTask {
+///     let name = "config"
+///     var retry: RetryPolicy { .attempts(3) }
+///     func run() async throws { try await ConfigStore.shared.load() }
+/// }
+///
+/// struct ShowHome: StartupTask {
+///     let name = "home"
+///     var dependencies: [String]? { ["config"] }
+///     var runsOnMainActor: Bool { true }
+///     @MainActor func run() async throws { AppWindow.shared.showHome() }
+/// }
+/// ```
+///
+/// Only ``name`` and ``run()`` are required. By default a task runs after the task added
+/// just before it, on the global executors, may not fail, and is tried once.
+public protocol StartupTask: Sendable {
+    /// A unique, non-empty name: what reports, traces, errors and observers call the task.
+    var name: String { get }
+
+    /// `nil` (the default): run after the task added just before this one, whatever its outcome.
+    /// A list (possibly empty): run as soon as these tasks or readiness sets have succeeded,
+    /// in parallel with everything else. The names must have been added first.
+    var dependencies: [String]? { get }
+
+    /// Whether the launcher calls ``run()`` from the main actor. Declare `run()` `@MainActor`
+    /// too, so that its body stays there after its first suspension.
+    var runsOnMainActor: Bool { get }
+
+    /// Whether the launch fails when this task fails (the default). An optional task's
+    /// failure is reported, and the launch goes on.
+    var isRequired: Bool { get }
+
+    /// How often to try again after a failure; waits are measured on the launcher's clock.
+    var retry: RetryPolicy { get }
+
+    /// Does the work. Return to complete, throw to fail; cancellation (the task was removed,
+    /// or the launch stopped) arrives as task cancellation.
+    func run() async throws
+}
+
+extension StartupTask {
+    public var dependencies: [String]? { nil }
+    public var runsOnMainActor: Bool { false }
+    public var isRequired: Bool { true }
+    public var retry: RetryPolicy { .never }
+}

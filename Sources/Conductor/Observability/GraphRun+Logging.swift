@@ -1,0 +1,16 @@
+public import Logging
+
+extension GraphRun {
+    /// Logs every event of the run, from its first, through `logger`; see ``GraphEventLogger``.
+    ///
+    /// ```swift
+    /// let run = try graph.start()
+    /// run.log(to: Logger(label: "app.graph"))
+    /// ```
+    public func log(to logger: Logger) {
+        let sink = GraphEventLogger(logger)
+        storage.journal.deliver(from: 0, on: .immediate) { batch in
+            for event in batch { sink.log(event) }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+/// Draws a run's report as a text timeline for the terminal: one row per task, Gantt-style.
+///
+/// ```swift
+/// print(TimelineRenderer(width: 40).render(await launcher.report()))
+/// ```
+///
+/// ```text
+/// completed in 1.20 s · critical path: channel → config → home
+///            0                                   1.20 s
+/// channel  * |████████                                | wait 0 µs   run 300 ms  global      succeeded
+/// config   * |        ░░██████████████                | wait 50 ms  run 550 ms  global      succeeded
+/// version    |████████████████████████████████████████| wait 0 µs   run 1.20 s  global      failed: offline
+/// home     * |                        ██████████      | wait 0 µs   run 400 ms  main actor  succeeded
+/// ◆ firstScreen at 800 ms
+/// ```
+///
+/// `░` is time spent queued (dependencies done, waiting for a worker), `█` is running, and
+/// `*` marks the critical path.
+public struct TimelineRenderer: Sendable {
+    /// The number of columns the run's whole duration spans.
+    public var width: Int
+
+    public init(width: Int = 50) {
+        self.width = max(10, width)
+    }
+
+    public func render(_ report: RunReport) -> String {
+        let critical = Set(report.criticalPath)
+        let nameWidth = report.tasks.map(\.id.count).max() ?? 0
+        var lines: [String] = []
+        var summary = "\(report.outcome) in \(report.duration.shortDescription)"
+        if !report.criticalPath.isEmpty {
+            summary += " · critical path: " + report.criticalPath.joined(separator: " → ")
+        }
+        lines.append(summary)
+        let end = report.duration.shortDescription
+        lines.append(
+            pad("", nameWidth + 3) + "0" + String(repeating: " ", count: max(1, width + 1 - end.count)) + end)
+        for task in report.tasks {
+            let bar = self.bar(for: task, duration: report.duration)
+            let wait = task.waitTime.map { "wait \($0.shortDescription)" } ?? "wait -"
+            let run = task.runTime.map { "run \($0.shortDescription)" } ?? "run -"
+            let marker = critical.contains(task.id) ? "*" : " "
+            lines.append(
+                pad(task.id, nameWidth) + " \(marker) |\(bar)| " + pad(wait, 12) + pad(run, 12)
+                    + pad(task.placement, 12) + "\(task.outcome)")
+        }
+        for milestone in report.milestones {
+            lines.append("◆ \(milestone.name) at \(milestone.at.shortDescription)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func bar(for task: TaskRecord, duration: Duration) -> String {
+        var cells = [Character](repeating: " ", count: width)
+        guard let startedAt = task.startedAt else { return String(cells) }
+        let start = min(width - 1, column(startedAt, of: duration))
+        let end = max(start + 1, column(task.endedAt, of: duration))
+        if let queuedAt = task.queuedAt {
+            for index in min(start, column(queuedAt, of: duration))..<start { cells[index] = "░" }
+        }
+        for index in start..<end { cells[index] = "█" }
+        return String(cells)
+    }
+
+    /// The column boundary nearest before `time`: 0 at the start, `width` at the end.
+    private func column(_ time: Duration, of duration: Duration) -> Int {
+        guard duration > .zero else { return 0 }
+        let fraction = time / duration
+        return min(width, max(0, Int(fraction * Double(width))))
+    }
+
+    private func pad(_ text: String, _ length: Int) -> String {
+        text.count >= length ? text + " " : text + String(repeating: " ", count: length - text.count)
+    }
+}

@@ -1,0 +1,530 @@
+import Conductor
+import ConductorTestKit
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// One test per error code of every error type, each raising the error through the public
+/// API the way an app would, and checking the code and the message the Errors article quotes.
+/// A message that embeds something dynamic (an underlying error) is checked exactly anyway,
+/// with a test error whose description is known.
+@Suite struct ErrorInventoryTests {
+    /// An error whose description is known, so messages that embed it can be checked exactly.
+    struct Offline: Error {}
+
+    // MARK: - GraphError
+
+    @Suite struct Graph {
+        @Test func graphEmptyID() throws {
+            var graph = TaskGraph()
+            graph.add("") { _ in }
+            let error = try #require(throws: GraphError.self) { try graph.validate() }
+            #expect(error.code == .emptyID)
+            #expect(error.message == "a task or milestone has an empty id")
+        }
+
+        @Test func graphDuplicateID() throws {
+            var graph = TaskGraph()
+            graph.add("config") { _ in }
+            graph.add("config") { _ in }
+            let error = try #require(throws: GraphError.self) { try graph.validate() }
+            #expect(error.code == .duplicateID)
+            #expect(error.message == "duplicate id 'config'")
+            #expect(error.taskID == "config")
+        }
+
+        @Test func graphUnknownDependency() throws {
+            var graph = TaskGraph()
+            graph.add("sku", dependsOn: ["basicInfo"]) { _ in }
+            let error = try #require(throws: GraphError.self) { try graph.start() }
+            #expect(error.code == .unknownDependency)
+            #expect(error.message == "task 'sku' depends on unknown id 'basicInfo'")
+            #expect(error.taskID == "sku")
+        }
+
+        @Test func graphCycle() async throws {
+            var graph = TaskGraph()
+            graph.add("a", dependsOn: ["c"]) { _ in }
+            graph.add("b", dependsOn: ["a"]) { _ in }
+            graph.add("c", dependsOn: ["b"]) { _ in }
+            let error = await #expect(throws: GraphError.self) { try await graph.run() }
+            #expect(error?.code == .cycle)
+            #expect(error?.message == "cycle: a → c → b → a")
+        }
+
+        @Test func graphUnknownTask() async throws {
+            let (run, latch) = try Self.startHeldRun()
+            let error = try #require(throws: GraphError.self) { try run.remove("ghost") }
+            #expect(error.code == .unknownTask)
+            #expect(error.message == "no task with id 'ghost'")
+            latch.open()
+            #expect(await run.report().isSuccess)
+        }
+
+        @Test func graphUnknownMilestone() async throws {
+            let (run, latch) = try Self.startHeldRun()
+            let error = await #expect(throws: GraphError.self) { try await run.reached("firstScreen") }
+            #expect(error?.code == .unknownMilestone)
+            #expect(error?.message == "no milestone named 'firstScreen'")
+            latch.open()
+            _ = await run.report()
+        }
+
+        @Test func graphMilestoneMissed() async throws {
+            let (run, latch) = try Self.startHeldRun(milestone: "firstScreen")
+            run.cancel()
+            let error = await #expect(throws: GraphError.self) { try await run.reached("firstScreen") }
+            #expect(error?.code == .milestoneMissed)
+            #expect(error?.message == "the run ended before milestone 'firstScreen' was reached")
+            latch.open()
+            _ = await run.report()
+        }
+
+        @Test func graphRunFinished() async throws {
+            var graph = TaskGraph()
+            graph.add("config") { _ in }
+            let run = try graph.start()
+            _ = await run.report()
+            let error = try #require(throws: GraphError.self) { try run.add("late") { _ in } }
+            #expect(error.code == .runFinished)
+            #expect(error.message == "cannot add 'late': the run has finished")
+            #expect(error.taskID == "late")
+        }
+
+        @Test func graphTaskFailed() async throws {
+            var graph = TaskGraph()
+            graph.add("config") { _ in throw Offline() }
+            let report = try await graph.run()
+            let error = try #require(report.outcome.error)
+            #expect(error.code == .taskFailed)
+            #expect(error.message == "required task 'config' failed: Offline()")
+            #expect(error.taskID == "config")
+        }
+
+        @Test func graphTimedOut() async throws {
+            let clock = ManualClock()
+            let latch = Latch()
+            var graph = TaskGraph()
+            graph.add("sku", timeout: .seconds(2)) { _ in await latch.wait() }
+            let run = try graph.start(clock: clock)
+            await clock.sleepers(atLeast: 1)
+            clock.advance(by: .seconds(2))
+            let error = try #require(await run.report().outcome.error)
+            #expect(error.code == .timedOut)
+            #expect(error.message == "task 'sku' timed out after 2.0 seconds")
+            latch.open()
+        }
+
+        @Test func graphCancelled() async throws {
+            let (run, latch) = try Self.startHeldRun(milestone: "firstScreen")
+            let waiter = Task { try await run.reached("firstScreen") }
+            waiter.cancel()
+            let error = await #expect(throws: GraphError.self) { try await waiter.value }
+            #expect(error?.code == .cancelled)
+            #expect(error?.message == "waiting for milestone 'firstScreen' was cancelled; the run goes on")
+            latch.open()
+            #expect(await run.report().isSuccess)
+        }
+
+        @Test func graphResultUnavailable() async throws {
+            let seen = Recorder<GraphError>()
+            var graph = TaskGraph()
+            let info = graph.add("basicInfo", failure: .optional) { _ -> Int in throw Offline() }
+            graph.add("page", dependsOn: ["basicInfo"], whenDependencyFails: .runAnyway) { context in
+                do throws(GraphError) {
+                    _ = try context.value(of: info)
+                } catch {
+                    seen.append(error)
+                }
+            }
+            _ = try await graph.run()
+            let error = try #require(seen.all.first)
+            #expect(error.code == .resultUnavailable)
+            #expect(error.message == "task 'page' read the result of 'basicInfo', which did not succeed")
+            #expect(error.taskID == "page")
+        }
+
+        /// A run whose only task, `held`, runs until the latch opens.
+        static func startHeldRun(milestone: String? = nil) throws -> (GraphRun, Latch) {
+            let latch = Latch()
+            var graph = TaskGraph()
+            graph.add("held") { _ in await latch.wait() }
+            if let milestone { graph.addMilestone(milestone, after: ["held"]) }
+            return (try graph.start(), latch)
+        }
+    }
+
+    // MARK: - HarmonizerError
+
+    @Suite struct Harmonizers {
+        @Test func harmonizerEmptyName() throws {
+            let registry = HarmonizerRegistry()
+            let error = try #require(throws: HarmonizerError.self) {
+                try registry.create("", count: 1, on: .immediate) { _ in }
+            }
+            #expect(error.code == .emptyName)
+            #expect(error.message == "a harmonizer's name is the empty string")
+        }
+
+        @Test func harmonizerDuplicateName() throws {
+            let registry = HarmonizerRegistry()
+            try registry.create("sing-along", count: 1, on: .immediate) { _ in }
+            let error = try #require(throws: HarmonizerError.self) {
+                try registry.create("sing-along", count: 1, on: .immediate) { _ in }
+            }
+            #expect(error.code == .duplicateName)
+            #expect(error.message == "a harmonizer named 'sing-along' is still waiting")
+            #expect(error.name == "sing-along")
+        }
+
+        @Test func harmonizerNegativeCount() throws {
+            let anonymous = try #require(throws: HarmonizerError.self) { try Harmonizer(count: -1) }
+            #expect(anonymous.code == .negativeCount)
+            #expect(anonymous.message == "a harmonizer was given a negative initial count (-1)")
+            let named = try #require(throws: HarmonizerError.self) {
+                try HarmonizerRegistry().create("sing-along", count: -2, on: .immediate) { _ in }
+            }
+            #expect(named.code == .negativeCount)
+            #expect(named.message == "harmonizer 'sing-along' was given a negative initial count (-2)")
+        }
+
+        @Test func harmonizerNegativeTimeout() throws {
+            let error = try #require(throws: HarmonizerError.self) {
+                try Harmonizer(participants: ["lead"], timeout: .seconds(-1))
+            }
+            #expect(error.code == .negativeTimeout)
+            #expect(error.message == "a harmonizer was given a negative timeout (-1.0 seconds)")
+        }
+
+        @Test func harmonizerUnknownName() throws {
+            let (registry, misuse) = Self.recordingRegistry()
+            #expect(!registry.countDown("sing-along"))
+            #expect(!registry.countUp("sing-along"))
+            #expect(!registry.stash(1, as: "original", in: "sing-along"))
+            #expect(misuse.all.map(\.code) == [.unknownName, .unknownName, .unknownName])
+            #expect(
+                misuse.all.map(\.message) == [
+                    "countDown('sing-along') ignored: no harmonizer named 'sing-along' is waiting",
+                    "countUp('sing-along') ignored: no harmonizer named 'sing-along' is waiting",
+                    "stash('sing-along') ignored: no harmonizer named 'sing-along' is waiting",
+                ])
+        }
+
+        @Test func harmonizerExtraCountDown() throws {
+            let (registry, misuse) = Self.recordingRegistry()
+            try registry.create("sing-along", count: 0, on: .immediate) { _ in }
+            #expect(!registry.countDown("sing-along"))
+            let error = try #require(misuse.all.first)
+            #expect(error.code == .extraCountDown)
+            #expect(error.message == "countDown('sing-along') ignored: its counter is already zero")
+            #expect(registry.cancel("sing-along"))
+        }
+
+        @Test func harmonizerAbsentParticipant() throws {
+            let (registry, misuse) = Self.recordingRegistry()
+            try registry.create("sing-along", participants: ["lead"], on: .immediate) { _ in }
+            #expect(!registry.countDown("sing-along", participant: "prompt"))
+            let error = try #require(misuse.all.first)
+            #expect(error.code == .absentParticipant)
+            #expect(error.message == "countDown('sing-along', participant: 'prompt') ignored: 'prompt' is not present")
+            #expect(registry.cancel("sing-along"))
+        }
+
+        static func recordingRegistry() -> (HarmonizerRegistry, Recorder<HarmonizerError>) {
+            let registry = HarmonizerRegistry()
+            let misuse = Recorder<HarmonizerError>()
+            registry.onMisuse(on: .immediate) { misuse.append($0) }
+            return (registry, misuse)
+        }
+    }
+
+    // MARK: - GateError
+
+    @Suite struct Gate {
+        static func get(_ path: String) -> HTTPRequest {
+            HTTPRequest(method: .get, scheme: "https", authority: "example.test", path: path)
+        }
+
+        static func makeGate(
+            _ transport: MemoryTransport,
+            credential: String? = "t0",
+            clock: ManualClock = ManualClock(),
+            maxAttempts: Int = 3,
+            refresh: @escaping @Sendable (String?) async throws -> String = { _ in throw Offline() }
+        ) -> RequestGate<String> {
+            var configuration = GateConfiguration(jitterSeed: 1)
+            configuration.maxAttempts = maxAttempts
+            return RequestGate(
+                transport: transport,
+                credential: credential,
+                configuration: configuration,
+                clock: clock,
+                authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+                refresh: refresh
+            )
+        }
+
+        @Test func gateRefreshFailed() async throws {
+            let gate = Self.makeGate(MemoryTransport(validToken: nil), credential: nil)
+            let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
+            #expect(error?.code == .refreshFailed)
+            #expect(error?.message == "GET /feed: the credential refresh failed: Offline()")
+            #expect(error?.request == "GET /feed")
+        }
+
+        @Test func gateRetriesExhausted() async throws {
+            let transport = MemoryTransport(validToken: "t0")
+            transport.state.withLock { $0.script = [.serviceUnavailable] }
+            let gate = Self.makeGate(transport, maxAttempts: 1)
+            let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
+            #expect(error?.code == .retriesExhausted)
+            #expect(error?.message == "GET /feed: gave up after 1 attempt(s); last: status 503")
+            #expect(error?.status == 503)
+        }
+
+        @Test func gateShutDown() async throws {
+            let gate = Self.makeGate(MemoryTransport(validToken: "t0"))
+            gate.shutdown()
+            let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
+            #expect(error?.code == .shutDown)
+            #expect(error?.message == "GET /feed: the gate was shut down")
+            #expect(error?.request == "GET /feed")
+
+            let scheduler = PriorityScheduler()
+            scheduler.shutdown()
+            let submitted = try #require(throws: GateError.self) { try scheduler.submit {} }
+            #expect(submitted.code == .shutDown)
+            #expect(submitted.message == "the scheduler is shut down")
+            let ran = await #expect(throws: GateError.self) { try await scheduler.run {} }
+            #expect(ran?.message == "the scheduler is shut down")
+        }
+
+        @Test func gateCancelled() async throws {
+            let refreshing = Latch()
+            let gate = Self.makeGate(
+                MemoryTransport(validToken: nil),
+                credential: nil,
+                refresh: { _ in
+                    await refreshing.wait()
+                    return "t1"
+                }
+            )
+            let request = Task { try await gate.send(Self.get("/feed")) }
+            for await event in gate.events {
+                if case .refreshStarted = event { break }
+            }
+            request.cancel()
+            let error = await #expect(throws: GateError.self) { try await request.value }
+            #expect(error?.code == .cancelled)
+            #expect(error?.message == "GET /feed was cancelled")
+            refreshing.open()
+        }
+
+        @Test func gateTransport() async throws {
+            let transport = MemoryTransport(validToken: "t0")
+            transport.state.withLock { $0.failuresToThrow = 1 }
+            let gate = Self.makeGate(transport, maxAttempts: 1)
+            let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
+            #expect(error?.code == .transport)
+            #expect(error?.message == "GET /feed: transport failed after 1 attempt(s): TransportDown()")
+        }
+
+        @Test func gateTimedOut() async throws {
+            let clock = ManualClock()
+            let refreshing = Latch()
+            let gate = Self.makeGate(
+                MemoryTransport(validToken: nil),
+                credential: nil,
+                clock: clock,
+                refresh: { _ in
+                    await refreshing.wait()
+                    return "t1"
+                }
+            )
+            let request = Task { try await gate.send(Self.get("/feed"), timeout: .seconds(1)) }
+            // The request's deadline and the refresh's.
+            await clock.sleepers(atLeast: 2)
+            clock.advance(by: .seconds(1))
+            let error = await #expect(throws: GateError.self) { try await request.value }
+            #expect(error?.code == .timedOut)
+            #expect(error?.message == "GET /feed timed out after 1.0 seconds")
+            refreshing.open()
+        }
+
+        @Test func gateRejected() async throws {
+            let transport = MemoryTransport(validToken: "t0")
+            transport.state.withLock { $0.script = [.notFound] }
+            let gate = Self.makeGate(transport)
+            let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed?page=2")) }
+            #expect(error?.code == .rejected)
+            #expect(error?.message == "GET /feed: the response (status 404) was classified as a failure")
+            #expect(error?.status == 404)
+        }
+
+        @Test func gateBodyNotReplayable() async throws {
+            let transport = MemoryTransport(validToken: "t0")
+            transport.state.withLock { $0.script = [.serviceUnavailable] }
+            let gate = Self.makeGate(transport)
+            let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
+            continuation.finish()
+            let error = await #expect(throws: GateError.self) {
+                try await gate.send(Self.get("/upload"), body: .stream(chunks))
+            }
+            #expect(error?.code == .bodyNotReplayable)
+            #expect(error?.message == "GET /upload needed another attempt, but its body can be sent only once")
+            #expect(error?.status == 503)
+        }
+    }
+
+    // MARK: - AssemblyError
+
+    @Suite struct Assemblies {
+        @Test func assemblyUnknownService() async throws {
+            let assembly = Assembly()
+            let error = await #expect(throws: AssemblyError.self) { try await assembly.resolve(Int.self, name: "port") }
+            #expect(error?.code == .unknownService)
+            #expect(error?.message == "no service Int[\"port\"] is registered")
+            #expect(error?.path == ["Int[\"port\"]"])
+        }
+
+        @Test func assemblyCycle() async throws {
+            let assembly = Assembly()
+            assembly.register(Tracker.self) { resolver in
+                _ = try await resolver.resolve(SecureStore.self)
+                return Tracker()
+            }
+            assembly.register(SecureStore.self) { resolver in
+                _ = try await resolver.resolve(Tracker.self)
+                return SecureStore()
+            }
+            let error = await #expect(throws: AssemblyError.self) { try await assembly.resolve(Tracker.self) }
+            #expect(error?.code == .cycle)
+            #expect(error?.message == "cycle: Tracker → SecureStore → Tracker")
+            #expect(error?.path == ["Tracker", "SecureStore", "Tracker"])
+        }
+
+        @Test func assemblyNotOnMain() async throws {
+            let assembly = Assembly()
+            assembly.register(Tracker.self) { _ in Tracker() }
+            // A detached task runs on the global executor, never on the main thread.
+            let error = await Task.detached {
+                #expect(throws: AssemblyError.self) { try assembly.resolveOnMain(Tracker.self) }
+            }.value
+            #expect(error?.code == .notOnMain)
+            #expect(
+                error?.message == "resolveOnMain(Tracker) was called off the main thread; use `await resolve` there")
+        }
+
+        struct Tracker: Sendable {}
+        struct SecureStore: Sendable {}
+    }
+
+    // MARK: - LaunchError
+
+    @Suite struct Launch {
+        @Test func launchEmptyName() throws {
+            let error = try #require(throws: LaunchError.self) { try Launcher().add(TestStartupTask("")) }
+            #expect(error.code == .emptyName)
+            #expect(error.message == "a start-up task or readiness set has an empty name")
+        }
+
+        @Test func launchDuplicateName() throws {
+            let launcher = Launcher()
+            try launcher.add(TestStartupTask("config"))
+            let error = try #require(throws: LaunchError.self) { try launcher.addReadiness("config", after: []) }
+            #expect(error.code == .duplicateName)
+            #expect(error.message == "'config' was already added")
+            #expect(error.taskName == "config")
+        }
+
+        @Test func launchUnknownDependency() throws {
+            let error = try #require(throws: LaunchError.self) {
+                try Launcher().add(TestStartupTask("sku", dependencies: ["basicInfo"]))
+            }
+            #expect(error.code == .unknownDependency)
+            #expect(error.message == "'sku' depends on 'basicInfo', which has not been added")
+            #expect(error.taskName == "sku")
+        }
+
+        @Test func launchUnknownReadiness() async throws {
+            let readiness = await Launcher().ready("firstScreen")
+            guard case .failed(let error) = readiness else {
+                Issue.record("expected a failure, got \(readiness)")
+                return
+            }
+            #expect(error.code == .unknownReadiness)
+            #expect(error.message == "no readiness set named 'firstScreen'")
+        }
+
+        @Test func launchFinished() async throws {
+            let launcher = Launcher()
+            try launcher.add(TestStartupTask("config"))
+            try launcher.start()
+            _ = await launcher.report()
+            let error = try #require(throws: LaunchError.self) { try launcher.add(TestStartupTask("late")) }
+            #expect(error.code == .launchFinished)
+            #expect(error.message == "cannot add 'late': the launch has ended")
+            #expect(error.taskName == "late")
+        }
+
+        @Test func launchTaskFailed() async throws {
+            let launcher = Launcher()
+            try launcher.add(TestStartupTask("config") { throw Offline() })
+            let error = await #expect(throws: LaunchError.self) { try await launcher.run() }
+            #expect(error?.code == .taskFailed)
+            #expect(error?.message == "required task 'config' failed: Offline()")
+            #expect(error?.taskName == "config")
+        }
+
+        @Test func launchEnded() async throws {
+            let latch = Latch()
+            let launcher = Launcher()
+            try launcher.add(TestStartupTask("config") { await latch.wait() })
+            try launcher.addReadiness("firstScreen", after: ["config"])
+            try launcher.start()
+            launcher.cancel()
+            let readiness = await launcher.ready("firstScreen")
+            latch.open()
+            guard case .failed(let error) = readiness else {
+                Issue.record("expected a failure, got \(readiness)")
+                return
+            }
+            #expect(error.code == .launchEnded)
+            #expect(error.message == "the launch ended before 'firstScreen' was ready: cancelled")
+        }
+
+        @Test func launchCancelled() async throws {
+            let latch = Latch()
+            let launcher = Launcher()
+            try launcher.add(TestStartupTask("config") { await latch.wait() })
+            try launcher.start()
+            launcher.cancel()
+            let error = await #expect(throws: LaunchError.self) { try await launcher.run() }
+            latch.open()
+            #expect(error?.code == .cancelled)
+            #expect(error?.message == "the launch was cancelled")
+        }
+    }
+
+    // MARK: - Executors
+
+    /// A wrong-executor access is a programmer error reported through `IsolationFailure`
+    /// (a crash in an app); a test replaces the crash with a handler to read the message.
+    @Test func confinedOffItsExecutorNamesTheTypeAndTheExecutor() {
+        let messages = Recorder<String>()
+        let confined = Confined(0, on: QueueExecutor(label: "background"))
+        let record: @Sendable (String) -> Void = { messages.append($0) }
+        IsolationFailure.$handler.withValue(record) {
+            _ = confined.withValue { $0 }
+        }
+        #expect(messages.all == ["Confined<Int> was accessed off its executor: expected QueueExecutor 'background'"])
+    }
+}
+
+extension RunOutcome {
+    /// The error of a failed run.
+    fileprivate var error: GraphError? {
+        if case .failed(let error) = self { return error }
+        return nil
+    }
+}

@@ -1,0 +1,93 @@
+import Conductor
+import ConductorTestKit
+import ConductorURLSession
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// The gate's invariants against the real loopback server in its fault mode: latency, 401s,
+/// 429s with `Retry-After`, 500s, dropped connections and slow bodies, drawn from a seed.
+@Suite(.timeLimit(.minutes(1)))
+struct GateServerFaultTests {
+    static let seeds = StressConfiguration.seeds(StressConfiguration.iterations(default: 3), base: 0xF1F0_0001)
+
+    @Test(arguments: seeds)
+    func invariantsHoldAgainstAFaultyServer(seed: UInt64) async throws {
+        var generator = SeededGenerator(seed: seed)
+        let faults = TokenServer.Faults(
+            seed: seed,
+            latencyMilliseconds: 0...20,
+            unauthorized: 0.1,
+            tooManyRequests: 0.1,
+            retryAfterSeconds: [0, 5],
+            serverError: 0.1,
+            drop: 0.1,
+            slowBody: 0.1
+        )
+        let server = try await TokenServer.start(faults: faults)
+        let transport = URLSessionTransport()
+        let authority = server.authority
+        let configuration = GateConfiguration(
+            maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
+            maxAttempts: 4,
+            initialBackoff: .milliseconds(5),
+            maxBackoff: .milliseconds(20),
+            maxRetryAfter: .seconds(1),
+            jitterSeed: seed,
+            eventRetention: 100_000
+        )
+        let gate = RequestGate<String>(
+            transport: transport,
+            credential: "stale",
+            configuration: configuration,
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in
+                let request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/token")
+                let (response, body) = try await transport.send(request, body: .bytes([]))
+                guard response.status == .ok else { throw RefreshRejected(status: response.status.code) }
+                return String(decoding: body, as: UTF8.self)
+            }
+        )
+        let ledger = OutcomeLedger<Int>()
+        let count = 24
+        var callers: [Task<Void, Never>] = []
+        for index in 0..<count {
+            ledger.expect(index)
+            let priority = [PriorityScheduler.Priority.low, .default, .high].randomElement(using: &generator)!
+            callers.append(
+                Task {
+                    do {
+                        let reply = try await gate.send(
+                            GateServerTests.request(server, "/data/\(index)", tag: "\(index)"), priority: priority)
+                        ledger.record(index, "status \(reply.response.status.code)")
+                    } catch {
+                        ledger.record(index, (error as? GateError).map { "\($0.code)" } ?? "\(error)")
+                    }
+                })
+            if Int.random(in: 0..<8, using: &generator) == 0 { callers.last!.cancel() }
+        }
+        for caller in callers { await caller.value }
+        for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }
+        let allowed = ["status 200", "refreshFailed", "cancelled", "retriesExhausted", "transport"]
+        for index in 0..<count {
+            let outcome = ledger.outcome(of: index) ?? "none"
+            #expect(allowed.contains(outcome), "seed \(seed): request \(index) ended with \(outcome)")
+        }
+        let events = gate.eventsSnapshot
+        // Refreshes never outnumber credential versions: each token issued became a version.
+        #expect(server.tokensIssued == gate.credentialVersion - 1, "seed \(seed)")
+        // Every success was last sent with the newest token.
+        for index in 0..<count where ledger.outcome(of: index) == "status 200" {
+            let last = server.hits.last { $0.requestTag == "\(index)" }
+            #expect(
+                last != nil && last?.token == last?.newest,
+                "seed \(seed): request \(index) last sent with \(String(describing: last))")
+        }
+        // Nothing loops: attempts per request stay within the budget.
+        var attempts: [UInt64: Int] = [:]
+        for case .running(let id, _, _) in events { attempts[id, default: 0] += 1 }
+        #expect(attempts.values.allSatisfy { $0 <= configuration.maxAttempts }, "seed \(seed): \(attempts)")
+        gate.shutdown()
+        await server.stop()
+    }
+}

@@ -1,0 +1,291 @@
+import ConductorTestKit
+import Testing
+
+@testable import Conductor
+
+@Suite struct LauncherTests {
+    private struct Offline: Error, CustomStringConvertible {
+        var description: String { "offline" }
+    }
+
+    // MARK: - The seed
+
+    /// The seed's `AppStartTaskManager`: five managers added in order run one after another,
+    /// each starting only once the one before it has ended.
+    @Test func tasksAddedInOrderRunInThatOrder() async throws {
+        let order = Recorder<String>()
+        let launcher = Launcher()
+        for index in 1...5 {
+            try launcher.add(TestStartupTask("Manager\(index)") { order.append("Manager\(index)") })
+        }
+        try await launcher.run()
+        #expect(order.all == ["Manager1", "Manager2", "Manager3", "Manager4", "Manager5"])
+        var lastEnd = -1
+        var position = 0
+        for await event in launcher.events {
+            position += 1
+            switch event {
+            case .taskStarted: #expect(position > lastEnd)
+            case .taskSucceeded: lastEnd = position
+            default: break
+            }
+        }
+        let report = await launcher.report()
+        #expect(report.tasks.map(\.id) == ["Manager1", "Manager2", "Manager3", "Manager4", "Manager5"])
+        #expect(report.criticalPath == ["Manager1", "Manager2", "Manager3", "Manager4", "Manager5"])
+    }
+
+    @Test func theObserverHearsStartsCompletionsAndAFailureWithItsError() async throws {
+        let launcher = Launcher()
+        let observer = RecordingObserver()
+        launcher.observe(on: .mainActor, observer)
+        try launcher.add(TestStartupTask("channel"))
+        try launcher.add(TestStartupTask("version", isRequired: false) { throw Offline() })
+        try launcher.add(TestStartupTask("config"))
+        try launcher.start()
+        await observer.finished.wait()
+        #expect(
+            observer.heard.all == [
+                "started channel", "completed channel", "started version", "failed version: offline",
+                "started config", "completed config", "finished completed",
+            ])
+    }
+
+    @Test func aRequiredFailureEndsTheLaunchWithAnErrorNamingTheTask() async throws {
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("config") { throw Offline() })
+        try launcher.add(TestStartupTask("home"))
+        let error = await #expect(throws: LaunchError.self) { try await launcher.run() }
+        #expect(error?.code == .taskFailed)
+        #expect(error?.taskName == "config")
+        #expect(error?.message == "required task 'config' failed: offline")
+        let report = await launcher.report()
+        #expect("\(report["home"]!.outcome)" == "cancelled")
+    }
+
+    @Test func boundedRetryOnTheLaunchersClock() async throws {
+        let clock = ManualClock()
+        let attempts = Recorder<Int>()
+        let launcher = Launcher(clock: clock)
+        try launcher.add(
+            TestStartupTask("config", retry: .attempts(2, backoff: .seconds(1))) {
+                attempts.append(attempts.all.count + 1)
+                throw Offline()
+            })
+        try launcher.start()
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(1))
+        let report = await launcher.report()
+        #expect(attempts.all == [1, 2])
+        #expect(report["config"]?.attempts == 2)
+        #expect(!report.isSuccess)
+    }
+
+    @Test func dependenciesRunInParallelAndMainActorTasksRunOnTheMainActor() async throws {
+        let ran = Recorder<String>()
+        let bothStarted = Latch()
+        let count = Recorder<Int>()
+        let launcher = Launcher()
+        // a and b wait for each other: they can only finish if they run at the same time.
+        for name in ["a", "b"] {
+            try launcher.add(
+                TestStartupTask(name, dependencies: []) {
+                    count.append(1)
+                    if count.all.count == 2 { bothStarted.open() }
+                    await bothStarted.wait()
+                })
+        }
+        try launcher.add(MainActorStartupTask(name: "home", ran: ran))
+        try await launcher.run()
+        let report = await launcher.report()
+        #expect(ran.all == ["home"])
+        #expect(report["home"]?.placement == "main actor")
+        #expect(report.isSuccess)
+    }
+
+    @Test func addingValidatesNamesAndDependencies() throws {
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("a"))
+        #expect(throws: LaunchError.duplicateName("a")) { try launcher.add(TestStartupTask("a")) }
+        #expect(throws: LaunchError.emptyName()) { try launcher.add(TestStartupTask("")) }
+        #expect(throws: LaunchError.unknownDependency("z", of: "b")) {
+            try launcher.add(TestStartupTask("b", dependencies: ["z"]))
+        }
+    }
+
+    @Test func removeAllBeforeTheLaunchFreesTheNames() async throws {
+        let order = Recorder<String>()
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("stale") { order.append("stale") })
+        launcher.removeAll()
+        try launcher.add(TestStartupTask("stale") { order.append("fresh") })
+        try await launcher.run()
+        #expect(order.all == ["fresh"])
+    }
+
+    // MARK: - Removal during a launch
+
+    /// Removing the middle task of a chain keeps the order: the next one still waits for the
+    /// one before the removed task.
+    @Test func removingAPendingTaskKeepsTheOrder() async throws {
+        let gate = Latch()
+        let order = Recorder<String>()
+        let launcher = Launcher()
+        try launcher.add(
+            TestStartupTask("first") {
+                await gate.wait()
+                order.append("first")
+            })
+        try launcher.add(TestStartupTask("middle") { order.append("middle") })
+        try launcher.add(TestStartupTask("last") { order.append("last") })
+        try launcher.start()
+        await launcher.event { if case .taskStarted("first", _, _) = $0 { true } else { false } }
+        #expect(launcher.remove("middle"))
+        gate.open()
+        let report = await launcher.report()
+        #expect(order.all == ["first", "last"])
+        #expect(report["middle"]?.startedAt == nil)
+        #expect(!launcher.remove("middle"))
+    }
+
+    @Test func removingARunningTaskCancelsItAtOnce() async throws {
+        let never = Latch()
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("stuck") { await never.wait() })
+        try launcher.add(TestStartupTask("next"))
+        try launcher.start()
+        await launcher.event { if case .taskStarted("stuck", _, _) = $0 { true } else { false } }
+        #expect(launcher.remove("stuck"))
+        let report = await launcher.report()
+        #expect("\(report["stuck"]!.outcome)" == "cancelled")
+        #expect(report["next"]?.outcome.isSuccess == true)
+        never.open()
+    }
+
+    /// Many tasks add, remove and remove all while a launch runs. Every task added ends
+    /// exactly once, and a task whose removal came before its start never runs its body.
+    /// `removeAll` also removes the keeper, which ends the launch: later additions are
+    /// refused with `launchFinished`, never lost.
+    @Test(arguments: StressConfiguration.seeds(StressConfiguration.iterations(default: 20), base: 0x1A0C))
+    func addRemoveAndRemoveAllRaceWithALaunch(seed: UInt64) async throws {
+        let keeper = Latch()
+        let entered = Recorder<String>()
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("keeper", dependencies: []) { await keeper.wait() })
+        try launcher.start()
+        let added = Recorder<String>()
+        let refused = Recorder<String>()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    var random = SeededGenerator(seed: seed &* 31 &+ UInt64(worker))
+                    for index in 0..<40 {
+                        let name = "w\(worker)-\(index)"
+                        let task = TestStartupTask(name, dependencies: Bool.random(using: &random) ? [] : nil) {
+                            entered.append(name)
+                            await Task.yield()
+                        }
+                        do throws(LaunchError) {
+                            try launcher.add(task)
+                            added.append(name)
+                        } catch {
+                            #expect(error.code == .launchFinished)
+                            refused.append(name)
+                        }
+                        switch Int.random(in: 0..<200, using: &random) {
+                        case 0..<80: launcher.remove(name)
+                        case 80: launcher.removeAll()
+                        default: break
+                        }
+                    }
+                }
+            }
+        }
+        keeper.open()
+        let report = await launcher.report()
+        var started: Set<String> = []
+        var ends: [String: Int] = [:]
+        for await event in launcher.events {
+            switch event {
+            case .taskStarted(let id, _, _): started.insert(id)
+            case .taskSucceeded(let id, _), .taskFailed(let id, _, _), .taskCancelled(let id, _),
+                .taskSkipped(let id, _, _), .taskTimedOut(let id, _):
+                ends[id, default: 0] += 1
+            default: break
+            }
+        }
+        #expect(added.all.count + refused.all.count == 8 * 40)
+        #expect(report.tasks.count == added.all.count + 1)
+        for name in added.all { #expect(ends[name] == 1, "\(name) ended \(ends[name] ?? 0) times") }
+        for name in entered.all { #expect(started.contains(name), "\(name) ran without starting") }
+    }
+
+    // MARK: - Readiness
+
+    @Test func readyWaitsForJustItsSetAndTimesOutOnTheClock() async throws {
+        let clock = ManualClock()
+        let slowGate = Latch()
+        let launcher = Launcher(clock: clock)
+        try launcher.add(TestStartupTask("config", dependencies: []))
+        try launcher.add(TestStartupTask("slow", dependencies: []) { await slowGate.wait() })
+        try launcher.addReadiness("firstScreen", after: ["config"])
+        try launcher.addReadiness("everything", after: ["config", "slow"])
+        try launcher.start()
+        #expect(await launcher.ready("firstScreen", timeout: .seconds(2)).isReady)
+        async let late = launcher.ready("everything", timeout: .seconds(2))
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(2))
+        #expect(await late == .timedOut(after: .seconds(2)))
+        slowGate.open()
+        #expect(await launcher.ready("everything").isReady)
+        #expect(await launcher.ready("nothing") == .failed(.unknownReadiness("nothing")))
+    }
+
+    @Test func readyBeforeTheLaunchStartsWaitsForIt() async throws {
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("config"))
+        try launcher.addReadiness("firstScreen", after: ["config"])
+        async let ready = launcher.ready("firstScreen")
+        try launcher.start()
+        #expect(await ready.isReady)
+    }
+
+    @Test func readyFailsNamingTheCulpritWhenTheLaunchFails() async throws {
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("config") { throw Offline() })
+        try launcher.addReadiness("firstScreen", after: ["config"])
+        try launcher.start()
+        guard case .failed(let error) = await launcher.ready("firstScreen") else {
+            Issue.record("expected failure")
+            return
+        }
+        #expect(error.code == .launchEnded)
+        #expect(error.message.contains("'config'"))
+    }
+
+    // MARK: - Nesting
+
+    @Test func aLauncherRunsAsATaskOfAnotherLauncher() async throws {
+        let order = Recorder<String>()
+        let inner = Launcher("services")
+        try inner.add(TestStartupTask("db") { order.append("db") })
+        try inner.add(TestStartupTask("cache") { order.append("cache") })
+        let outer = Launcher()
+        try outer.add(TestStartupTask("channel") { order.append("channel") })
+        try outer.add(inner)
+        try outer.add(TestStartupTask("home") { order.append("home") })
+        try await outer.run()
+        #expect(order.all == ["channel", "db", "cache", "home"])
+        #expect(await outer.report()["services"]?.outcome.isSuccess == true)
+    }
+
+    @Test func aNestedFailureNamesTheInnerTask() async throws {
+        let inner = Launcher("services")
+        try inner.add(TestStartupTask("db") { throw Offline() })
+        let outer = Launcher()
+        try outer.add(inner)
+        let error = await #expect(throws: LaunchError.self) { try await outer.run() }
+        #expect(error?.taskName == "services")
+        #expect(error?.message.contains("'db' failed: offline") == true)
+    }
+}
