@@ -30,6 +30,7 @@ let package = Package(
             name: "conductor-demo",
             dependencies: [
                 "DemoKit",
+                .product(name: "Conductor", package: "Conductor"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -11,12 +11,11 @@ struct LaunchState: Sendable {
     var latestVersion: String?
 }
 
-/// Seed 001's start-up: choose the faster of two API mirrors, sign in, load the remote
-/// config, check the app version — each a task of a graph, so the independent ones overlap.
+/// Seed 001's start-up on the library's ``Launcher``: choose the faster of two API mirrors,
+/// sign in, load the remote config, check the app version — the independent ones overlap,
+/// and the page waits for the readiness set `ready`, not for the version check.
 ///
 /// When the network is gone, each task falls back to what the last visit saved.
-// TODO(launch): run these as StartupTasks on the library's launcher (ready(_:)) once the
-// `launch` branch is merged; the graph below is what it is built on.
 struct AppLaunch {
     let mirrors: [(name: String, authority: String)]
     let saved: LaunchState?
@@ -30,47 +29,55 @@ struct AppLaunch {
         self.recorder = recorder
     }
 
-    /// Runs start-up and returns its state and report, or throws when a required task failed.
-    func run() async throws -> (LaunchState, RunReport, offset: Duration) {
+    /// Runs start-up until it is ready and returns its state, the launch's report, and when
+    /// it started and became ready on the demo's clock; throws when a required task failed.
+    func run() async throws -> (LaunchState, RunReport, offset: Duration, ready: Duration) {
         let notes = CallNotes()
         let state = Guarded(LaunchState(mirror: "", authority: "", token: "", config: ""))
-        var graph = TaskGraph()
-        graph.add("chooseMirror") { _ in
-            let (name, authority) = try await chooseMirror(notes: notes)
-            state.withLock {
-                $0.mirror = name
-                $0.authority = authority
-            }
-        }
-        graph.add("signIn", dependsOn: ["chooseMirror"]) { _ in
-            let authority = state.withLock { $0.authority }
-            let token = try await fetchOrRecall(
-                "signIn", .post, "/login", authority: authority, notes: notes, saved: saved?.token)
-            state.withLock { $0.token = token }
-        }
-        graph.add("loadConfig", dependsOn: ["signIn"], retry: .attempts(2, backoff: .milliseconds(50))) { _ in
-            let (authority, token) = state.withLock { ($0.authority, $0.token) }
-            let config = try await fetchOrRecall(
-                "loadConfig", .get, "/config", authority: authority, token: token, notes: notes,
-                saved: saved?.config)
-            state.withLock { $0.config = config }
-        }
-        graph.add("checkVersion", dependsOn: ["chooseMirror"], failure: .optional) { _ in
-            let authority = state.withLock { $0.authority }
-            let version = try await fetchOrRecall(
-                "checkVersion", .get, "/version", authority: authority, notes: notes, saved: nil)
-            state.withLock { $0.latestVersion = version }
-        }
+        let launcher = Launcher()
+        try launcher.add(
+            Startup("chooseMirror", dependsOn: []) {
+                let (name, authority) = try await chooseMirror(notes: notes)
+                state.withLock {
+                    $0.mirror = name
+                    $0.authority = authority
+                }
+            })
+        try launcher.add(
+            Startup("signIn", dependsOn: ["chooseMirror"]) {
+                let authority = state.withLock { $0.authority }
+                let token = try await fetchOrRecall(
+                    "signIn", .post, "/login", authority: authority, notes: notes, saved: saved?.token)
+                state.withLock { $0.token = token }
+            })
+        try launcher.add(
+            Startup("loadConfig", dependsOn: ["signIn"], retry: .attempts(2, backoff: .milliseconds(50))) {
+                let (authority, token) = state.withLock { ($0.authority, $0.token) }
+                let config = try await fetchOrRecall(
+                    "loadConfig", .get, "/config", authority: authority, token: token, notes: notes,
+                    saved: saved?.config)
+                state.withLock { $0.config = config }
+            })
+        try launcher.add(
+            Startup("checkVersion", dependsOn: ["chooseMirror"], isRequired: false) {
+                let authority = state.withLock { $0.authority }
+                let version = try await fetchOrRecall(
+                    "checkVersion", .get, "/version", authority: authority, notes: notes, saved: nil)
+                state.withLock { $0.latestVersion = version }
+            })
+        try launcher.addReadiness("ready", after: ["chooseMirror", "signIn", "loadConfig"])
         let offset = recorder.now()
-        let run = try graph.start()
-        recorder.follow(run, offset: offset, notes: notes) { _ in "launch" }
-        let report = await run.report()
+        try launcher.start()
+        recorder.follow(launcher.events, offset: offset, notes: notes) { _ in "launch" }
+        let readiness = await launcher.ready("ready")
+        let ready = recorder.now()
+        let report = await launcher.report()
         recorder.addRows(
             from: report, offset: offset, group: "launch", details: notes.details, outcomes: notes.outcomes)
-        guard report.isSuccess else {
+        guard readiness.isReady, report.isSuccess else {
             throw DemoFailure("start-up failed: \(report.outcome)")
         }
-        return (state.withLock { $0 }, report, offset)
+        return (state.withLock { $0 }, report, offset, ready)
     }
 
     /// Pings both mirrors at once and takes the first to answer; the slower answer is ignored.
@@ -135,4 +142,26 @@ struct AppLaunch {
         guard response.status == .ok else { throw DemoFailure("\(method) \(path) answered \(response.status.code)") }
         return String(decoding: body, as: UTF8.self)
     }
+}
+
+/// One start-up task of the demo: a name, what it needs, and what it does.
+struct Startup: StartupTask {
+    let name: String
+    let dependencies: [String]?
+    let isRequired: Bool
+    let retry: RetryPolicy
+    let work: @Sendable () async throws -> Void
+
+    init(
+        _ name: String, dependsOn dependencies: [String], isRequired: Bool = true, retry: RetryPolicy = .never,
+        _ work: @escaping @Sendable () async throws -> Void
+    ) {
+        self.name = name
+        self.dependencies = dependencies
+        self.isRequired = isRequired
+        self.retry = retry
+        self.work = work
+    }
+
+    func run() async throws { try await work() }
 }

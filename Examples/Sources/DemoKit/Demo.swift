@@ -38,6 +38,7 @@ struct Visit {
     var launch: LaunchState
     var launchReport: RunReport
     var launchOffset: Duration
+    var ready: Duration
     var pageReport: RunReport
     var pageOffset: Duration
     var pageNotes: CallNotes
@@ -49,10 +50,10 @@ func visit(
     recorder: Recorder
 ) async throws -> Visit {
     recorder.report(.phase("launch"))
-    let (launch, launchReport, launchOffset) = try await AppLaunch(
+    let (launch, launchReport, launchOffset, ready) = try await AppLaunch(
         mirrors: server.authorities, saved: saved?.launch, recorder: recorder
     ).run()
-    recorder.add(Timeline.Marker(kind: .ready, name: "ready", at: launchOffset + launchReport.duration))
+    recorder.add(Timeline.Marker(kind: .ready, name: "ready", at: ready))
 
     recorder.report(.phase("services"))
     let assembly = AppServices.assemble(
@@ -74,7 +75,7 @@ func visit(
     await page.api.close()
     let cache = try await assembly.resolve(ResponseStore.self).snapshot
     return Visit(
-        launch: launch, launchReport: launchReport, launchOffset: launchOffset, pageReport: pageReport,
+        launch: launch, launchReport: launchReport, launchOffset: launchOffset, ready: ready, pageReport: pageReport,
         pageOffset: pageOffset, pageNotes: page.notes, cache: cache)
 }
 
@@ -95,7 +96,9 @@ extension DemoReport {
 
         self.options = options
         self.timeline = recorder.timeline
-        self.launchTime = visit.launchOffset + visit.launchReport.duration
+        self.launchTime = visit.ready
+        self.launchReport = visit.launchReport
+        self.pageReport = visit.pageReport
         self.milestones = milestones
         self.pageOutcome = visit.pageReport.outcome
         self.network = network

@@ -4,8 +4,13 @@ public import Conductor
 public struct DemoReport: Sendable {
     public let options: DemoOptions
     public let timeline: Timeline
-    /// From the demo's start until start-up was done.
+    /// From the demo's start until start-up's readiness set `ready` was (the version check
+    /// may still be running).
     public let launchTime: Duration
+    /// The launcher's own report; times count from the launch's start.
+    public let launchReport: RunReport
+    /// The page run's own report; times count from the page's start.
+    public let pageReport: RunReport
     /// The page's milestones in the order they were reached, on the demo's clock.
     public let milestones: [(name: String, at: Duration)]
     /// How the page's run ended.

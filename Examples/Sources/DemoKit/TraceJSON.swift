@@ -1,10 +1,12 @@
 public import Foundation
 
-/// The run as Chrome trace events (`trace.json`): open it in Perfetto (ui.perfetto.dev) or
-/// chrome://tracing. Each group is a thread; each task a complete event; milestones and
-/// refreshes are instant events.
-// TODO(launch): use the library's Chrome trace renderer (Sources/Conductor/Observability)
-// for the page's and start-up's runs once the `launch` branch is merged.
+/// The whole demo as Chrome trace events (`trace.json`): open it in Perfetto
+/// (ui.perfetto.dev) or chrome://tracing. Each group is a thread; each task a complete event;
+/// milestones and refreshes are instant events.
+///
+/// The library's ``ChromeTrace`` draws one run's report; this trace puts start-up, the
+/// services, the page, the downloads and the gate's refresh on one axis, which no single
+/// report holds. The demo also writes the library's traces of the launch and the page.
 public enum TraceJSON {
     private struct Event: Encodable {
         var name: String

@@ -1,4 +1,5 @@
 public import ArgumentParser
+import Conductor
 public import DemoKit
 import Foundation
 
@@ -45,7 +46,13 @@ struct ConductorDemo: AsyncParsableCommand {
         let page = directory.appendingPathComponent("timeline.html")
         try TraceJSON.render(report.timeline, title: "conductor-demo \(scenario)").write(to: trace)
         try Data(TimelineHTML.render(report).utf8).write(to: page)
-        say("\nWrote \(trace.path) (open in ui.perfetto.dev) and \(page.path) (open in a browser)")
+        // The library's own renderer, one file per run.
+        try Data(ChromeTrace(report.launchReport, processName: "launch").jsonBytes)
+            .write(to: directory.appendingPathComponent("launch.trace.json"))
+        try Data(ChromeTrace(report.pageReport, processName: "product page").jsonBytes)
+            .write(to: directory.appendingPathComponent("page.trace.json"))
+        say("\nWrote \(trace.path) (open in ui.perfetto.dev) and \(page.path) (open in a browser),")
+        say("and the library's traces of each run: launch.trace.json, page.trace.json")
         say("\n\(report.passed ? "✔" : "✘") \(report.verdict)")
         if !report.passed { throw ExitCode.failure }
     }
