@@ -4,14 +4,40 @@ import PackageDescription
 let package = Package(
     name: "ConductorExamples",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .executable(name: "conductor-demo", targets: ["conductor-demo"])
+    ],
     dependencies: [
-        .package(name: "Conductor", path: "..")
+        // By path and by name: the checkout directory's name varies.
+        .package(name: "Conductor", path: ".."),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.20.0"),
     ],
     targets: [
+        // Everything the demo does, as functions the tests can call.
+        .target(
+            name: "DemoKit",
+            dependencies: [
+                .product(name: "Conductor", package: "Conductor"),
+                .product(name: "ConductorURLSession", package: "Conductor"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "FlyingFox", package: "FlyingFox"),
+            ]
+        ),
         .executableTarget(
             name: "conductor-demo",
-            dependencies: [.product(name: "Conductor", package: "Conductor")]
-        )
+            dependencies: [
+                "DemoKit",
+                .product(name: "Conductor", package: "Conductor"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "DemoKitTests",
+            dependencies: ["DemoKit"]
+        ),
     ]
 )
 

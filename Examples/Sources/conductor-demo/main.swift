@@ -1,35 +1,132 @@
+public import ArgumentParser
 import Conductor
+public import DemoKit
+import Foundation
 
-// The seed's product-detail page as a staged schedule: the most important calls first,
-// milestones between the stages. Latencies are simulated here; the full demo talks HTTP.
-func call(_ name: String, _ milliseconds: Int) -> Step {
-    Step(name) { _ in try await Task.sleep(for: .milliseconds(milliseconds)) }
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `swift run --package-path Examples conductor-demo`: the product page of the design notes,
+/// launched and loaded over loopback HTTP, then drawn as a timeline.
+@main
+struct ConductorDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conductor-demo",
+        abstract: "Launch a shop app and load its product page over loopback HTTP, then draw the timeline."
+    )
+
+    @Option(help: "normal | token-expiry | refresh-fails | slow-network | offline-with-cache")
+    var scenario: Scenario = .tokenExpiry
+
+    @Option(help: "Seeds the server's latencies and the backoff jitter.")
+    var seed: UInt64 = 7
+
+    @Option(help: "Multiplies every latency and time limit (0.1 runs ten times faster).")
+    var latencyScale: Double = 1
+
+    @Option(help: "Where trace.json and timeline.html go.")
+    var out: String = "./conductor-demo-out"
+
+    mutating func run() async throws {
+        let options = DemoOptions(scenario: scenario, seed: seed, latencyScale: latencyScale)
+        say("Conductor demo — scenario \(scenario), seed \(seed), latency ×\(latencyScale)\n")
+        let console = Console(interactive: isatty(STDOUT_FILENO) != 0)
+        let report = try await runDemo(options) { event in console.show(event) }
+        console.finish()
+
+        say("\nTimeline\n" + TextTimeline.render(report.timeline))
+        say("\n" + TextTimeline.summary(report))
+
+        let directory = URL(fileURLWithPath: out, isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let trace = directory.appendingPathComponent("trace.json")
+        let page = directory.appendingPathComponent("timeline.html")
+        try TraceJSON.render(report.timeline, title: "conductor-demo \(scenario)").write(to: trace)
+        try Data(TimelineHTML.render(report).utf8).write(to: page)
+        // The library's own renderer, one file per run.
+        try Data(ChromeTrace(report.launchReport, processName: "launch").jsonBytes)
+            .write(to: directory.appendingPathComponent("launch.trace.json"))
+        try Data(ChromeTrace(report.pageReport, processName: "product page").jsonBytes)
+            .write(to: directory.appendingPathComponent("page.trace.json"))
+        say("\nWrote \(trace.path) (open in ui.perfetto.dev) and \(page.path) (open in a browser),")
+        say("and the library's traces of each run: launch.trace.json, page.trace.json")
+        say("\n\(report.passed ? "✔" : "✘") \(report.verdict)")
+        if !report.passed { throw ExitCode.failure }
+    }
 }
 
-let page = Schedule {
-    Stage("first") { call("basicInfo", 120) }
-    Stage("second") {
-        call("saleInfo", 80)
-        call("itemUniqueInfo", 60)
+extension Scenario: ExpressibleByArgument {}
+
+/// Writes a line to standard output unbuffered, in order with the live progress.
+func say(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+/// Live progress: a line per task as it starts and ends; on a terminal, a progress bar below
+/// the lines that redraws in place.
+final class Console: Sendable {
+    private let interactive: Bool
+    private let counts = Mutexed((started: 0, ended: 0))
+
+    init(interactive: Bool) { self.interactive = interactive }
+
+    func show(_ event: ProgressEvent) {
+        let line: String?
+        switch event {
+        case .phase(let name):
+            line = "── \(name)"
+        case .started(let group, let name, let at):
+            counts.update { $0.started += 1 }
+            line = "\(stamp(at))  ▶ \(group)/\(name)"
+        case .ended(let group, let name, let outcome, let at, let detail):
+            counts.update { $0.ended += 1 }
+            let mark = outcome == .succeeded ? "✓" : outcome == .fromCache ? "↺" : "✗"
+            line = "\(stamp(at))  \(mark) \(group)/\(name) \(outcome.rawValue)\(detail.isEmpty ? "" : " — \(detail)")"
+        case .marker(let marker):
+            line = "\(stamp(marker.at))  ◆ \(marker.kind.rawValue): \(marker.name)"
+        case .note(let text):
+            line = "   \(text)"
+        }
+        let (started, ended) = counts.update { ($0.started, $0.ended) }
+        var output = ""
+        if interactive { output += "\r\u{1B}[K" }
+        if let line { output += line + "\n" }
+        if interactive { output += bar(ended: ended, started: started) }
+        FileHandle.standardOutput.write(Data(output.utf8))
     }
-    Milestone("firstScreen")
-    Stage("third") {
-        call("logistics", 90)
-        call("freight", 70)
+
+    func finish() {
+        if interactive { FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8)) }
     }
-    Milestone("secondScreen")
-    Stage("fourth") {
-        call("recommend", 150)
-        call("comments", 110)
+
+    private func stamp(_ at: Duration) -> String {
+        let ms = Int(Double(at.components.seconds) * 1000 + Double(at.components.attoseconds) / 1e15)
+        let text = "\(ms) ms"
+        return String(repeating: " ", count: max(0, 8 - text.count)) + text
+    }
+
+    private func bar(ended: Int, started: Int) -> String {
+        let width = 30
+        let filled = started == 0 ? 0 : min(width, width * ended / max(started, 1))
+        return "[" + String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            + "] \(ended)/\(started) tasks ended"
     }
 }
 
-let run = try page.start()
-for await event in run.events {
-    switch event {
-    case .stageStarted, .milestoneReached, .taskSucceeded, .runFinished: print(event)
-    default: break
+/// A value behind an `NSLock` (progress arrives from many tasks at once).
+final class Mutexed<Value>: @unchecked Sendable {
+    // `@unchecked Sendable` is safe: `value` is only touched inside `update`, under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func update<Result>(_ body: (inout Value) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
     }
 }
-let report = await run.report()
-print("critical path: \(report.criticalPath.joined(separator: " → ")), \(report.duration)")

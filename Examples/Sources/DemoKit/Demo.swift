@@ -1,0 +1,159 @@
+import Conductor
+
+/// Runs the whole story once against an embedded server: start-up, the services, the
+/// product page with its media, in the chosen scenario. `progress` hears about every task as
+/// it starts and ends.
+///
+/// ```swift
+/// let report = try await runDemo(DemoOptions(scenario: .tokenExpiry)) { event in print(event) }
+/// print(report.verdict)
+/// ```
+public func runDemo(
+    _ options: DemoOptions,
+    progress: @escaping @Sendable (ProgressEvent) -> Void = { _ in }
+) async throws -> DemoReport {
+    let server = try await DemoServer.start(options)
+    var saved: (launch: LaunchState, cache: [String: GateResponse])?
+    if options.scenario == .offlineWithCache {
+        // Yesterday's visit, unrecorded: it leaves a saved session and a full cache behind.
+        let yesterday = try await visit(server: server, options: options, saved: nil, recorder: Recorder { _ in })
+        saved = (yesterday.launch, yesterday.cache)
+        await server.stop()
+        progress(.note("yesterday's visit filled the cache; today both mirrors are unreachable"))
+    }
+    let recorder = Recorder(progress: progress)
+    let visit: Visit
+    do {
+        visit = try await DemoKit.visit(server: server, options: options, saved: saved, recorder: recorder)
+    } catch {
+        await server.stop()
+        throw error
+    }
+    await server.stop()
+    return DemoReport(visit: visit, options: options, recorder: recorder)
+}
+
+/// One visit: launch, assemble, load the page.
+struct Visit {
+    var launch: LaunchState
+    var launchReport: RunReport
+    var launchOffset: Duration
+    var ready: Duration
+    var pageReport: RunReport
+    var pageOffset: Duration
+    var pageNotes: CallNotes
+    var cache: [String: GateResponse]
+}
+
+func visit(
+    server: DemoServer, options: DemoOptions, saved: (launch: LaunchState, cache: [String: GateResponse])?,
+    recorder: Recorder
+) async throws -> Visit {
+    recorder.report(.phase("launch"))
+    let (launch, launchReport, launchOffset, ready) = try await AppLaunch(
+        mirrors: server.authorities, saved: saved?.launch, recorder: recorder
+    ).run()
+    recorder.add(Timeline.Marker(kind: .ready, name: "ready", at: ready))
+
+    recorder.report(.phase("services"))
+    let assembly = AppServices.assemble(
+        launch: launch, savedCache: saved?.cache ?? [:], options: options, recorder: recorder)
+    // Asked for together: the media loader needs the API, whose creation both share.
+    async let api = assembly.resolve(ShopAPI.self)
+    async let media = assembly.resolve(MediaLoader.self)
+    let page = try await ProductPage(api: api, media: media)
+
+    recorder.report(.phase("page"))
+    let pageOffset = recorder.now()
+    let run = try page.start()
+    recorder.follow(run, offset: pageOffset, notes: page.notes) { ProductPage.stageOfTask[$0] ?? "page" }
+    let pageReport = await run.report()
+    recorder.addRows(
+        from: pageReport, offset: pageOffset, group: "page", details: page.notes.details,
+        outcomes: page.notes.outcomes)
+    await page.media.drain()
+    await page.api.close()
+    let cache = try await assembly.resolve(ResponseStore.self).snapshot
+    return Visit(
+        launch: launch, launchReport: launchReport, launchOffset: launchOffset, ready: ready, pageReport: pageReport,
+        pageOffset: pageOffset, pageNotes: page.notes, cache: cache)
+}
+
+extension DemoReport {
+    init(visit: Visit, options: DemoOptions, recorder: Recorder) {
+        let log = recorder.gateLog
+        let (refreshRows, refreshMarkers) = NetworkSummary.refreshes(in: log)
+        for row in refreshRows { recorder.add(row) }
+        for marker in refreshMarkers { recorder.add(marker) }
+        let network = NetworkSummary(log)
+        let milestones = visit.pageReport.milestones.map { (name: $0.name, at: visit.pageOffset + $0.at) }
+        let pageCalls = visit.pageReport.tasks.filter { $0.id != "media" }
+        let fromCache = pageCalls.filter { visit.pageNotes.outcome(of: $0.id) == .fromCache }.count
+        let mediaTimedOut = visit.pageNotes.outcome(of: "media") == .timedOut
+        let visible = { (path: [String]) in
+            path.filter { !$0.hasPrefix("\u{1}") && !ProductPageMilestones.all.contains($0) }
+        }
+
+        self.options = options
+        self.timeline = recorder.timeline
+        self.launchTime = visit.ready
+        self.launchReport = visit.launchReport
+        self.pageReport = visit.pageReport
+        self.milestones = milestones
+        self.pageOutcome = visit.pageReport.outcome
+        self.network = network
+        self.media = visit.pageNotes.detail(of: "media")
+        self.criticalPath = visible(visit.launchReport.criticalPath) + visible(visit.pageReport.criticalPath)
+        self.pageCalls = pageCalls.count
+        self.pageCallsFromCache = fromCache
+
+        let ordered =
+            milestones.map(\.name) == ["firstScreen", "fullPage"]
+            && (milestones.count < 2 || milestones[0].at <= milestones[1].at)
+        let firstScreen = milestones.first { $0.name == "firstScreen" }.map { $0.at.shortDescription } ?? "never"
+        let fullPage = milestones.first { $0.name == "fullPage" }.map { $0.at.shortDescription } ?? "never"
+        let endedOnce = network.everyRequestEndedOnce
+        let screens = "first screen at \(firstScreen), full page at \(fullPage)"
+        switch options.scenario {
+        case .normal:
+            passed = visit.pageReport.isSuccess && ordered && network.refreshes == 0 && endedOnce
+            verdict = "normal: all \(pageCalls.count) calls loaded, \(screens), no refresh needed"
+        case .tokenExpiry:
+            passed =
+                visit.pageReport.isSuccess && ordered && network.refreshes == 1 && network.failedRefreshes == 0
+                && network.parked > 0 && endedOnce
+            verdict =
+                "token-expiry: the token expired mid-page; exactly \(network.refreshes) refresh while "
+                + "\(network.parked) calls waited, then all \(pageCalls.count) calls loaded; \(screens)"
+        case .refreshFails:
+            let failedByRefresh = visit.pageReport.tasks.filter {
+                visit.pageNotes.detail(of: $0.id).contains("refresh failed")
+            }.count
+            let notSent = visit.pageReport.tasks.filter {
+                let detail = visit.pageNotes.detail(of: $0.id)
+                return detail.contains("not sent") || detail.contains("not started")
+            }.count
+            passed =
+                network.failedRefreshes == 1 && network.refreshes == 1 && milestones.first?.name == "firstScreen"
+                && endedOnce && failedByRefresh > 0
+            verdict =
+                "refresh-fails: the refresh was refused once; \(failedByRefresh) waiting calls failed with it, "
+                + "the app signed out and did not send the \(notSent) calls after them; "
+                + "first screen at \(firstScreen)"
+        case .slowNetwork:
+            passed = milestones.first?.name == "firstScreen" && network.retries > 0 && mediaTimedOut && endedOnce
+            verdict =
+                "slow-network: \(network.retries) retries after 503s, the media wait gave up at its limit "
+                + "(\(visit.pageNotes.detail(of: "media"))); \(screens)"
+        case .offlineWithCache:
+            passed = visit.pageReport.isSuccess && ordered && fromCache == pageCalls.count && endedOnce
+            verdict =
+                "offline-with-cache: both mirrors unreachable; \(fromCache) of \(pageCalls.count) calls served "
+                + "from the cache; \(screens)"
+        }
+    }
+}
+
+enum ProductPageMilestones {
+    static let all: Set<String> = ["firstScreen", "fullPage"]
+}
