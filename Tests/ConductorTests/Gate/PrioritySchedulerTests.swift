@@ -7,7 +7,15 @@ import Testing
     @Test func aCancelledQueuedCallerReturnsAtOnceWithoutRunning() async throws {
         let scheduler = PriorityScheduler(maxConcurrent: 1)
         let (gate, open) = AsyncStream<Void>.makeStream()
-        let blocker = Task { try await scheduler.run { for await _ in gate { break } } }
+        let (running, blockerRunning) = AsyncStream<Void>.makeStream()
+        let blocker = Task {
+            try await scheduler.run {
+                blockerRunning.yield()
+                for await _ in gate { break }
+            }
+        }
+        // Only once the blocker holds the slot can anything else be queued behind it.
+        for await _ in running { break }
         let ran = Locked(false)
         let queued = Task { try await scheduler.run { ran.withLock { $0 = true } } }
         await scheduler.queued(atLeast: 1)
@@ -21,7 +29,15 @@ import Testing
     @Test func shutdownEndsQueuedCallersOnceAndRefusesNewWork() async throws {
         let scheduler = PriorityScheduler(maxConcurrent: 1)
         let (gate, open) = AsyncStream<Void>.makeStream()
-        let blocker = Task { try await scheduler.run { for await _ in gate { break } } }
+        let (running, blockerRunning) = AsyncStream<Void>.makeStream()
+        let blocker = Task {
+            try await scheduler.run {
+                blockerRunning.yield()
+                for await _ in gate { break }
+            }
+        }
+        // Only once the blocker holds the slot can anything else be queued behind it.
+        for await _ in running { break }
         let queued = (0..<10).map { _ in Task { try await scheduler.run(priority: .high) {} } }
         await scheduler.queued(atLeast: 10)
         scheduler.shutdown()
