@@ -50,7 +50,12 @@ public enum TimelineHTML {
         }
         let height = y + 10
         var overlay: [String] = []
-        for marker in timeline.markers {
+        // Labels of markers close together go on alternate lines instead of on top of each other.
+        var labelLineEnds = [-Double.infinity, -Double.infinity]
+        for marker in timeline.markers.sorted(by: { $0.at < $1.at }) {
+            let labelX = x(marker.at) + 3
+            let line = labelX > labelLineEnds[0] ? 0 : (labelX > labelLineEnds[1] ? 1 : 0)
+            labelLineEnds[line] = labelX + Double(marker.name.count) * 6.5 + 6
             let title =
                 "\(marker.kind.rawValue) \(marker.name) at \(marker.at.shortDescription)"
                 + (marker.end.map { " – \($0.shortDescription)" } ?? "")
@@ -63,9 +68,10 @@ public enum TimelineHTML {
                 )
             }
             overlay.append(
-                #"<line x1="\#(f(x(marker.at)))" y1="\#(f(top - 14))" x2="\#(f(x(marker.at)))" y2="\#(f(height))"/>"#)
+                #"<line x1="\#(f(x(marker.at)))" y1="\#(f(top - 14 - Double(line) * 13))" x2="\#(f(x(marker.at)))" y2="\#(f(height))"/>"#
+            )
             overlay.append(
-                #"<text x="\#(f(x(marker.at) + 3))" y="\#(f(top - 16))">\#(escape(marker.name))</text>"#)
+                #"<text x="\#(f(labelX))" y="\#(f(top - 16 - Double(line) * 13))">\#(escape(marker.name))</text>"#)
             overlay.append("</g>")
         }
         var axis: [String] = []
@@ -79,7 +85,7 @@ public enum TimelineHTML {
             )
             tick += step
         }
-        let svgWidth = labelWidth + chartWidth + 40
+        let svgWidth = labelWidth + chartWidth + 110  // room for a label on a marker at the very end
         let svg = """
             <svg xmlns="http://www.w3.org/2000/svg" class="gantt" width="\(f(svgWidth))" height="\(f(height + 24))" viewBox="0 0 \(f(svgWidth)) \(f(height + 24))">
             \(axis.joined(separator: "\n"))
