@@ -2,10 +2,16 @@ import Synchronization
 
 /// A harmonizer's counter: one atomic word, so counting up and down takes no lock.
 ///
-/// Values from zero up are the live count; ``closed`` means the outcome is decided (or
-/// about to be). Every change is a compare-exchange from a value seen, so a count-down
-/// at zero or after the close is refused instead of going negative, and exactly one
-/// count-down — the one that moves 1 to ``closed`` — sees the count reach zero.
+/// Values from zero up are the live count; ``closed``, far below zero, means the outcome is
+/// decided (or about to be). Counting is a single atomic add or subtract — what `DispatchGroup` costs — rather
+/// than a compare-exchange loop, which retries under contention. The rules that keep it exact:
+/// - a count-down that finds the count at zero (or below, while another refused one is being
+///   undone) undoes itself and is refused, so the count never stays negative;
+/// - the count-down that takes it from 1 to 0 then closes it with a compare-exchange from 0,
+///   waiting out a refused count-down's transient −1; if an arrival got in first, the count is
+///   live again and the last of those count-downs will close it instead;
+/// - once closed, adds and subtracts leave the word far below zero (it would take 2^61 of them
+///   to come back), so every later count is refused.
 struct HarmonizerCounter: ~Copyable, Sendable {
     /// What a count-down did.
     enum Decrement: Equatable {
@@ -19,54 +25,59 @@ struct HarmonizerCounter: ~Copyable, Sendable {
         case refusedClosed
     }
 
-    private static let closed = -1
+    private static let closed = -(1 << 62)
+    /// At or below this the counter is closed; between it and zero a refused count-down is undoing itself.
+    private static let closedThreshold = -(1 << 61)
+    /// Arrivals are refused from here on.
+    private static let maximumCount = 1 << 61
 
     private let word: Atomic<Int>
 
     init(_ initialCount: Int) {
-        word = Atomic(initialCount)
+        word = Atomic(min(initialCount, Self.maximumCount))
     }
 
     /// The live count; zero once closed.
-    var value: Int { max(0, word.load(ordering: .relaxed)) }
+    var value: Int {
+        let current = word.load(ordering: .relaxed)
+        return max(0, current)
+    }
 
-    var isClosed: Bool { word.load(ordering: .acquiring) == Self.closed }
+    var isClosed: Bool { word.load(ordering: .acquiring) <= Self.closedThreshold }
 
-    /// Counts one up. Returns the new count, or `nil` when closed or already at `Int.max`
-    /// (refused rather than overflowing).
+    /// Counts one up. Returns the new count, or `nil` when closed or at the maximum.
     func increment() -> Int? {
-        var current = word.load(ordering: .relaxed)
-        while current != Self.closed, current < Int.max {
-            let (exchanged, original) = word.compareExchange(
-                expected: current,
-                desired: current + 1,
-                successOrdering: .acquiringAndReleasing,
-                failureOrdering: .relaxed
-            )
-            if exchanged { return current + 1 }
-            current = original
+        let old = word.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+        if old <= Self.closedThreshold { return nil }
+        if old >= Self.maximumCount {
+            word.wrappingSubtract(1, ordering: .relaxed)
+            return nil
         }
-        return nil
+        return max(1, old + 1)
     }
 
     /// Counts one down, never below zero and never after the close.
     func decrement() -> Decrement {
-        var current = word.load(ordering: .relaxed)
+        // Acquire-release so whoever completes sees every stash made before each count-down.
+        let old = word.wrappingSubtract(1, ordering: .acquiringAndReleasing).oldValue
+        if old <= Self.closedThreshold { return .refusedClosed }
+        if old <= 0 {
+            word.wrappingAdd(1, ordering: .relaxed)
+            return .refusedAtZero
+        }
+        if old > 1 { return .decremented(remaining: old - 1) }
         while true {
-            if current == Self.closed { return .refusedClosed }
-            if current == 0 { return .refusedAtZero }
-            // Going from 1 straight to `closed` (not to 0) is what stops a racing
-            // increment from reviving a harmonizer that is about to complete.
-            let desired = current == 1 ? Self.closed : current - 1
-            // Acquire-release so whoever completes sees every stash made before each count-down.
-            let (exchanged, original) = word.compareExchange(
-                expected: current,
-                desired: desired,
+            let current = word.load(ordering: .acquiring)
+            if current > 0 { return .decremented(remaining: 0) }  // an arrival got in first
+            if current <= Self.closedThreshold { return .refusedClosed }  // a timeout or cancel did
+            if current < 0 { continue }  // a refused count-down is undoing itself
+            let (exchanged, _) = word.compareExchange(
+                expected: 0,
+                desired: Self.closed,
                 successOrdering: .acquiringAndReleasing,
                 failureOrdering: .relaxed
             )
-            if exchanged { return current == 1 ? .reachedZero : .decremented(remaining: current - 1) }
-            current = original
+            if exchanged { return .reachedZero }
         }
     }
 
