@@ -31,7 +31,11 @@ final class GraphRunStorage: Sendable {
         self.init(concurrencyLimit: concurrencyLimit, clock: clock, journal: EventJournal(retention: .everything))
         var effects = GraphStateMachine.Effects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: .zero, effects: &effects) }
-        registerMilestones(of: definitions)
+        if let compiled {
+            registerMilestones(named: compiled.milestones)
+        } else {
+            registerMilestones(of: definitions)
+        }
         apply(effects)
     }
 
@@ -49,10 +53,14 @@ final class GraphRunStorage: Sendable {
     }
 
     private func registerMilestones(of definitions: [NodeDefinition]) {
-        let names = definitions.compactMap { definition -> String? in
-            if case .marker(let name?, _) = definition.kind { return name }
-            return nil
-        }
+        registerMilestones(
+            named: definitions.compactMap { definition -> String? in
+                if case .marker(let name?, _) = definition.kind { return name }
+                return nil
+            })
+    }
+
+    private func registerMilestones(named names: [String]) {
         guard !names.isEmpty else { return }
         milestones.withLock { cells in
             for name in names where cells[name] == nil { cells[name] = MilestoneCell() }
