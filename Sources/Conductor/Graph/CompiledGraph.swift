@@ -8,9 +8,6 @@
 struct CompiledGraph: Sendable {
     private(set) var index: [String: Int32] = [:]
     private(set) var edges: [[GraphStateMachine.Edge]] = []
-    /// Each node's dependents, as a run's nodes start out: shared with every run, not rebuilt.
-    private(set) var successors: [[GraphStateMachine.Edge]] = []
-    private(set) var milestones: [String] = []
     private(set) var isComplete = true
 
     init() {}
@@ -32,22 +29,13 @@ struct CompiledGraph: Sendable {
             guard let position = index[id] else { return abandon() }
             resolved.append(GraphStateMachine.Edge(node: position, requiresSuccess: false))
         }
-        let position = Int32(edges.count)
-        index[definition.id] = position
-        for edge in resolved {
-            successors[Int(edge.node)].append(
-                GraphStateMachine.Edge(node: position, requiresSuccess: edge.requiresSuccess))
-        }
+        index[definition.id] = Int32(edges.count)
         edges.append(resolved)
-        successors.append([])
-        if case .marker(let name?, _) = definition.kind { milestones.append(name) }
     }
 
     private mutating func abandon() {
         isComplete = false
         index = [:]
         edges = []
-        successors = []
-        milestones = []
     }
 }

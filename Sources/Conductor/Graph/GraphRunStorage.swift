@@ -31,11 +31,7 @@ final class GraphRunStorage: Sendable {
         self.init(concurrencyLimit: concurrencyLimit, clock: clock, journal: EventJournal(retention: .everything))
         var effects = GraphStateMachine.Effects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: .zero, effects: &effects) }
-        if let compiled {
-            registerMilestones(named: compiled.milestones)
-        } else {
-            registerMilestones(of: definitions)
-        }
+        registerMilestones(of: definitions)
         apply(effects)
     }
 
@@ -53,14 +49,10 @@ final class GraphRunStorage: Sendable {
     }
 
     private func registerMilestones(of definitions: [NodeDefinition]) {
-        registerMilestones(
-            named: definitions.compactMap { definition -> String? in
-                if case .marker(let name?, _) = definition.kind { return name }
-                return nil
-            })
-    }
-
-    private func registerMilestones(named names: [String]) {
+        let names = definitions.compactMap { definition -> String? in
+            if case .marker(let name?, _) = definition.kind { return name }
+            return nil
+        }
         guard !names.isEmpty else { return }
         milestones.withLock { cells in
             for name in names where cells[name] == nil { cells[name] = MilestoneCell() }

@@ -148,19 +148,13 @@ struct GraphStateMachine {
             definitions.append(contentsOf: newDefinitions)
         }
         nodes.reserveCapacity(first + newDefinitions.count)
-        if let compiled, first == 0 {
-            // Every node is new and waiting: the compiled successor lists and counts are the wiring.
-            for (offset, definition) in newDefinitions.enumerated() {
-                var node = Node(definition: definition)
-                node.successors = compiled.successors[offset]
-                node.remaining = Int32(compiled.edges[offset].count)
-                nodes.append(node)
-            }
-        } else {
-            for definition in newDefinitions { nodes.append(Node(definition: definition)) }
-            for offset in newDefinitions.indices {
+        for definition in newDefinitions { nodes.append(Node(definition: definition)) }
+        for offset in newDefinitions.indices {
+            let index = first + offset
+            if let compiled, first == 0 {
+                for edge in compiled.edges[offset] { wire(edge, into: index) }
+            } else {
                 let definition = newDefinitions[offset]
-                let index = first + offset
                 for id in definition.requires { wire(Edge(node: indexByID[id]!, requiresSuccess: true), into: index) }
                 for id in definition.after { wire(Edge(node: indexByID[id]!, requiresSuccess: false), into: index) }
             }
