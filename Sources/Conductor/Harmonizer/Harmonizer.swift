@@ -25,7 +25,7 @@ import Synchronization
 /// The outcome is decided exactly once: completion, timeout and ``cancel()`` racing each
 /// other produce one outcome, delivered once to each waiter and observer, never under a lock.
 ///
-/// - Complexity: an anonymous ``arrive()`` or ``leave()`` is one atomic compare-exchange
+/// - Complexity: an anonymous ``arrive()`` or ``leave()`` is one atomic add or subtract
 ///   (a lock is taken only by the one that completes); named participants, stashing
 ///   and the outcome take a short lock.
 public final class Harmonizer: Sendable {
