@@ -4,8 +4,11 @@ import Testing
 
 /// The scheduler with real tasks: cancellation, shutdown, coalescing, workers, exclusivity.
 @Suite struct PrioritySchedulerTests {
-    @Test func aCancelledQueuedCallerReturnsAtOnceWithoutRunning() async throws {
-        let scheduler = PriorityScheduler(maxConcurrent: 1)
+    /// Starts work that holds the scheduler's only slot until `open.yield()`, and returns once
+    /// it holds it: only then can anything be queued behind it.
+    static func holdTheOnlySlot(
+        of scheduler: PriorityScheduler
+    ) async -> (Task<Void, any Error>, AsyncStream<Void>.Continuation) {
         let (gate, open) = AsyncStream<Void>.makeStream()
         let (running, blockerRunning) = AsyncStream<Void>.makeStream()
         let blocker = Task {
@@ -14,8 +17,13 @@ import Testing
                 for await _ in gate { break }
             }
         }
-        // Only once the blocker holds the slot can anything else be queued behind it.
         for await _ in running { break }
+        return (blocker, open)
+    }
+
+    @Test func aCancelledQueuedCallerReturnsAtOnceWithoutRunning() async throws {
+        let scheduler = PriorityScheduler(maxConcurrent: 1)
+        let (blocker, open) = await Self.holdTheOnlySlot(of: scheduler)
         let ran = Locked(false)
         let queued = Task { try await scheduler.run { ran.withLock { $0 = true } } }
         await scheduler.queued(atLeast: 1)
@@ -28,16 +36,7 @@ import Testing
 
     @Test func shutdownEndsQueuedCallersOnceAndRefusesNewWork() async throws {
         let scheduler = PriorityScheduler(maxConcurrent: 1)
-        let (gate, open) = AsyncStream<Void>.makeStream()
-        let (running, blockerRunning) = AsyncStream<Void>.makeStream()
-        let blocker = Task {
-            try await scheduler.run {
-                blockerRunning.yield()
-                for await _ in gate { break }
-            }
-        }
-        // Only once the blocker holds the slot can anything else be queued behind it.
-        for await _ in running { break }
+        let (blocker, open) = await Self.holdTheOnlySlot(of: scheduler)
         let queued = (0..<10).map { _ in Task { try await scheduler.run(priority: .high) {} } }
         await scheduler.queued(atLeast: 10)
         scheduler.shutdown()

@@ -1,3 +1,4 @@
+import Conductor
 import Foundation
 
 /// How hard the stress and property tests push: `CONDUCTOR_STRESS=<iterations>` in the
