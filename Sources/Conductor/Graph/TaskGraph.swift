@@ -148,7 +148,8 @@ public struct TaskGraph: Sendable {
         try validate()
         let run = GraphRun(
             storage: GraphRunStorage(
-                definitions: definitions, concurrencyLimit: concurrencyLimit, clock: ClockSource(clock))
+                definitions: definitions, compiled: compiledIfComplete, concurrencyLimit: concurrencyLimit,
+                clock: ClockSource(clock))
         )
         let storage = run.storage
         Task { await storage.drive() }
@@ -176,7 +177,8 @@ public struct TaskGraph: Sendable {
         try validate()
         let run = GraphRun(
             storage: GraphRunStorage(
-                definitions: definitions, concurrencyLimit: concurrencyLimit, clock: ClockSource(clock))
+                definitions: definitions, compiled: compiledIfComplete, concurrencyLimit: concurrencyLimit,
+                clock: ClockSource(clock))
         )
         await withDiscardingTaskGroup { group in
             group.addTask { await body(run) }

@@ -70,7 +70,8 @@ final class TokenServer: Sendable {
     static func start(faults: Faults? = nil) async throws -> TokenServer {
         let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: 0), logger: .disabled)
         let runTask = Task { _ = try? await server.run() }
-        try await server.waitUntilListening()
+        // Generous: under the thread sanitizer on 2 busy cores, starting can take seconds. A guard, not a timing test.
+        try await server.waitUntilListening(timeout: 120)
         guard case .ip4(_, port: let port)? = await server.listeningAddress else {
             throw URLError(.cannotConnectToHost)
         }
