@@ -1,5 +1,4 @@
 import Conductor
-import Synchronization
 
 /// A clock that moves only when a test tells it to.
 ///
@@ -34,6 +33,7 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private struct CountWaiter {
+        var id: UInt64
         var count: Int
         var continuation: CheckedContinuation<Void, Never>
     }
@@ -113,15 +113,28 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Suspends until at least `count` tasks are sleeping on this clock: the event a test
-    /// waits for before it advances time, so it never races the code under test.
+    /// waits for before it advances time, so it never races the code under test. Returns
+    /// early if the waiting task is cancelled.
     public func sleepers(atLeast count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.sleepers.count >= count { return true }
-                state.countWaiters.append(CountWaiter(count: count, continuation: continuation))
-                return false
+        let id = state.withLock { state -> UInt64 in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if state.sleepers.count >= count || Task.isCancelled { return true }
+                    state.countWaiters.append(CountWaiter(id: id, count: count, continuation: continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CountWaiter? in
+                guard let index = state.countWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.countWaiters.remove(at: index)
+            }
+            waiter?.continuation.resume()
         }
     }
 }

@@ -25,8 +25,6 @@ package final class EventJournal<Event: Sendable>: Sendable {
 
         package static var none: Wakeup { Wakeup() }
 
-        package var isEmpty: Bool { continuations.isEmpty }
-
         package func resume() {
             for continuation in continuations { continuation.resume() }
         }
@@ -60,12 +58,6 @@ package final class EventJournal<Event: Sendable>: Sendable {
     package init(retention: Retention) {
         self.retention = retention
     }
-
-    /// The absolute index the next appended event will get.
-    package var endIndex: Int { state.withLock { $0.endIndex } }
-
-    /// Whether ``finish()`` was called.
-    package var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Appends one event. Resume the returned wakeup after releasing your own locks.
     package func append(_ event: Event) -> Wakeup {

@@ -1,4 +1,12 @@
 /// How a task ended.
+///
+/// ```swift
+/// switch report["comments"]?.outcome {
+/// case .succeeded?: showComments()
+/// case .skipped(let dependency)?: log("comments skipped: \(dependency) failed")
+/// default: showPlaceholder()
+/// }
+/// ```
 public enum TaskOutcome: Sendable, CustomStringConvertible {
     case succeeded
     case failed(any Error)
@@ -26,6 +34,10 @@ public enum TaskOutcome: Sendable, CustomStringConvertible {
 }
 
 /// How a run ended.
+///
+/// ```swift
+/// if case .failed(let error) = report.outcome { log(error.message) }  // names the task
+/// ```
 public enum RunOutcome: Sendable, CustomStringConvertible {
     /// Every required task succeeded (optional ones may have failed).
     case completed
@@ -44,6 +56,12 @@ public enum RunOutcome: Sendable, CustomStringConvertible {
 }
 
 /// What happened to one task of a run, and when. Times are offsets from the run's start.
+///
+/// ```swift
+/// for task in report.tasks {
+///     print(task.id, task.outcome, task.waitTime ?? .zero, task.runTime ?? .zero, task.attempts)
+/// }
+/// ```
 public struct TaskRecord: Sendable, CustomStringConvertible {
     /// The task's id.
     public let id: String

@@ -84,7 +84,15 @@ public struct Schedule: Sendable {
     }
 }
 
-/// A stage or a milestone of a ``Schedule``, as the builder collects them.
+/// A stage or a milestone of a ``Schedule``, as the builder collects them. You never make
+/// one yourself: write ``Stage`` and ``Milestone`` inside the builder.
+///
+/// ```swift
+/// Schedule {
+///     Stage("basics") { Step("basicInfo") { _ in } }   // → a ScheduleElement
+///     Milestone("firstScreen")                          // → a ScheduleElement
+/// }
+/// ```
 public struct ScheduleElement: Sendable {
     enum Kind: Sendable {
         case stage(String, [Step])
@@ -158,7 +166,14 @@ public struct Step: Sendable {
     }
 }
 
-/// Builds the stages and milestones of a ``Schedule``.
+/// Builds the stages and milestones of a ``Schedule``; `if` and `for` work as usual.
+///
+/// ```swift
+/// Schedule {
+///     for region in regions { Stage(region) { Step("stock-\(region)") { _ in } } }
+///     if showsAds { Milestone("beforeAds") }
+/// }
+/// ```
 @resultBuilder
 public enum ScheduleBuilder {
     public static func buildExpression(_ stage: Stage) -> [ScheduleElement] {
@@ -174,7 +189,13 @@ public enum ScheduleBuilder {
     public static func buildArray(_ parts: [[ScheduleElement]]) -> [ScheduleElement] { parts.flatMap { $0 } }
 }
 
-/// Builds the steps of a ``Stage``.
+/// Builds the steps of a ``Stage``; `if` and `for` work as usual.
+///
+/// ```swift
+/// Stage("media") {
+///     for image in images { Step("image-\(image)") { _ in try await load(image) } }
+/// }
+/// ```
 @resultBuilder
 public enum StageBuilder {
     public static func buildExpression(_ step: Step) -> [Step] { [step] }

@@ -76,14 +76,6 @@ struct LaunchPlan {
     /// Whether `name` is a task.
     func isTask(_ name: String) -> Bool { kinds[name] == .task }
 
-    /// The names of the tasks added so far, in order (before the launch).
-    var taskNames: [String] {
-        entries.compactMap { entry in
-            if case .task(let task) = entry { return task.name }
-            return nil
-        }
-    }
-
     /// Compiles the entries kept before the launch, emptying them.
     mutating func compileEntries() -> [NodeDefinition] {
         let kept = entries

@@ -46,11 +46,12 @@ import Testing
             ids.append(id)
         }
         let run = try graph.start(concurrencyLimit: Bool.random(using: &generator) ? 3 : nil, clock: clock)
-        // Time moves on its own task, racing the workers.
+        // Time moves on its own task, racing the workers: whenever something sleeps on the
+        // clock, a millisecond passes.
         let ticker = Task {
             while !Task.isCancelled {
+                await clock.sleepers(atLeast: 1)
                 clock.advance(by: .milliseconds(1))
-                await Task.yield()
             }
         }
         let action = Int.random(in: 0..<4, using: &generator)
