@@ -55,18 +55,10 @@ public struct TaskGraph: Sendable {
         whenDependencyFails: DependencyFailureBehavior = .skip,
         _ operation: @escaping @Sendable (TaskContext) async throws -> Result
     ) -> TaskHandle<Result> {
-        append(
-            id: id,
-            dependencies: dependencies,
-            spec: TaskSpec(
-                operation: .global { context in try await operation(context) },
-                priority: priority,
-                timeout: timeout,
-                retry: retry,
-                failure: failure,
-                whenDependencyFails: whenDependencyFails
-            )
-        )
+        let step = Step(
+            id, dependsOn: dependencies, priority: priority, timeout: timeout, retry: retry, failure: failure,
+            whenDependencyFails: whenDependencyFails, operation)
+        return append(id: step.id, dependencies: step.dependencies, spec: step.spec)
     }
 
     /// Adds a task that runs on the main actor, for UI work.
