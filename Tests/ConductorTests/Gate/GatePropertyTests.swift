@@ -167,7 +167,9 @@ struct GatePropertyTests {
         }
         #expect(open.values.allSatisfy { $0 == 0 }, "seed \(seed): unfinished refreshes \(open)")
         #expect(succeeded == gate.credentialVersion - startVersion, "seed \(seed)")
-        #expect(transport.issued == succeeded, "seed \(seed)")
+        // A refresh abandoned at its deadline may still have had its token issued, late; the
+        // gate discards that token. So every success used an issued token, not the reverse.
+        #expect(transport.issued >= succeeded, "seed \(seed)")
         #expect(transport.refreshCalls <= started, "seed \(seed)")
     }
 }
