@@ -1,4 +1,7 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
+// 6.2 (Xcode 26) because the graph calls `addImmediateTask`, which a 6.0 or 6.1 compiler does
+// not know; on OS versions before 26 the graph falls back to `addTask` at run time, so the
+// deployment targets below stay where they are. See "Supported versions" in the README.
 import PackageDescription
 
 let package = Package(
@@ -17,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         // Test-only: a real HTTP server on loopback for the request gate's tests.
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.20.0"),
+        // Build-only: `swift package generate-documentation` builds the DocC catalog; nothing
+        // of it links into a product.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(
@@ -50,6 +56,11 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
             ]
+        ),
+        // XCTest only: the test kit used as an XCTest target uses it, with no Swift Testing imported.
+        .testTarget(
+            name: "ConductorTestKitXCTests",
+            dependencies: ["Conductor", "ConductorTestKit"]
         ),
     ]
 )

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 // A separate package so that users of Conductor never fetch the benchmark's dependencies.
@@ -17,6 +17,8 @@ let package = Package(
     targets: [
         // glibc's malloc statistics, which the Glibc module does not export, for the memory scenario.
         .target(name: "MallocStats"),
+        // Start and stop marks for callgrind, for `conductor-bench instructions`.
+        .target(name: "CallgrindMarkers"),
         .executableTarget(
             name: "conductor-bench",
             dependencies: [
@@ -24,6 +26,7 @@ let package = Package(
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 "MallocStats",
+                "CallgrindMarkers",
             ],
             swiftSettings: [
                 .swiftLanguageMode(.v6),

@@ -1,16 +1,33 @@
-import Conductor
+package import Conductor
 
 /// A clock that moves only when a test tells it to.
 ///
 /// Pass it wherever Conductor takes `some Clock<Duration>`; time then stands still until
-/// you call ``advance(by:)``. Instead of sleeping to "let things happen", wait for the
-/// code under test to start sleeping with ``sleepers(atLeast:)``:
+/// you move it. Instead of sleeping to "let things happen", wait for the code under test to
+/// start sleeping with ``sleepers(atLeast:)``, then move time once:
 ///
 /// ```swift
 /// let clock = ManualClock()
 /// let harmonizer = Harmonizer(count: 1, timeout: .seconds(2), clock: clock)
 /// await clock.sleepers(atLeast: 1)   // the timeout is armed
 /// clock.advance(by: .seconds(2))     // and now it fires
+/// ```
+///
+/// To let time run while a whole scenario plays out, drive it with
+/// ``advance(by:until:maxSteps:isolation:)`` instead of writing a loop:
+///
+/// ```swift
+/// let done = try await clock.advance(by: .milliseconds(10), until: { ledger.isComplete }, maxSteps: 10_000)
+/// #expect(done)
+/// ```
+///
+/// Conductor tags its own sleeps with a ``SleepPurpose`` — a task's timeout, a retry's
+/// backoff, a harmonizer's timeout — so a test can wait for the sleep it means and tell it
+/// apart from the others:
+///
+/// ```swift
+/// await clock.sleepers(atLeast: 1, for: .retryBackoff)   // the first attempt failed
+/// clock.advance(by: .seconds(1))                          // and the second starts
 /// ```
 ///
 /// A sleeper whose task is cancelled throws `CancellationError` at once.
@@ -27,35 +44,7 @@ public final class ManualClock: Clock, Sendable {
         public var description: String { "\(offset)" }
     }
 
-    private struct Sleeper {
-        var deadline: Instant
-        var continuation: CheckedContinuation<Void, any Error>
-    }
-
-    private struct CountWaiter {
-        var id: UInt64
-        var count: Int
-        var continuation: CheckedContinuation<Void, Never>
-    }
-
-    private struct State {
-        var now = Instant(offset: .zero)
-        var nextID: UInt64 = 0
-        var sleepers: [UInt64: Sleeper] = [:]
-        var countWaiters: [CountWaiter] = []
-
-        mutating func takeSatisfiedCountWaiters() -> [CheckedContinuation<Void, Never>] {
-            var ready: [CheckedContinuation<Void, Never>] = []
-            countWaiters.removeAll { waiter in
-                guard sleepers.count >= waiter.count else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
-        }
-    }
-
-    private let state = Lock(State())
+    private let state = Lock(ManualClockState())
 
     public init() {}
 
@@ -66,33 +55,43 @@ public final class ManualClock: Clock, Sendable {
     /// How many tasks are sleeping on this clock now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
-    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        try Task.checkCancellation()
-        let id = state.withLock { state -> UInt64 in
-            defer { state.nextID += 1 }
-            return state.nextID
+    /// How many tasks are sleeping on this clock now for `purpose`.
+    public func sleeperCount(for purpose: SleepPurpose) -> Int {
+        state.withLock { $0.count(for: purpose.tag) }
+    }
+
+    /// Why each task sleeping on this clock now sleeps, earliest deadline first.
+    public var sleeperPurposes: [SleepPurpose] {
+        state.withLock { state in
+            state.sleepers.values.sorted { $0.deadline < $1.deadline }.map { SleepPurpose($0.purpose) }
         }
+    }
+
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try await sleep(until: deadline, tag: .unspecified)
+    }
+
+    private func sleep(until deadline: Instant, tag: Conductor.SleepPurpose) async throws {
+        try Task.checkCancellation()
+        let id = state.withLock { $0.makeID() }
+        // Whichever way the sleep ends, a driver waiting for woken sleepers to run learns
+        // that this one has.
+        defer { state.withLock { $0.sleeperResumed(id) }.resumeAll() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enum Action {
-                    case resume, cancel
-                    case wait([CheckedContinuation<Void, Never>])
-                }
-                let action = state.withLock { state -> Action in
-                    if Task.isCancelled { return .cancel }
-                    if deadline <= state.now { return .resume }
-                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return .wait(state.takeSatisfiedCountWaiters())
+                let action = state.withLock { state in
+                    state.sleep(id, until: deadline, tag, continuation, isCancelled: Task.isCancelled)
                 }
                 switch action {
                 case .resume: continuation.resume()
                 case .cancel: continuation.resume(throwing: CancellationError())
-                case .wait(let ready): for waiter in ready { waiter.resume() }
+                case .wait(let ready): ready.resumeAll()
                 }
             }
         } onCancel: {
-            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
-            sleeper?.continuation.resume(throwing: CancellationError())
+            let (sleeper, ready) = state.withLock { $0.cancelSleeper(id) }
+            sleeper?.resume(throwing: CancellationError())
+            ready.resumeAll()
         }
     }
 
@@ -103,38 +102,307 @@ public final class ManualClock: Clock, Sendable {
 
     /// Moves time to `instant` (never backwards) and wakes every sleeper whose deadline has come.
     public func advance(to instant: Instant) {
-        let due = state.withLock { state -> [Sleeper] in
-            if instant > state.now { state.now = instant }
-            let dueIDs = state.sleepers.filter { $0.value.deadline <= state.now }.keys
-            return dueIDs.compactMap { state.sleepers.removeValue(forKey: $0) }
-                .sorted { $0.deadline < $1.deadline }
-        }
-        for sleeper in due { sleeper.continuation.resume() }
+        state.withLock { $0.advance(to: instant) }.resumeAll()
     }
 
     /// Suspends until at least `count` tasks are sleeping on this clock: the event a test
-    /// waits for before it advances time, so it never races the code under test. Returns
-    /// early if the waiting task is cancelled.
+    /// waits for before it advances time, so it never races the code under test. Returns at
+    /// once when the count is already met, and early if the waiting task is cancelled.
     public func sleepers(atLeast count: Int) async {
-        let id = state.withLock { state -> UInt64 in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
+        await sleepers(atLeast: count, tag: nil)
+    }
+
+    /// Suspends until at least `count` tasks are sleeping on this clock for `purpose` — the
+    /// library's own sleeps carry theirs, so a test can wait for, say, a retry's backoff while
+    /// a timeout also sleeps. Returns at once when the count is already met, and early if the
+    /// waiting task is cancelled.
+    public func sleepers(atLeast count: Int, for purpose: SleepPurpose) async {
+        await sleepers(atLeast: count, tag: purpose.tag)
+    }
+
+    private func sleepers(atLeast count: Int, tag: Conductor.SleepPurpose?) async {
+        let id = state.withLock { $0.makeID() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state -> Bool in
-                    if state.sleepers.count >= count || Task.isCancelled { return true }
-                    state.countWaiters.append(CountWaiter(id: id, count: count, continuation: continuation))
+                    if state.count(for: tag) >= count || Task.isCancelled { return true }
+                    state.countWaiters.append(.init(id: id, count: count, tag: tag, continuation: continuation))
                     return false
                 }
                 if ready { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CountWaiter? in
-                guard let index = state.countWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.countWaiters.remove(at: index)
-            }
-            waiter?.continuation.resume()
+            state.withLock { $0.removeCountWaiter(id) }?.resume()
         }
+    }
+
+    /// Lets time run, one step at a time, until `condition` holds: the loop a test would
+    /// otherwise write around ``sleepers(atLeast:)`` and ``advance(by:)``, written once so
+    /// that it cannot starve the work it waits for.
+    ///
+    /// Before each step the driver *suspends*: until every sleeper the last step woke has
+    /// resumed running, then once more so the work those sleepers go on with gets a thread,
+    /// and — when nobody sleeps on the clock — until a task starts sleeping or
+    /// ``stateChanged()`` is called. It never spins on a condition that is already met, so a
+    /// driver on a busy two-thread pool leaves the threads to the code under test, and
+    /// cancelling the driving task (a test's time limit, say) ends it.
+    ///
+    /// Call ``stateChanged()`` where `condition` can become true without anyone sleeping on
+    /// the clock, typically at the end of the scenario the test drives:
+    ///
+    /// ```swift
+    /// let finished = Atomic(false)
+    /// let scenario = Task {
+    ///     await runScenario(clock: clock)
+    ///     finished.store(true, ordering: .releasing)
+    ///     clock.stateChanged()
+    /// }
+    /// let done = try await clock.advance(by: .milliseconds(50), until: { finished.load(ordering: .acquiring) })
+    /// #expect(done)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - step: how far time moves in one step.
+    ///   - condition: checked between steps, on the caller's isolation, never under the
+    ///     clock's lock.
+    ///   - maxSteps: the most steps taken before giving up.
+    /// - Returns: whether `condition` held; `false` when `maxSteps` steps did not make it hold.
+    /// - Throws: `CancellationError` when the driving task is cancelled.
+    @discardableResult
+    public func advance(
+        by step: Duration,
+        until condition: () -> Bool,
+        maxSteps: Int = 100_000,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> Bool {
+        try await advance(until: condition, maxSteps: maxSteps, step: { step })
+    }
+
+    /// Lets time run until `condition` holds, as ``advance(by:until:maxSteps:isolation:)``
+    /// does, with each step's length drawn from `step` (for example from a seeded generator).
+    @discardableResult
+    public func advance(
+        until condition: () -> Bool,
+        maxSteps: Int = 100_000,
+        isolation: isolated (any Actor)? = #isolation,
+        step: () -> Duration
+    ) async throws -> Bool {
+        for _ in 0..<max(maxSteps, 0) {
+            try await wokenSleepersResumed()
+            // Their next job (the rest of the body the sleep interrupted) was enqueued as
+            // they resumed: let it go ahead of the next step.
+            await Task.yield()
+            // Read before the condition, so a change made after the check is not missed.
+            let changesSeen = state.withLock { $0.changes }
+            if condition() { return true }
+            if try await sleeperOrChange(since: changesSeen) == .changed, condition() { return true }
+            let length = step()
+            state.withLock { $0.advance(to: $0.now.advanced(by: length)) }.resumeAll()
+        }
+        return condition()
+    }
+
+    /// Tells a driver in ``advance(by:until:maxSteps:isolation:)`` to look at its condition
+    /// again. Call it where the condition changes without anyone starting to sleep on this
+    /// clock — typically where the scenario the test drives has finished.
+    public func stateChanged() {
+        state.withLock { $0.noteChange() }.resumeAll()
+    }
+
+    /// Suspends until every sleeper woken by an advance has resumed running.
+    private func wokenSleepersResumed() async throws {
+        try await waitAsDriver(for: .wokenResumed)
+    }
+
+    /// Suspends until someone sleeps on the clock or something changed since `changesSeen`.
+    private func sleeperOrChange(since changesSeen: UInt64) async throws -> ManualClockState.DriverWake {
+        try await waitAsDriver(for: .sleeperOrChange(since: changesSeen))
+        return state.withLock { $0.sleepers.isEmpty ? .changed : .sleeping }
+    }
+
+    private func waitAsDriver(for condition: ManualClockState.DriverCondition) async throws {
+        let id = state.withLock { $0.makeID() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if Task.isCancelled || state.holds(condition) { return true }
+                    state.driverWaiters.append(.init(id: id, condition: condition, continuation: continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.removeDriverWaiter(id) }?.resume()
+        }
+        try Task.checkCancellation()
+    }
+}
+
+extension ManualClock: SleepPurposeAwareClock {
+    package func sleep(until deadline: Instant, purpose: Conductor.SleepPurpose) async throws {
+        try await sleep(until: deadline, tag: purpose)
+    }
+}
+
+extension ManualClock {
+    /// Why a task sleeps on a ``ManualClock``: Conductor tags each of its own sleeps with one;
+    /// any other sleep is ``unspecified``.
+    public struct SleepPurpose: Hashable, Sendable, CustomStringConvertible {
+        let tag: Conductor.SleepPurpose
+
+        init(_ tag: Conductor.SleepPurpose) { self.tag = tag }
+
+        /// A sleep that gave no purpose: the test's or the user's own code sleeping on the clock.
+        public static let unspecified = SleepPurpose(.unspecified)
+        /// A graph run's (or a launcher's tasks') timer for the timeouts of task attempts.
+        public static let taskTimeout = SleepPurpose(.taskTimeout)
+        /// The pause before a graph task's next attempt (`retry:` with a delay).
+        public static let retryBackoff = SleepPurpose(.retryBackoff)
+        /// A `Harmonizer`'s or a `HarmonizerRegistry`'s timeout.
+        public static let harmonizerTimeout = SleepPurpose(.harmonizerTimeout)
+        /// A `Launcher`'s readiness deadlines, from `ready(_:timeout:)`.
+        public static let launchReadyTimeout = SleepPurpose(.launchReadyTimeout)
+
+        public var description: String { tag.name }
+    }
+}
+
+extension Array {
+    fileprivate func resumeAll<Failure: Error>() where Element == CheckedContinuation<Void, Failure> {
+        for continuation in self { continuation.resume() }
+    }
+}
+
+/// The clock's state, changed only under its lock; each operation returns the continuations
+/// to resume once the lock is released.
+private struct ManualClockState {
+    struct Sleeper {
+        var deadline: ManualClock.Instant
+        var purpose: SleepPurpose
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    struct CountWaiter {
+        var id: UInt64
+        var count: Int
+        /// Counts only sleepers with this purpose; `nil` counts them all.
+        var tag: SleepPurpose?
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    /// What a driver waits for between steps.
+    enum DriverCondition {
+        case wokenResumed
+        case sleeperOrChange(since: UInt64)
+    }
+
+    enum DriverWake { case sleeping, changed }
+
+    struct DriverWaiter {
+        var id: UInt64
+        var condition: DriverCondition
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    enum SleepAction {
+        case resume, cancel
+        case wait([CheckedContinuation<Void, Never>])
+    }
+
+    var now = ManualClock.Instant(offset: .zero)
+    var nextID: UInt64 = 0
+    var sleepers: [UInt64: Sleeper] = [:]
+    /// Sleepers a step woke that have not run yet: a driver waits for them before stepping again.
+    var wokenNotResumed: Set<UInt64> = []
+    /// Counts sleeps begun, sleeps cancelled and ``ManualClock/stateChanged()`` calls.
+    var changes: UInt64 = 0
+    var countWaiters: [CountWaiter] = []
+    var driverWaiters: [DriverWaiter] = []
+
+    mutating func makeID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    /// How many sleep for `tag`, or in all when `tag` is `nil`.
+    func count(for tag: SleepPurpose?) -> Int {
+        guard let tag else { return sleepers.count }
+        return sleepers.values.count { $0.purpose == tag }
+    }
+
+    mutating func sleep(
+        _ id: UInt64, until deadline: ManualClock.Instant, _ purpose: SleepPurpose,
+        _ continuation: CheckedContinuation<Void, any Error>, isCancelled: Bool
+    ) -> SleepAction {
+        if isCancelled { return .cancel }
+        if deadline <= now { return .resume }
+        sleepers[id] = Sleeper(deadline: deadline, purpose: purpose, continuation: continuation)
+        changes += 1
+        return .wait(takeSatisfiedCountWaiters() + takeReadyDrivers())
+    }
+
+    mutating func cancelSleeper(_ id: UInt64) -> (
+        CheckedContinuation<Void, any Error>?, [CheckedContinuation<Void, Never>]
+    ) {
+        guard let sleeper = sleepers.removeValue(forKey: id) else { return (nil, []) }
+        changes += 1
+        return (sleeper.continuation, takeReadyDrivers())
+    }
+
+    mutating func sleeperResumed(_ id: UInt64) -> [CheckedContinuation<Void, Never>] {
+        guard wokenNotResumed.remove(id) != nil else { return [] }
+        return takeReadyDrivers()
+    }
+
+    /// Moves to `instant` and hands back the due sleepers' continuations, earliest first.
+    mutating func advance(to instant: ManualClock.Instant) -> [CheckedContinuation<Void, any Error>] {
+        if instant > now { now = instant }
+        let due = sleepers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
+        for (id, _) in due {
+            sleepers[id] = nil
+            wokenNotResumed.insert(id)
+        }
+        return due.map(\.value.continuation)
+    }
+
+    mutating func noteChange() -> [CheckedContinuation<Void, Never>] {
+        changes += 1
+        return takeReadyDrivers()
+    }
+
+    func holds(_ condition: DriverCondition) -> Bool {
+        switch condition {
+        case .wokenResumed: wokenNotResumed.isEmpty
+        case .sleeperOrChange(let since): !sleepers.isEmpty || changes > since
+        }
+    }
+
+    mutating func takeReadyDrivers() -> [CheckedContinuation<Void, Never>] {
+        let ready = driverWaiters.filter { holds($0.condition) }
+        guard !ready.isEmpty else { return [] }
+        driverWaiters.removeAll { waiter in ready.contains { $0.id == waiter.id } }
+        return ready.map(\.continuation)
+    }
+
+    mutating func takeSatisfiedCountWaiters() -> [CheckedContinuation<Void, Never>] {
+        var ready: [CheckedContinuation<Void, Never>] = []
+        var waiting = countWaiters
+        waiting.removeAll { waiter in
+            guard count(for: waiter.tag) >= waiter.count else { return false }
+            ready.append(waiter.continuation)
+            return true
+        }
+        countWaiters = waiting
+        return ready
+    }
+
+    mutating func removeCountWaiter(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
+        guard let index = countWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+        return countWaiters.remove(at: index).continuation
+    }
+
+    mutating func removeDriverWaiter(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
+        guard let index = driverWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+        return driverWaiters.remove(at: index).continuation
     }
 }

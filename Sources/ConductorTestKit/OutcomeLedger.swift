@@ -1,10 +1,11 @@
 import Conductor
-public import Testing
 
 /// A ledger of units of work that fails a test when anything ends twice, ends without being
 /// expected, or never ends.
 ///
-/// Expect each unit when it starts, record each end, and verify when everything has settled:
+/// Expect each unit when it starts, record each end, and check when everything has settled.
+/// The ledger depends on no test framework: with XCTest, assert that ``violations`` is empty;
+/// with Swift Testing, `verify()` records an `Issue` for each violation.
 ///
 /// ```swift
 /// let ledger = OutcomeLedger<Int>()
@@ -16,7 +17,8 @@ public import Testing
 ///     }
 /// }
 /// … wait for the tasks …
-/// ledger.verify()   // an Issue for each unit that ended twice or never
+/// ledger.verify()   // Swift Testing: an Issue for each unit that ended twice or never
+/// XCTAssertEqual(ledger.violations, [])   // XCTest
 /// ```
 public final class OutcomeLedger<ID: Hashable & Sendable & CustomStringConvertible>: Sendable {
     /// Something the ledger found wrong.
@@ -74,13 +76,6 @@ public final class OutcomeLedger<ID: Hashable & Sendable & CustomStringConvertib
     public var violations: [Violation] {
         state.withLock { state in
             state.violations + state.expected.subtracting(state.outcomes.keys).map { .neverEnded($0) }
-        }
-    }
-
-    /// Records an `Issue` in the current test for each violation. Call once everything has settled.
-    public func verify(sourceLocation: SourceLocation = #_sourceLocation) {
-        for violation in violations {
-            Issue.record("\(violation)", sourceLocation: sourceLocation)
         }
     }
 }

@@ -9,24 +9,33 @@ import Synchronization
 
 // MARK: - graph.independent
 
-func independentScenario(_ n: Int) -> Scenario {
+/// `n` independent no-op tasks.
+func independentGraph(_ n: Int) -> TaskGraph {
     var graph = TaskGraph()
     for index in 0..<n { graph.add("t\(index)") { _ in } }
-    let subject = graph
+    return graph
+}
+
+func withTaskGroupIndependent(_ n: Int) async {
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<n { group.addTask {} }
+    }
+}
+
+func addImmediateTaskIndependent(_ n: Int) async {
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<n { group.addImmediateTask {} }
+    }
+}
+
+func independentScenario(_ n: Int) -> Scenario {
+    let subject = independentGraph(n)
     var baselines = [
         Contender(name: "withTaskGroup") {
-            await nanosecondsPerOperation(n) {
-                await withTaskGroup(of: Void.self) { group in
-                    for _ in 0..<n { group.addTask {} }
-                }
-            }
+            await nanosecondsPerOperation(n) { await withTaskGroupIndependent(n) }
         },
         Contender(name: "addImmediateTask") {
-            await nanosecondsPerOperation(n) {
-                await withTaskGroup(of: Void.self) { group in
-                    for _ in 0..<n { group.addImmediateTask {} }
-                }
-            }
+            await nanosecondsPerOperation(n) { await addImmediateTaskIndependent(n) }
         },
     ]
     if n <= 10_000 {

@@ -22,13 +22,30 @@ func notified(_ group: DispatchGroup) async {
     }
 }
 
-func dispatchGroupCountDown(_ n: Int) async -> Double {
+/// A DispatchGroup entered `n` times (set up here), and the count-down of all of it.
+func dispatchGroupCountDown(_ n: Int) -> @Sendable () async -> Void {
     let group = DispatchGroup()
     for _ in 0..<n { group.enter() }
-    return await nanosecondsPerOperation(n) {
+    return {
         twoThreads(n) { group.leave() }
         await notified(group)
     }
+}
+
+/// A registry whose harmonizer "load" counts `n` (set up here), and the count-down of all of it
+/// by name.
+func registryCountDown(_ n: Int) -> @Sendable () async -> Void {
+    let registry = HarmonizerRegistry()
+    let harmonizer = try! registry.create("load", count: n, on: .immediate) { _ in }
+    return {
+        twoThreads(n) { registry.countDown("load") }
+        _ = await harmonizer.outcome
+    }
+}
+
+func dispatchGroupCountDownScenario(_ n: Int) async -> Double {
+    let countDown = dispatchGroupCountDown(n)
+    return await nanosecondsPerOperation(n) { await countDown() }
 }
 
 func harmonizerCountdownScenario(_ n: Int) -> Scenario {
@@ -41,7 +58,7 @@ func harmonizerCountdownScenario(_ n: Int) -> Scenario {
                 _ = await harmonizer.outcome
             }
         },
-        baselines: [Contender(name: "DispatchGroup leave+notify") { await dispatchGroupCountDown(n) }],
+        baselines: [Contender(name: "DispatchGroup leave+notify") { await dispatchGroupCountDownScenario(n) }],
         note: "two threads count down n/2 each; the initial count (n enters) is set up untimed"
     )
 }
@@ -50,14 +67,10 @@ func harmonizerRegistryScenario(_ n: Int) -> Scenario {
     Scenario(
         name: "harmonizer.registry", n: n, unit: "ns/countDown",
         subject: Contender(name: "registry.countDown(name)") {
-            let registry = HarmonizerRegistry()
-            let harmonizer = try! registry.create("load", count: n, on: .immediate) { _ in }
-            return await nanosecondsPerOperation(n) {
-                twoThreads(n) { registry.countDown("load") }
-                _ = await harmonizer.outcome
-            }
+            let countDown = registryCountDown(n)
+            return await nanosecondsPerOperation(n) { await countDown() }
         },
-        baselines: [Contender(name: "DispatchGroup leave+notify") { await dispatchGroupCountDown(n) }]
+        baselines: [Contender(name: "DispatchGroup leave+notify") { await dispatchGroupCountDownScenario(n) }]
     )
 }
 

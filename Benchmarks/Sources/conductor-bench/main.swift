@@ -5,6 +5,7 @@ import Foundation
 ///
 ///     swift run -c release --package-path Benchmarks conductor-bench [--quick] [--filter NAME]
 ///         [--rounds N] [--json PATH]
+///     conductor-bench instructions --list | NAME N    (one contender once, for callgrind)
 
 struct Options {
     var quick = false
@@ -14,12 +15,14 @@ struct Options {
     var subjectOnly = false
 
     static let usage = """
-        usage: conductor-bench [--quick] [--filter NAME] [--rounds N] [--json PATH]
+        usage: conductor-bench [--quick] [--filter NAME] [--rounds N] [--json PATH] [--subject-only]
+               conductor-bench instructions --list | NAME N
           --quick        reduced sizes (the whole run in under a minute)
           --filter NAME  only the scenarios whose name contains NAME (e.g. graph.dag)
           --rounds N     measured rounds per contender after the warm-up (at least 5; default 5)
           --json PATH    also write the results as JSON
           --subject-only run only Conductor's side (for a profiler); prints no table
+          instructions   run contender NAME once at size N, untimed, for callgrind (scripts/instructions)
         """
 
     init(_ arguments: [String]) {
@@ -75,37 +78,52 @@ func allScenarios(quick: Bool) -> [(name: String, make: () -> Scenario)] {
     return list
 }
 
-let options = Options(Array(CommandLine.arguments.dropFirst()))
-let selected = allScenarios(quick: options.quick).filter { entry in
-    options.filter.map { entry.name.contains($0) } ?? true
-}
-if selected.isEmpty { Options.fail("no scenario matches \(options.filter ?? "")") }
+/// The timed benchmark: every selected scenario, its table and notes, and the JSON file.
+@MainActor
+func runBenchmarks(_ options: Options) async {
+    let selected = allScenarios(quick: options.quick).filter { entry in
+        options.filter.map { entry.name.contains($0) } ?? true
+    }
+    if selected.isEmpty { Options.fail("no scenario matches \(options.filter ?? "")") }
 
-let started = nanoseconds()
-var rows: [Row] = []
-var notes: [String] = []
-for entry in selected {
-    let scenario = entry.make()
-    FileHandle.standardError.write(Data("running \(scenario.name) n=\(scenario.n)…\n".utf8))
-    if options.subjectOnly {
-        for _ in 0...options.rounds { _ = await scenario.subject.measure() }
-        continue
+    let started = nanoseconds()
+    var rows: [Row] = []
+    var notes: [String] = []
+    for entry in selected {
+        let scenario = entry.make()
+        FileHandle.standardError.write(Data("running \(scenario.name) n=\(scenario.n)…\n".utf8))
+        if options.subjectOnly {
+            for _ in 0...options.rounds { _ = await scenario.subject.measure() }
+            continue
+        }
+        rows += await run(scenario, rounds: options.rounds)
+        if let note = scenario.note { notes.append("\(scenario.name): \(note)") }
     }
-    rows += await run(scenario, rounds: options.rounds)
-    if let note = scenario.note { notes.append("\(scenario.name): \(note)") }
-}
-if options.subjectOnly { exit(0) }
-print(table(rows))
-print()
-for note in notes { print("- \(note)") }
-print(
-    "- \(options.rounds) interleaved rounds after a warm-up; ratio = Conductor ÷ baseline (medians), lower is better;"
-        + " total \(formatted(Double(nanoseconds() - started) / 1e9, decimals: 1)) s"
-)
-if let path = options.jsonPath {
-    do {
-        try json(rows).write(toFile: path, atomically: true, encoding: .utf8)
-    } catch {
-        Options.fail("cannot write \(path): \(error)")
+    if options.subjectOnly { return }
+    print(table(rows))
+    print()
+    for note in notes { print("- \(note)") }
+    print(
+        "- \(options.rounds) interleaved rounds after a warm-up; ratio = Conductor ÷ baseline (medians), lower is better;"
+            + " total \(formatted(Double(nanoseconds() - started) / 1e9, decimals: 1)) s"
+    )
+    if let path = options.jsonPath {
+        do {
+            try json(rows).write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            Options.fail("cannot write \(path): \(error)")
+        }
     }
 }
+
+// `main` itself never awaits, so that the instructions mode can run under valgrind (see
+// Instructions.swift). The timed benchmark runs as top-level `await` code would: in a task on
+// the main actor, with `dispatchMain()` serving the main queue.
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "instructions" { countInstructions(Array(arguments.dropFirst())) }
+let options = Options(arguments)
+Task { @MainActor in
+    await runBenchmarks(options)
+    exit(0)
+}
+dispatchMain()

@@ -41,7 +41,7 @@ public struct NetworkSummary: Sendable {
                 servedFromCache += 1
                 endings[id, default: 0] += 1
             case .refreshStarted: refreshes += 1
-            case .refreshSucceeded: break
+            case .refreshSucceeded, .refreshCancelled, .refreshWindowExceeded, .queued, .signedIn, .signedOut: break
             case .refreshFailed: failedRefreshes += 1
             }
         }
@@ -57,7 +57,7 @@ public struct NetworkSummary: Sendable {
         var parked = 0
         for (at, event) in log {
             switch event {
-            case .refreshStarted(let version):
+            case .refreshStarted(let version, _):
                 started = (at, version)
             case .redirect:
                 parked += 1

@@ -1,7 +1,7 @@
 import Synchronization
 
 extension Assembly {
-    /// Replacements for services, in effect inside one ``Assembly/withOverrides(_:operation:)``.
+    /// Replacements for services, in effect inside one ``Assembly/withOverrides(_:isolation:operation:)``.
     ///
     /// ```swift
     /// try await assembly.withOverrides {

@@ -38,6 +38,8 @@ public final class Assembly: Sendable {
     /// A later registration for the same type and name replaces the earlier one.
     ///
     /// - Parameters:
+    ///   - type: the type resolvers ask for.
+    ///   - name: tells apart several services of one type; `nil` for the only one.
     ///   - scope: how long the service is kept. Singleton by default.
     ///   - executor: where the factory runs, for a service that must be created on a given
     ///     queue (the main queue, say). `nil` runs it on the global executor.

@@ -3,14 +3,49 @@
 /// Every primitive that waits stores one of these, so the public API can take
 /// `some Clock<Duration>` while the storage stays non-generic. Offsets (rather than the
 /// clock's own `Instant`) are what reports and traces need anyway.
+///
+/// A source made with ``purpose(_:)`` tells a clock that can tell sleeps apart (the test
+/// kit's `ManualClock`, through ``SleepPurposeAwareClock``) why it sleeps; any other clock
+/// never sees the purpose, so production clocks pay nothing for it.
 package struct ClockSource: Sendable {
     private let elapsed: @Sendable () -> Duration
-    private let sleeper: @Sendable (Duration) async throws -> Void
+    private let sleeper: @Sendable (Duration, SleepPurpose) async throws -> Void
+    /// Why this source's sleeps happen.
+    package private(set) var sleepPurpose = SleepPurpose.unspecified
 
     package init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        if let aware = clock as? any SleepPurposeAwareClock {
+            self = Self(aware: aware)
+            return
+        }
         let origin = clock.now
-        self.elapsed = { origin.duration(to: clock.now) }
-        self.sleeper = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
+        self.init(
+            elapsed: { origin.duration(to: clock.now) },
+            sleeper: { offset, _ in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
+        )
+    }
+
+    private init<C: SleepPurposeAwareClock>(aware clock: C) {
+        let origin = clock.now
+        self.init(
+            elapsed: { origin.duration(to: clock.now) },
+            sleeper: { offset, purpose in try await clock.sleep(until: origin.advanced(by: offset), purpose: purpose) }
+        )
+    }
+
+    private init(
+        elapsed: @escaping @Sendable () -> Duration,
+        sleeper: @escaping @Sendable (Duration, SleepPurpose) async throws -> Void
+    ) {
+        self.elapsed = elapsed
+        self.sleeper = sleeper
+    }
+
+    /// The same clock and origin, with every sleep made for `purpose`.
+    package func purpose(_ purpose: SleepPurpose) -> ClockSource {
+        var copy = self
+        copy.sleepPurpose = purpose
+        return copy
     }
 
     /// The time since this source was made.
@@ -18,11 +53,37 @@ package struct ClockSource: Sendable {
 
     /// Sleeps until `deadline`, an offset from this source's origin. Throws `CancellationError` when cancelled.
     package func sleep(until deadline: Duration) async throws {
-        try await sleeper(deadline)
+        try await sleeper(deadline, sleepPurpose)
     }
 
     /// Sleeps for `duration` from now. Throws `CancellationError` when cancelled.
     package func sleep(for duration: Duration) async throws {
-        try await sleeper(elapsed() + duration)
+        try await sleeper(elapsed() + duration, sleepPurpose)
     }
+}
+
+/// Why the library sleeps on a clock: a tag a test clock can read to tell its sleepers apart
+/// (a task's timeout from a retry's backoff, say). Names are stable; the test kit shows them
+/// as `ManualClock.SleepPurpose`.
+package struct SleepPurpose: Hashable, Sendable {
+    package let name: String
+
+    package init(_ name: String) { self.name = name }
+
+    /// A sleep whose purpose nobody stated: user code, or a clock source never given one.
+    package static let unspecified = SleepPurpose("unspecified")
+    /// A graph run's timer: the timeouts of its tasks' attempts.
+    package static let taskTimeout = SleepPurpose("taskTimeout")
+    /// The pause before a graph task's next attempt.
+    package static let retryBackoff = SleepPurpose("retryBackoff")
+    /// A harmonizer's (or a harmonizer registry's) timeout.
+    package static let harmonizerTimeout = SleepPurpose("harmonizerTimeout")
+    /// A launcher's readiness deadlines: `ready(_:timeout:)`. (Its tasks' timeouts are
+    /// ``taskTimeout``: they run in a graph run.)
+    package static let launchReadyTimeout = SleepPurpose("launchReadyTimeout")
+}
+
+/// A clock that accepts a purpose with each sleep. Only test clocks adopt it.
+package protocol SleepPurposeAwareClock: Clock where Duration == Swift.Duration {
+    func sleep(until deadline: Instant, purpose: SleepPurpose) async throws
 }

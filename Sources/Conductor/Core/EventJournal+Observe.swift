@@ -1,19 +1,30 @@
-extension EventJournal {
+extension EventBatchSource {
     /// Delivers every event from `index` on to `handler` on `target`, a batch per hop, in
-    /// order, until the journal finishes or the returned task is cancelled.
+    /// order, until the journal finishes or the returned handle is cancelled (checked before
+    /// each event, so cancelling from inside `handler` stops the rest of its batch too).
+    ///
+    /// The delivery task holds the journal, not its owner: the owner must finish the journal
+    /// when nothing else will (a launcher released before it started does, in `deinit`).
     @discardableResult
     package func deliver(
         from index: Int,
         on target: CallbackTarget,
-        _ handler: @escaping @Sendable ([Event]) -> Void
-    ) -> Task<Void, Never> {
-        Task {
+        _ handler: @escaping @Sendable (Element) -> Void
+    ) -> ObservationHandle {
+        let stopped = ObservationHandle.Flag()
+        let task = Task {
             var index = index
-            while true {
-                let batch = await self.batch(from: &index)
+            while !stopped.isSet {
+                let batch = await self.batch(from: &index, limit: .max, isolation: nil)
                 if batch.isEmpty { return }
-                await target.perform { handler(batch) }
+                await target.perform {
+                    for event in batch {
+                        guard !stopped.isSet else { return }
+                        handler(event)
+                    }
+                }
             }
         }
+        return ObservationHandle(task: task, stopped: stopped)
     }
 }

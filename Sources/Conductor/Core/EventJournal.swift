@@ -155,27 +155,31 @@ package final class EventJournal<Event: Sendable>: Sendable {
 ///
 /// Iteration ends early, returning `nil`, when the iterating task is cancelled.
 public struct EventSequence<Element: Sendable>: AsyncSequence, Sendable {
-    private let journal: EventJournal<Element>
+    private let source: any EventBatchSource<Element>
     private let startIndex: Int
 
     package init(journal: EventJournal<Element>, startIndex: Int) {
-        self.journal = journal
+        self.init(source: journal, startIndex: startIndex)
+    }
+
+    package init(source: some EventBatchSource<Element>, startIndex: Int) {
+        self.source = source
         self.startIndex = startIndex
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(journal: journal, index: startIndex)
+        Iterator(source: source, index: startIndex)
     }
 
     /// Reads the events one by one, buffering those that arrived together.
     public struct Iterator: AsyncIteratorProtocol {
-        private let journal: EventJournal<Element>
+        private let source: any EventBatchSource<Element>
         private var index: Int
         private var buffer: [Element] = []
         private var position = 0
 
-        fileprivate init(journal: EventJournal<Element>, index: Int) {
-            self.journal = journal
+        fileprivate init(source: any EventBatchSource<Element>, index: Int) {
+            self.source = source
             self.index = index
         }
 
@@ -188,11 +192,24 @@ public struct EventSequence<Element: Sendable>: AsyncSequence, Sendable {
                 defer { position += 1 }
                 return buffer[position]
             }
-            buffer = await journal.batch(from: &index, isolation: actor)
+            buffer = await source.batch(from: &index, limit: .max, isolation: actor)
             position = 0
             guard !buffer.isEmpty else { return nil }
             position = 1
             return buffer[0]
         }
     }
+}
+
+/// Where an ``EventSequence`` reads its batches: a journal of the events themselves, or one
+/// of compact records turned into events as they are read (a graph run's).
+package protocol EventBatchSource<Element>: Sendable {
+    associatedtype Element: Sendable
+    /// The events from `index` on, waiting until there is at least one; empty once the
+    /// source has finished and everything was read, or when the waiting task is cancelled.
+    func batch(from index: inout Int, limit: Int, isolation: isolated (any Actor)?) async -> [Element]
+}
+
+extension EventJournal: EventBatchSource {
+    package typealias Element = Event
 }

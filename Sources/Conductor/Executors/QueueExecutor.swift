@@ -87,6 +87,8 @@ public final class QueueExecutor: SerialExecutor, TaskExecutor, Sendable, Custom
         IsolationFailure.report("expected to run on \(self), but runs elsewhere")
     }
 
+    // The OS 26 runtime asks this first; older runtimes (macOS 15, iOS 18, …) only call
+    // `checkIsolated()`, which gives the same answer, so no availability check is needed.
     public func isIsolatingCurrentContext() -> Bool? {
         isCurrent
     }
@@ -110,9 +112,15 @@ public final class QueueExecutor: SerialExecutor, TaskExecutor, Sendable, Custom
     /// as they arrive until `isDone` is true: the nested run loop of a synchronous wait, which
     /// keeps work that hops back to this executor running instead of deadlocking.
     ///
+    /// Only ever on the main queue: it is the library's one blocking wait, and the main
+    /// thread is never a cooperative-pool thread, so the work it waits for (which needs that
+    /// pool) can always run. Blocking a pool thread here could starve that very work.
+    ///
     /// Call ``wakeJobRunner()`` after making `isDone` true. `isDone` is called under the
     /// executor's lock and must be quick.
     package func runJobs(until isDone: () -> Bool) {
+        precondition(
+            self === QueueExecutor.main && isCurrent, "runJobs(until:) blocks; it may only run on the main queue")
         let semaphore = DispatchSemaphore(value: 0)
         while true {
             let step = jobs.withLock { $0.nextOrWait(semaphore, isDone: isDone()) }

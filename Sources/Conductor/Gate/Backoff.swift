@@ -16,7 +16,8 @@ struct Backoff {
         var delay = initial
         for _ in 1..<max(1, attempt) where delay < maximum { delay *= 2 }
         delay = min(delay, maximum)
-        let factor = 0.5 + Double(generator.next() >> 11) / Double(1 << 53) / 2
+        // 53 random bits scaled by 2^−53 (a literal: `1 << 53` is 0 with a 32-bit `Int`).
+        let factor = 0.5 + Double(generator.next() >> 11) * 0x1p-53 / 2
         return delay * factor
     }
 }

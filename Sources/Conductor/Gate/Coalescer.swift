@@ -68,10 +68,14 @@ final class Coalescer: Sendable {
     ///   - joined: called, outside the lock, when this caller joined a flight someone else
     ///     started, with that flight's priority (to raise it).
     ///   - cancelled: the error a cancelled caller throws.
+    ///   - created: called under the lock when this caller starts a new flight; an error it
+    ///     returns refuses the flight (the caller throws it). It must not call back into the
+    ///     coalescer.
     func run<T: Sendable>(
         key: any Hashable & Sendable,
         priority: PriorityScheduler.Priority,
         cancelled: @escaping @Sendable () -> any Error,
+        created: () -> (any Error)? = { nil },
         joined: @Sendable (FlightPriority) -> Void = { _ in },
         onSettle: @escaping @Sendable (Result<T, any Error>) -> Void = { _ in },
         work: @escaping @Sendable (FlightPriority) async throws -> T
@@ -93,6 +97,10 @@ final class Coalescer: Sendable {
                             state.takeSatisfiedWaiters()
                         )
                     }
+                    // Under the lock, so the flight's start is recorded before anything (a
+                    // shutdown, the last caller leaving) can settle it. `created` must not call
+                    // back into the coalescer.
+                    if let refusal = created() { throw refusal }
                     let flightPriority = FlightPriority(priority)
                     let cell = Cell()
                     // The settle hook (the gate's final event) runs before any caller is woken,
@@ -137,7 +145,13 @@ final class Coalescer: Sendable {
             joined(flightPriority)
         }
         if let result = await cell.wait() { return try result.get() }
-        leave(key, token: token)
+        if !leave(key, token: token) {
+            // The flight was already being settled (its work finished, or a shutdown took it)
+            // when this caller was cancelled. Settling is synchronous and runs `onSettle`
+            // before resolving the cell, so waiting for the cell is short, and it makes every
+            // caller return only after its flight's ending was recorded.
+            _ = await cell.waitIgnoringCancellation()
+        }
         throw cancelled()
     }
 
@@ -173,19 +187,22 @@ final class Coalescer: Sendable {
         }
     }
 
-    private func leave(_ key: Key, token: UInt64) {
-        let abandoned = state.withLock { state -> Flight? in
-            guard var flight = state.flights[key], flight.token == token else { return nil }
+    /// Returns `false` when the flight was no longer registered (it is being settled).
+    @discardableResult
+    private func leave(_ key: Key, token: UInt64) -> Bool {
+        let (found, abandoned) = state.withLock { state -> (Bool, Flight?) in
+            guard var flight = state.flights[key], flight.token == token else { return (false, nil) }
             flight.subscribers -= 1
             if flight.subscribers > 0 {
                 state.flights[key] = flight
-                return nil
+                return (true, nil)
             }
             state.flights[key] = nil
-            return flight
+            return (true, flight)
         }
-        guard let abandoned else { return }
+        guard let abandoned else { return found }
         abandoned.task?.cancel()
         abandoned.abandon(CancellationError())
+        return true
     }
 }

@@ -7,21 +7,31 @@
 /// configuration.jitterSeed = 42          // reproducible backoff in tests
 /// let gate = RequestGate(transport: transport, configuration: configuration, authorize: …, refresh: …)
 /// ```
+///
+/// None of its durations may be negative. Setting one does not throw, so the gate reports
+/// it from the first ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:)``, at once,
+/// with ``GateError/Code/negativeDuration`` naming the property.
 public struct GateConfiguration: Sendable {
     /// How many requests may be on the wire at once; `nil` for no limit. The credential
     /// refresh never counts against it. Below 1 counts as 1.
     public var maxConcurrentRequests: Int?
     /// Sends allowed per request, across every kind of retry: backoff after an error or a
-    /// "retry" verdict, and re-sending after a credential change. At least 1.
-    public var maxAttempts: Int
-    /// The backoff before the second attempt; it doubles for each further one.
+    /// "retry" verdict, and re-sending after a credential change. Below 1 counts as 1, and
+    /// reads back as 1, whether set here or in the initializer.
+    public var maxAttempts: Int {
+        didSet { maxAttempts = max(1, maxAttempts) }
+    }
+    /// The backoff before the second attempt; it doubles for each further one. Zero retries
+    /// at once.
     public var initialBackoff: Duration
     /// The longest backoff.
     public var maxBackoff: Duration
     /// The longest `Retry-After` the gate honours; a server asking for more ends the request
-    /// with ``GateError/Code/retriesExhausted`` rather than holding it for that long.
+    /// with ``GateError/Code/retriesExhausted`` rather than holding it for that long. Zero
+    /// honours only `Retry-After: 0`.
     public var maxRetryAfter: Duration
-    /// How long a credential refresh may take before it counts as failed.
+    /// How long a credential refresh may take before it counts as failed. Zero fails every
+    /// refresh that has to wait.
     public var refreshTimeout: Duration
     /// How long a request may take in all — queued, parked behind a refresh, backing off and
     /// on the wire — before it ends with ``GateError/Code/timedOut``; `nil` for no limit.
@@ -30,9 +40,39 @@ public struct GateConfiguration: Sendable {
     public var jitterSeed: UInt64?
     /// How many events the gate keeps for ``RequestGate/events`` readers that fall behind.
     public var eventRetention: Int
-    /// How many starts a waiting request may be passed over by before it goes next. Below 1
-    /// counts as 1.
+    /// The aging bound: a queued request is overtaken — a request queued after it starts
+    /// first — at most this many times, whatever the arrival pattern and the priorities
+    /// (see ``PriorityScheduler``). With a limit of one, a `low` request queued behind a
+    /// stream of `high` ones starts after at most `agingThreshold` of them. Below 1 counts as 1.
     public var agingThreshold: Int
+
+    /// At most ``maxRefreshes`` credential refreshes in any period of length ``period``,
+    /// measured on the gate's clock.
+    ///
+    /// ```swift
+    /// configuration.refreshWindow = .init(maxRefreshes: 2, period: .seconds(30))
+    /// ```
+    ///
+    /// A server that rejects every fresh credential (rotated signing keys, clock skew) would
+    /// otherwise get one refresh per wave of traffic, forever.
+    public struct RefreshWindow: Hashable, Sendable {
+        /// Refreshes allowed within one period. Below 1 counts as 1.
+        public var maxRefreshes: Int
+        /// The length of the sliding window.
+        public var period: Duration
+
+        public init(maxRefreshes: Int, period: Duration) {
+            self.maxRefreshes = max(1, maxRefreshes)
+            self.period = period
+        }
+    }
+
+    /// The bound on refreshes across requests; `nil` (the default) for none. When a rejection
+    /// would start one refresh too many, that request, and every request already queued for a
+    /// slot, ends with ``GateError/Code/refreshWindowExceeded`` (and the gate emits
+    /// ``GateEvent/refreshWindowExceeded(refreshes:period:)``); a rejection after the oldest
+    /// refresh has left the window refreshes again. ``RequestGate/signIn(_:)`` empties the window.
+    public var refreshWindow: RefreshWindow?
 
     public init(
         maxConcurrentRequests: Int? = nil,
@@ -56,5 +96,18 @@ public struct GateConfiguration: Sendable {
         self.jitterSeed = jitterSeed
         self.eventRetention = eventRetention
         self.agingThreshold = agingThreshold
+    }
+
+    /// The first negative duration, named as the property is.
+    var negativeDuration: (parameter: String, value: Duration)? {
+        let durations: [(String, Duration?)] = [
+            ("initialBackoff", initialBackoff), ("maxBackoff", maxBackoff), ("maxRetryAfter", maxRetryAfter),
+            ("refreshTimeout", refreshTimeout), ("requestTimeout", requestTimeout),
+            ("refreshWindow.period", refreshWindow?.period),
+        ]
+        for case (let name, let value?) in durations where value < .zero {
+            return ("GateConfiguration.\(name)", value)
+        }
+        return nil
     }
 }

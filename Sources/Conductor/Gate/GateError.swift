@@ -1,4 +1,4 @@
-/// An error from a ``PriorityScheduler`` or a ``RequestGate``.
+/// An error from a ``RequestGate``.
 ///
 /// Every message names the request it is about, as method and path — never a header, so
 /// never a credential. Match on ``code`` rather than on the message:
@@ -15,29 +15,41 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case refreshFailed, retriesExhausted, shutDown, cancelled, transport, timedOut, rejected
-            case bodyNotReplayable
+            case bodyNotReplayable, negativeDuration, refreshTimedOut, refreshWindowExceeded, signedOut
         }
 
         fileprivate let kind: Kind
 
-        /// The credential refresh this request waited for failed or missed its deadline.
+        /// The credential refresh this request waited for failed: the `refresh` closure threw.
         public static let refreshFailed = Code(kind: .refreshFailed)
+        /// The credential refresh this request waited for missed its deadline
+        /// (``GateConfiguration/refreshTimeout``).
+        public static let refreshTimedOut = Code(kind: .refreshTimedOut)
+        /// The credential was rejected again, but the ``GateConfiguration/refreshWindow``
+        /// allows no further refresh yet: the message says how many refreshes ran in how long.
+        public static let refreshWindowExceeded = Code(kind: .refreshWindowExceeded)
+        /// The request needs the credential, and ``RequestGate/signOut()`` cleared it (while
+        /// the request was queued or parked, or before it was sent).
+        public static let signedOut = Code(kind: .signedOut)
         /// The request used its whole attempt budget without a usable response.
         public static let retriesExhausted = Code(kind: .retriesExhausted)
-        /// The scheduler or gate was shut down before the work finished.
+        /// The gate was shut down before the request finished.
         public static let shutDown = Code(kind: .shutDown)
         /// The caller's task was cancelled.
         public static let cancelled = Code(kind: .cancelled)
         /// The transport threw, and the attempt budget allowed no further attempt.
         public static let transport = Code(kind: .transport)
         /// The request did not finish within its deadline (``GateConfiguration/requestTimeout``
-        /// or the `timeout` of ``RequestGate/send(_:body:priority:coalescingKey:timeout:)``).
-        /// A refresh that misses its own deadline is reported as ``refreshFailed``.
+        /// or the `timeout` of ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:)``).
+        /// A refresh that misses its own deadline is reported as ``refreshTimedOut``.
         public static let timedOut = Code(kind: .timedOut)
         /// The response was classified as a failure.
         public static let rejected = Code(kind: .rejected)
         /// The request needed another attempt, but its body can be sent only once.
         public static let bodyNotReplayable = Code(kind: .bodyNotReplayable)
+        /// A duration of the ``GateConfiguration``, or the `timeout` of
+        /// ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:)``, is negative; nothing was sent.
+        public static let negativeDuration = Code(kind: .negativeDuration)
 
         public var description: String { "\(kind)" }
     }
@@ -68,6 +80,24 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         GateError(.refreshFailed, "\(prefix(request))the credential refresh failed: \(reason)", request: request)
     }
 
+    static func refreshTimedOut(_ request: String, after timeout: Duration) -> GateError {
+        GateError(
+            .refreshTimedOut, "\(request): the credential refresh brought no credential within \(timeout)",
+            request: request)
+    }
+
+    static func refreshWindowExceeded(_ request: String, refreshes: Int, period: Duration) -> GateError {
+        GateError(
+            .refreshWindowExceeded,
+            "\(request): the credential was rejected again after \(refreshes) refresh(es) within \(period); "
+                + "no further refresh is allowed until the oldest leaves the window",
+            request: request, status: 401)
+    }
+
+    static func signedOut(_ request: String) -> GateError {
+        GateError(.signedOut, "\(request): signed out; the request needs a credential", request: request)
+    }
+
     static func retriesExhausted(_ request: String, attempts: Int, last: String, status: Int?) -> GateError {
         GateError(
             .retriesExhausted,
@@ -79,8 +109,7 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func shutDown(_ request: String?) -> GateError {
         GateError(
-            .shutDown, request.map { "\($0): the gate was shut down" } ?? "the scheduler is shut down",
-            request: request)
+            .shutDown, request.map { "\($0): the gate was shut down" } ?? "the gate was shut down", request: request)
     }
 
     static func cancelled(_ request: String?) -> GateError {
@@ -93,6 +122,11 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func timedOut(_ request: String, after duration: Duration) -> GateError {
         GateError(.timedOut, "\(request) timed out after \(duration)", request: request)
+    }
+
+    /// `parameter` as the API spells it: `GateConfiguration.requestTimeout`, `timeout`.
+    static func negativeDuration(_ request: String, _ parameter: String, _ value: Duration) -> GateError {
+        GateError(.negativeDuration, "\(request): \(parameter) is negative (\(value))", request: request)
     }
 
     static func rejected(_ request: String, status: Int) -> GateError {

@@ -13,6 +13,9 @@ public enum GateEvent: Sendable, Hashable, CustomStringConvertible {
     case initial(request: UInt64, name: String, priority: PriorityScheduler.Priority)
     /// A caller joined a request already in flight with the same coalescing key.
     case coalesced(name: String)
+    /// An attempt is waiting for a slot (the concurrency limit, a `unique` barrier or
+    /// higher lanes hold it back), in this lane.
+    case queued(request: UInt64, priority: PriorityScheduler.Priority)
     /// An attempt went on the wire, with this credential version.
     case running(request: UInt64, attempt: Int, credentialVersion: Int)
     /// The request will be sent again after `delay`.
@@ -25,12 +28,24 @@ public enum GateEvent: Sendable, Hashable, CustomStringConvertible {
     case failure(request: UInt64, code: GateError.Code)
     /// The request failed on the network and ended with a cached response.
     case useCache(request: UInt64)
-    /// One refresh started, replacing credential `fromVersion`.
-    case refreshStarted(fromVersion: Int)
+    /// One refresh started, replacing credential `fromVersion`; `request` is the request
+    /// whose rejection (or, with no credential yet, whose first attempt) started it. From this
+    /// event on, no request goes out with credential `fromVersion`.
+    case refreshStarted(fromVersion: Int, request: UInt64)
     /// The refresh succeeded; credential `version` is current.
     case refreshSucceeded(version: Int)
-    /// The refresh failed; every request parked behind it fails.
+    /// The refresh failed or missed its deadline; every request parked behind it fails.
     case refreshFailed(fromVersion: Int)
+    /// A sign-in, sign-out or shutdown cancelled the refresh; its result, if it comes, is
+    /// discarded.
+    case refreshCancelled(fromVersion: Int)
+    /// A rejection would have started a refresh beyond ``GateConfiguration/refreshWindow``:
+    /// `refreshes` ran within `period` already.
+    case refreshWindowExceeded(refreshes: Int, period: Duration)
+    /// ``RequestGate/signIn(_:)`` made credential `version` current.
+    case signedIn(version: Int)
+    /// ``RequestGate/signOut()`` cleared the credential.
+    case signedOut
 
     public var description: String {
         switch self {
@@ -42,9 +57,14 @@ public enum GateEvent: Sendable, Hashable, CustomStringConvertible {
         case .success(let id, let status): "#\(id) success \(status)"
         case .failure(let id, let code): "#\(id) failure \(code)"
         case .useCache(let id): "#\(id) use-cache"
-        case .refreshStarted(let version): "refresh started (replacing v\(version))"
+        case .queued(let id, let priority): "#\(id) queued [\(priority)]"
+        case .refreshStarted(let version, let id): "refresh started by #\(id) (replacing v\(version))"
         case .refreshSucceeded(let version): "refresh succeeded (v\(version))"
         case .refreshFailed(let version): "refresh failed (v\(version) kept)"
+        case .refreshCancelled(let version): "refresh cancelled (replacing v\(version))"
+        case .refreshWindowExceeded(let refreshes, let period): "refresh refused: \(refreshes) within \(period)"
+        case .signedIn(let version): "signed in (v\(version))"
+        case .signedOut: "signed out"
         }
     }
 }

@@ -13,15 +13,17 @@ import Synchronization
 /// let avatar = try await scheduler.run(coalescingKey: url) { try await download(url) }
 /// ```
 ///
-/// Higher priorities start first and work of one priority starts in submission order; a
-/// waiting entry that has been passed over by `agingThreshold` starts goes next, so `low`
-/// work cannot starve. `run` executes the work in the caller's task once a slot is free —
+/// Higher priorities start first and work of one priority starts in submission order.
+/// Aging bounds the wait: work queued after a waiting job starts ahead of it at most
+/// `agingThreshold` times, whatever the arrival pattern (not counting `unique` jobs, which
+/// overtake everything, nor a coalesced flight a joining caller raised), so `low` work cannot
+/// starve. `run` executes the work in the caller's task once a slot is free —
 /// no task is spawned; ``submit(priority:_:)`` queues fire-and-forget work that the
 /// scheduler's own workers drain, one task per busy slot rather than one per job.
 ///
 /// Cancelling a caller whose work is still queued removes it at once (it throws
 /// `CancellationError`); ``shutdown()`` ends every queued submission once with
-/// ``GateError/shutDown``, and later submissions throw the same.
+/// ``SchedulerError/Code/shutDown``, and later submissions throw the same.
 ///
 /// - Complexity: submitting, starting and cancelling are O(1) amortized, under one lock.
 public final class PriorityScheduler: Sendable {
@@ -93,8 +95,8 @@ public final class PriorityScheduler: Sendable {
     ///   - maxConcurrent: how many non-unique jobs may run at once; `nil` for no limit.
     ///     A `unique` job never counts against it. Below 1 counts as 1, as a graph's
     ///     concurrency limit does: a limit of zero would start nothing, ever.
-    ///   - agingThreshold: how many starts a waiting job may be passed over by before it
-    ///     goes next, whatever its priority. Below 1 counts as 1.
+    ///   - agingThreshold: the aging bound: at most this many jobs queued after a waiting job
+    ///     start before it, whatever their priority. Below 1 counts as 1.
     public init(maxConcurrent: Int? = nil, agingThreshold: Int = 64) {
         let machine = SchedulerStateMachine<Payload>(
             limit: maxConcurrent.map { max(1, $0) },
@@ -106,7 +108,7 @@ public final class PriorityScheduler: Sendable {
     /// Runs `work` in the calling task once its priority's turn comes, and returns its result.
     ///
     /// Throws `CancellationError` at once if the caller is cancelled while waiting, and
-    /// ``GateError/shutDown`` if the scheduler is (or gets) shut down before the work starts.
+    /// ``SchedulerError/Code/shutDown`` if the scheduler is (or gets) shut down before the work starts.
     public func run<T>(
         priority: Priority = .default,
         isolation: isolated (any Actor)? = #isolation,
@@ -150,6 +152,19 @@ public final class PriorityScheduler: Sendable {
         return try await work()
     }
 
+    /// Waits for a slot for `flight`'s next attempt, calling `onQueued` (outside the lock) when
+    /// the attempt has to wait. The caller must pass the result to ``releaseSlot(_:)``.
+    func acquireSlot(
+        flight: FlightPriority,
+        onQueued: (Priority) -> Void
+    ) async throws -> Priority {
+        try await acquire(flight.current, flight: flight, onQueued: onQueued)
+    }
+
+    func releaseSlot(_ priority: Priority) {
+        release(priority)
+    }
+
     /// Raises `flight` to `priority`, moving its queued entry to the higher lane.
     func raise(_ flight: FlightPriority, to priority: Priority) {
         guard let raised = flight.raise(to: priority) else { return }
@@ -160,9 +175,11 @@ public final class PriorityScheduler: Sendable {
     /// Queues `work` to run on the scheduler's workers; returns without waiting.
     ///
     /// Use it for many small jobs: a worker that finishes a job takes the next one itself.
-    /// Work still queued at ``shutdown()`` never runs. Throws ``GateError/shutDown`` after a
+    /// Work still queued at ``shutdown()`` never runs. Throws ``SchedulerError/Code/shutDown`` after a
     /// shutdown.
-    public func submit(priority: Priority = .default, _ work: @escaping @Sendable () async -> Void) throws(GateError) {
+    public func submit(priority: Priority = .default, _ work: @escaping @Sendable () async -> Void)
+        throws(SchedulerError)
+    {
         let job = Job(priority: priority, body: work)
         let (action, queueWaiters) = state.withLock { state in
             (
@@ -174,7 +191,7 @@ public final class PriorityScheduler: Sendable {
         switch action {
         case .start: spawnWorker(job)
         case .enqueued: break
-        case .rejected: throw GateError.shutDown(nil)
+        case .rejected: throw SchedulerError.shutDown()
         }
     }
 
@@ -212,13 +229,13 @@ public final class PriorityScheduler: Sendable {
     }
 
     /// Refuses further work and ends every queued submission once: waiting callers of
-    /// `run` throw ``GateError/shutDown``; queued jobs are dropped. Running work finishes.
+    /// `run` throw ``SchedulerError/Code/shutDown``; queued jobs are dropped. Running work finishes.
     public func shutdown() {
         let (dropped, idle) = state.withLock { state in
             (state.machine.shutdown(), state.takeIdleWaitersIfIdle())
         }
         for payload in dropped {
-            if case .waiter(let continuation) = payload { continuation.resume(throwing: GateError.shutDown(nil)) }
+            if case .waiter(let continuation) = payload { continuation.resume(throwing: SchedulerError.shutDown()) }
         }
         for waiter in idle { waiter.resume() }
     }
@@ -228,13 +245,15 @@ public final class PriorityScheduler: Sendable {
     /// Waits for a slot. With a `flight`, records the queued entry so a joining caller can
     /// raise it. Returns `priority`, for the matching `release`.
     @discardableResult
-    private func acquire(_ priority: Priority, flight: FlightPriority? = nil) async throws -> Priority {
+    private func acquire(
+        _ priority: Priority, flight: FlightPriority? = nil, onQueued: (Priority) -> Void = { _ in }
+    ) async throws -> Priority {
         let fast = state.withLock { state -> (started: Bool?, id: UInt64) in
             (state.machine.startImmediately(priority), state.makeID())
         }
         switch fast.started {
         case true: return priority
-        case nil: throw GateError.shutDown(nil)
+        case nil: throw SchedulerError.shutDown()
         case false: break
         }
         let id = fast.id
@@ -253,12 +272,13 @@ public final class PriorityScheduler: Sendable {
                 case nil: continuation.resume(throwing: CancellationError())
                 case .start: continuation.resume()
                 case .enqueued:
+                    onQueued(priority)
                     // A caller may have joined the flight before the entry existed.
                     if let flight, case let current = flight.queued(as: id), current > priority {
                         let waiters = state.withLock { $0.raise(id: id, to: current) }
                         for waiter in waiters { waiter.resume() }
                     }
-                case .rejected: continuation.resume(throwing: GateError.shutDown(nil))
+                case .rejected: continuation.resume(throwing: SchedulerError.shutDown())
                 }
             }
         } onCancel: {

@@ -8,8 +8,15 @@ import DequeModule
 ///
 /// Dispatch order: a running `unique` entry blocks everything; a queued `unique` entry is a
 /// barrier that starts once nothing runs; otherwise, within the concurrency limit, the lane
-/// heads compete — a head that has waited for `agingThreshold` dispatches wins (oldest first),
-/// else the highest lane wins. FIFO within a lane.
+/// heads compete — a head that has waited for `agingThreshold` dispatches wins (the one queued
+/// first, by a strict queue order, so there are no ties), else the highest lane wins. FIFO
+/// within a lane.
+///
+/// The aging bound: an entry is *overtaken* when an entry queued after it starts before it.
+/// A (non-unique, never raised) entry is overtaken at most `agingThreshold` times, whatever
+/// the arrival pattern: after `agingThreshold` dispatches it is aged, and from then on only
+/// entries queued before it may start ahead of it. `unique` barriers are not counted: they
+/// overtake everything by design.
 struct SchedulerStateMachine<Payload> {
     typealias Priority = PriorityScheduler.Priority
 
@@ -25,6 +32,10 @@ struct SchedulerStateMachine<Payload> {
     private struct Entry {
         var priority: Priority
         var enqueuedAtDispatch: UInt64
+        /// Strict queue order: unlike `enqueuedAtDispatch`, no two entries share it, so the
+        /// oldest aged head is always one entry (equal dispatch counts once let the higher lane
+        /// win every tie and starve a low entry forever).
+        var order: UInt64
         var payload: Payload
     }
 
@@ -42,6 +53,7 @@ struct SchedulerStateMachine<Payload> {
     private var uniqueLane: Deque<UInt64> = []
     private var entries: [UInt64: Entry] = [:]
     private var dispatches: UInt64 = 0
+    private var enqueues: UInt64 = 0
 
     init(limit: Int?, agingThreshold: Int) {
         precondition(limit.map { $0 > 0 } ?? true, "the concurrency limit must be positive")
@@ -71,7 +83,8 @@ struct SchedulerStateMachine<Payload> {
             start(priority)
             return .start
         }
-        entries[id] = Entry(priority: priority, enqueuedAtDispatch: dispatches, payload: payload)
+        enqueues &+= 1
+        entries[id] = Entry(priority: priority, enqueuedAtDispatch: dispatches, order: enqueues, payload: payload)
         if priority == .unique {
             uniqueLane.append(id)
         } else {
@@ -188,15 +201,15 @@ struct SchedulerStateMachine<Payload> {
     /// The lane whose head starts next, after dropping cancelled heads.
     private mutating func nextLane() -> Int? {
         var highest: Int?
-        var oldestAged: (lane: Int, enqueued: UInt64)?
+        var oldestAged: (lane: Int, order: UInt64)?
         for lane in stride(from: 2, through: 0, by: -1) {
             while let id = lanes[lane].first, entries[id]?.priority.rawValue != lane { lanes[lane].removeFirst() }
             guard let id = lanes[lane].first, let entry = entries[id] else { continue }
             if highest == nil { highest = lane }
             if dispatches &- entry.enqueuedAtDispatch >= agingThreshold,
-                oldestAged.map({ entry.enqueuedAtDispatch < $0.enqueued }) ?? true
+                oldestAged.map({ entry.order < $0.order }) ?? true
             {
-                oldestAged = (lane, entry.enqueuedAtDispatch)
+                oldestAged = (lane, entry.order)
             }
         }
         return oldestAged?.lane ?? highest

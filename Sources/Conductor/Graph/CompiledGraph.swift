@@ -1,7 +1,7 @@
 /// A graph's ids and dependencies resolved to positions while it is being built.
 ///
 /// Tasks are almost always added after what they depend on. While that holds (and no id is
-/// empty or repeated) the graph cannot have a cycle or an unknown dependency, so it needs no
+/// empty or repeated, and no duration negative) the graph cannot have a cycle or an unknown dependency, so it needs no
 /// validation, and its run takes the index and the edges as they are instead of hashing every
 /// id again. The first task that breaks the rule switches this off; the full validation then
 /// decides, and the run resolves ids itself.
@@ -19,6 +19,7 @@ struct CompiledGraph: Sendable {
     mutating func append(_ definition: NodeDefinition) {
         guard isComplete else { return }
         guard !definition.id.isEmpty, index[definition.id] == nil else { return abandon() }
+        if case .task(let spec) = definition.kind, spec.negativeDuration != nil { return abandon() }
         var resolved: [GraphStateMachine.Edge] = []
         resolved.reserveCapacity(definition.requires.count + definition.after.count)
         for id in definition.requires {

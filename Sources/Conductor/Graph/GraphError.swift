@@ -16,6 +16,7 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case emptyID, duplicateID, unknownDependency, cycle, unknownTask, unknownMilestone
             case milestoneMissed, runFinished, taskFailed, timedOut, cancelled, resultUnavailable
+            case laterStage, negativeDuration
         }
 
         fileprivate let kind: Kind
@@ -28,6 +29,11 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unknownDependency = Code(kind: .unknownDependency)
         /// The dependencies form a cycle.
         public static let cycle = Code(kind: .cycle)
+        /// A step of a ``Schedule`` depends on a step of a later stage, which cannot have
+        /// run before it.
+        public static let laterStage = Code(kind: .laterStage)
+        /// A task's timeout or retry backoff is negative.
+        public static let negativeDuration = Code(kind: .negativeDuration)
         /// An operation named a task the graph does not have.
         public static let unknownTask = Code(kind: .unknownTask)
         /// `reached(_:)` named a milestone the graph does not have.
@@ -77,6 +83,21 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func cycle(_ path: [String]) -> GraphError {
         GraphError(.cycle, "cycle: \(path.joined(separator: " → "))", taskID: path.first)
+    }
+
+    static func laterStage(_ task: String, in stage: String, dependsOn dependency: String, in later: String)
+        -> GraphError
+    {
+        GraphError(
+            .laterStage,
+            "step '\(task)' in stage '\(stage)' depends on '\(dependency)', which runs in the later stage '\(later)'",
+            taskID: task
+        )
+    }
+
+    /// `parameter` as the API spells it: `timeout`, `retry backoff`, `retry maxBackoff`.
+    static func negativeDuration(_ parameter: String, _ value: Duration, task: String) -> GraphError {
+        GraphError(.negativeDuration, "task '\(task)' has a negative \(parameter) (\(value))", taskID: task)
     }
 
     static func unknownTask(_ id: String) -> GraphError {

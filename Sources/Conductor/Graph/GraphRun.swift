@@ -16,15 +16,19 @@ public final class GraphRun: Sendable {
     /// Every event of the run, from its first, however late you ask; ends after
     /// ``GraphEvent/runFinished(_:at:)``.
     public var events: EventSequence<GraphEvent> {
-        EventSequence(journal: storage.journal, startIndex: 0)
+        storage.log.events
     }
 
     /// Calls `handler` with every event of the run, from its first, on `target`; events that
-    /// arrive together are delivered in one hop. Stops after the run has finished.
-    public func observe(on target: CallbackTarget = .mainActor, _ handler: @escaping @Sendable (GraphEvent) -> Void) {
-        storage.journal.deliver(from: 0, on: target) { batch in
-            for event in batch { handler(event) }
-        }
+    /// arrive together are delivered in one hop. Stops after the run has finished, or when you
+    /// cancel the returned handle. A run goes on to its end when its `GraphRun` is released
+    /// (like a `Task`), and so do its observers.
+    @discardableResult
+    public func observe(
+        on target: CallbackTarget = .mainActor,
+        _ handler: @escaping @Sendable (GraphEvent) -> Void
+    ) -> ObservationHandle {
+        storage.log.deliver(from: 0, on: target, handler)
     }
 
     /// Waits until the milestone is reached and returns when it was (since the run started).
@@ -83,11 +87,14 @@ public final class GraphRun: Sendable {
         return handle
     }
 
-    /// Removes a task that has not ended: a pending one never starts; a running one is
-    /// abandoned if it has a timeout (it runs detached) and otherwise ends as cancelled when
-    /// it returns. Its dependents see it as cancelled. Returns `false` if it had already ended.
+    /// Removes a task that has not ended, and says what that did (see ``TaskRemoval``): a
+    /// task that has not started, or waits between attempts, never runs again (`prevented`);
+    /// a running one with a timeout runs in a task of its own and is cancelled and abandoned
+    /// (`abandoned`); a running one without a timeout cannot be stopped and ends with what its
+    /// body does (`stillRunning`). A removed task ends as cancelled, and its dependents see that.
+    /// Throws ``GraphError/Code/unknownTask`` for an id the run does not have.
     @discardableResult
-    public func remove(_ id: String) throws(GraphError) -> Bool {
+    public func remove(_ id: String) throws(GraphError) -> TaskRemoval {
         try storage.remove(id)
     }
 }

@@ -17,10 +17,15 @@ final class GraphRunStorage: Sendable {
     typealias MilestoneCell = OnceCell<Result<Duration, GraphError>>
 
     private let state: Lock<GraphStateMachine>
-    let journal: EventJournal<GraphEvent>
+    let log: GraphEventLog
     let clock: ClockSource
+    /// Every timed attempt's timeout, on one timer task for the run.
+    private let timer: DeadlineTimer
     private let milestones: Lock<[String: MilestoneCell]>
     let reportCell = OnceCell<RunReport>()
+    /// The task that drives the run: `cancel()` cancels it, which cancels every worker at
+    /// once, so a body that checks for cancellation after `cancel()` returned sees it.
+    private let driver = Lock<Task<Void, Never>?>(nil)
 
     convenience init(
         definitions: [NodeDefinition],
@@ -28,7 +33,7 @@ final class GraphRunStorage: Sendable {
         concurrencyLimit: Int?,
         clock: ClockSource
     ) {
-        self.init(concurrencyLimit: concurrencyLimit, clock: clock, journal: EventJournal(retention: .everything))
+        self.init(concurrencyLimit: concurrencyLimit, clock: clock, log: GraphEventLog())
         var effects = GraphStateMachine.Effects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: .zero, effects: &effects) }
         registerMilestones(of: definitions)
@@ -38,9 +43,10 @@ final class GraphRunStorage: Sendable {
     /// A run with no nodes yet, writing into `journal`: a launcher makes its journal before
     /// its launch exists, and adds the first nodes with ``addLeavingWakeups(_:)`` under its
     /// own lock. Until something is added, the run neither starts nor finishes.
-    init(concurrencyLimit: Int?, clock: ClockSource, journal: EventJournal<GraphEvent>) {
+    init(concurrencyLimit: Int?, clock: ClockSource, log: GraphEventLog) {
         self.clock = clock
-        self.journal = journal
+        self.timer = DeadlineTimer(clock: clock.purpose(.taskTimeout))
+        self.log = log
         let cores = ProcessInfo.processInfo.activeProcessorCount
         self.state = Lock(
             GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: max(1, cores - 1))
@@ -74,26 +80,31 @@ final class GraphRunStorage: Sendable {
 
     private func transitionLeavingWakeup<Value, Failure: Error>(
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
-    ) throws(Failure) -> (Value, EventJournal<GraphEvent>.Wakeup) {
+    ) throws(Failure) -> (Value, EventJournal<GraphEventRecord>.Wakeup) {
         try state.withLock {
             (machine) throws(Failure) in
             let value = try body(&machine)
+            if !machine.inserted.isEmpty {
+                for chunk in machine.inserted { log.register(chunk.definitions, from: chunk.first) }
+                machine.inserted.removeAll()
+            }
             guard !machine.outbox.isEmpty else { return (value, .none) }
-            let wakeup = journal.append(contentsOf: machine.outbox)
+            let wakeup = log.records.append(contentsOf: machine.outbox)
             machine.outbox.removeAll(keepingCapacity: true)
             return (value, wakeup)
         }
     }
 
     private func apply(_ effects: GraphStateMachine.Effects) {
+        guard !effects.isEmpty else { return }
         effects.resumeDriver?.resume()
-        for abandon in effects.abandonDetached { abandon() }
+        for attempt in effects.abandonDetached { _ = attempt.abandon() }
         if !effects.reachedMilestones.isEmpty {
             let cells = milestones.withLock { $0 }
             for (name, time) in effects.reachedMilestones { cells[name]?.resolve(.success(time)) }
         }
         if effects.finished {
-            journal.finish().resume()
+            log.finish().resume()
             let cells = milestones.withLock { $0 }
             for (name, cell) in cells { cell.resolve(.failure(.milestoneMissed(name))) }
         }
@@ -101,8 +112,18 @@ final class GraphRunStorage: Sendable {
 
     // MARK: - Driving
 
+    /// Starts the task that drives the run to its end.
+    @discardableResult
+    func startDriving() -> Task<Void, Never> {
+        // A cancel before this point has stopped the state machine already; the driver
+        // sees that when it starts.
+        let task = Task { await self.drive() }
+        driver.withLock { $0 = task }
+        return task
+    }
+
     /// Runs the graph to its end in the calling task; cancelling that task cancels the run.
-    func drive() async {
+    private func drive() async {
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 while true {
@@ -110,10 +131,16 @@ final class GraphRunStorage: Sendable {
                     let action = transition { machine in machine.nextForDriver(now: now) }
                     switch action {
                     case .spawn(let assignment, let inline):
+                        // `addImmediateTask` needs the OS 26 concurrency runtime (the 6.2 tools
+                        // version only guarantees it compiles). Before that an inline worker
+                        // becomes an ordinary child task: same result, one thread hop more.
+                        // A child task inherits the run's task-local values; its priority is the
+                        // task's own, so a body runs at the priority it was added with.
+                        let priority = assignment.spec.priority
                         if inline, #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-                            group.addImmediateTask { await self.work(assignment) }
+                            group.addImmediateTask(priority: priority) { await self.work(assignment) }
                         } else {
-                            group.addTask { await self.work(assignment) }
+                            group.addTask(priority: priority) { await self.work(assignment) }
                         }
                     case .cancelAll:
                         group.cancelAll()
@@ -122,6 +149,9 @@ final class GraphRunStorage: Sendable {
                             if !state.withLock({ $0.park(continuation) }) { continuation.resume() }
                         }
                     case .finish:
+                        // Every node has ended; a worker still sleeping out the backoff of a
+                        // task removed meanwhile has nothing left to do.
+                        group.cancelAll()
                         return
                     }
                 }
@@ -132,36 +162,62 @@ final class GraphRunStorage: Sendable {
         reportCell.resolve(makeReport())
     }
 
+    /// Runs `first`, then each next ready task the state machine hands back. A worker was
+    /// created at its first task's priority; a next task of another priority runs in a child
+    /// task created at that priority, so what a body sees never depends on which worker ran it.
     private func work(_ first: GraphStateMachine.Assignment) async {
+        let workerPriority = first.spec.priority
         var assignment = first
         while true {
-            let (outcome, result) = await execute(assignment)
-            let now = clock.now
-            var effects = GraphStateMachine.Effects()
-            let next = transition { machine in
-                machine.complete(assignment.node, outcome: outcome, result: result, now: now, effects: &effects)
+            let next: GraphStateMachine.Assignment?
+            if assignment.spec.priority == workerPriority {
+                next = await runToEnd(assignment)
+            } else {
+                let current = assignment
+                next = await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
+                    group.addTask(priority: current.spec.priority) { await self.runToEnd(current) }
+                    return await group.next() ?? nil
+                }
             }
-            apply(effects)
             guard let next else { return }
             assignment = next
         }
     }
 
+    /// Runs one task, records its end, and returns the next ready task for this worker.
+    private func runToEnd(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
+        let (outcome, result) =
+            assignment.spec.isPlain ? await runPlain(assignment) : await execute(assignment)
+        let now = clock.now
+        var effects = GraphStateMachine.Effects()
+        let next = transition { machine in
+            machine.complete(assignment.node, outcome: outcome, result: result, now: now, effects: &effects)
+        }
+        apply(effects)
+        return next
+    }
+
     // MARK: - Running one task
 
-    private enum AttemptResult: Sendable {
-        case success(any Sendable)
-        case failure(any Error)
-        case timedOut(Duration)
-        case cancelled
+    /// The common case, kept to one async frame: no timeout, no retry, not on the main actor.
+    private func runPlain(_ assignment: GraphStateMachine.Assignment) async -> (TaskOutcome, (any Sendable)?) {
+        guard case .global(let body) = assignment.spec.operation else { return await execute(assignment) }
+        do {
+            return (.succeeded, try await body(TaskContext(id: assignment.id, attempt: 1, storage: self)))
+        } catch is CancellationError {
+            return (.cancelled, nil)
+        } catch {
+            return (Task.isCancelled ? .cancelled : .failed(error), nil)
+        }
     }
 
     private func execute(_ assignment: GraphStateMachine.Assignment) async -> (TaskOutcome, (any Sendable)?) {
         let retry = assignment.spec.retry
         var attempt = 1
+        var detached = assignment.detached
         while true {
             let outcome: TaskOutcome
-            switch await runAttempt(assignment, attempt: attempt) {
+            switch await runAttempt(assignment, attempt: attempt, detached: detached) {
             case .success(let value): return (.succeeded, value)
             case .cancelled: return (.cancelled, nil)
             case .failure(let error): outcome = .failed(error)
@@ -181,21 +237,25 @@ final class GraphRunStorage: Sendable {
                 $0.attemptFailed(assignment.node, attempt: failedAttempt, error: error, delay: delay, now: now)
             }
             do {
-                try await clock.sleep(for: delay)
+                try await clock.purpose(.retryBackoff).sleep(for: delay)
             } catch {
                 return (.cancelled, nil)
             }
             attempt += 1
             let nextAttempt = attempt
             let restart = clock.now
-            transition { $0.attemptStarting(assignment.node, attempt: nextAttempt, now: restart) }
+            let decision = transition { $0.retryStarting(assignment.node, attempt: nextAttempt, now: restart) }
+            guard case .start(let next) = decision else { return (.cancelled, nil) }
+            detached = next
         }
     }
 
-    private func runAttempt(_ assignment: GraphStateMachine.Assignment, attempt: Int) async -> AttemptResult {
+    private func runAttempt(
+        _ assignment: GraphStateMachine.Assignment, attempt: Int, detached: DetachedAttempt?
+    ) async -> DetachedAttempt.Result {
         let context = TaskContext(id: assignment.id, attempt: attempt, storage: self)
         let operation = assignment.spec.operation
-        guard assignment.spec.runsDetached else {
+        guard let detached else {
             do {
                 return .success(try await Self.invoke(operation, context))
             } catch is CancellationError {
@@ -204,34 +264,21 @@ final class GraphRunStorage: Sendable {
                 return Task.isCancelled ? .cancelled : .failure(error)
             }
         }
-        // A task of its own, raced against the timeout: whichever settles the cell first wins,
-        // and the worker moves on without waiting for an operation that ignores cancellation.
-        let cell = OnceCell<AttemptResult>()
-        let work = Task {
-            do {
-                cell.resolve(.success(try await Self.invoke(operation, context)))
-            } catch is CancellationError {
-                cell.resolve(.cancelled)
-            } catch {
-                cell.resolve(.failure(error))
-            }
+        // A task of its own, raced against the timeout and against abandonment: whichever
+        // settles the attempt first wins, and the worker moves on without waiting for a body
+        // that ignores cancellation. Abandoned before this point, the body never starts.
+        // Its task copies the worker's task-local values and runs at the task's priority.
+        guard detached.start(priority: assignment.spec.priority, { try await Self.invoke(operation, context) }) else {
+            return await detached.result.wait() ?? .cancelled
         }
-        let abandon: @Sendable () -> Void = {
-            work.cancel()
-            cell.resolve(.cancelled)
-        }
-        if !state.withLock({ $0.registerDetached(assignment.node, abandon: abandon) }) { abandon() }
-        var timer: Task<Void, Never>?
+        var deadline: DeadlineTimer.Token?
         if let timeout = assignment.spec.timeout {
-            let clock = self.clock
-            timer = Task {
-                guard (try? await clock.sleep(for: timeout)) != nil else { return }
-                cell.resolve(.timedOut(timeout))
-            }
+            let result = detached.result
+            deadline = timer.schedule(after: timeout) { result.resolve(.timedOut(timeout)) }
         }
-        let result = await cell.wait() ?? .cancelled
-        work.cancel()
-        timer?.cancel()
+        let result = await detached.result.wait() ?? .cancelled
+        detached.cancelBody()
+        if let deadline { timer.cancel(deadline) }
         return result
     }
 
@@ -249,17 +296,18 @@ final class GraphRunStorage: Sendable {
         var effects = GraphStateMachine.Effects()
         transition { $0.cancel(now: now, effects: &effects) }
         apply(effects)
+        driver.withLock { $0 }?.cancel()
     }
 
     func add(_ definitions: [NodeDefinition]) throws(GraphError) {
-        try addLeavingWakeups(definitions).perform()
+        try addLeavingWakeups(definitions, now: clock.now).perform()
     }
 
     /// What an addition leaves to do (wake readers, the driver, milestone waiters) once the
     /// caller has released a lock of its own.
     struct PendingWakeups: Sendable {
         fileprivate let storage: GraphRunStorage
-        fileprivate let wakeup: EventJournal<GraphEvent>.Wakeup
+        fileprivate let wakeup: EventJournal<GraphEventRecord>.Wakeup
         fileprivate let effects: GraphStateMachine.Effects
 
         func perform() {
@@ -270,9 +318,9 @@ final class GraphRunStorage: Sendable {
 
     /// Adds definitions but leaves the wakeups to the caller, so a caller that must order its
     /// additions under a lock of its own (a launcher chaining tasks in the order added) never
-    /// resumes anything while holding it.
-    func addLeavingWakeups(_ definitions: [NodeDefinition]) throws(GraphError) -> PendingWakeups {
-        let now = clock.now
+    /// resumes anything while holding it. `now` is read from ``clock`` by the caller before it
+    /// takes that lock: a user's clock is user code.
+    func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingWakeups {
         var effects = GraphStateMachine.Effects()
         let (_, wakeup) = try transitionLeavingWakeup { (machine) throws(GraphError) in
             guard case .running = machine.phase else {
@@ -285,15 +333,19 @@ final class GraphRunStorage: Sendable {
         return PendingWakeups(storage: self, wakeup: wakeup, effects: effects)
     }
 
-    func remove(_ id: String) throws(GraphError) -> Bool {
+    func remove(_ id: String) throws(GraphError) -> TaskRemoval {
         let now = clock.now
         var effects = GraphStateMachine.Effects()
         let result = transition { $0.remove(id, now: now, effects: &effects) }
         apply(effects)
         switch result {
-        case .removed: return true
-        case .alreadyEnded: return false
+        case .decided(let removal): return removal
         case .unknown: throw .unknownTask(id)
+        case .abandon(let attempt):
+            switch attempt.abandon() {
+            case .abandoned: return .abandoned
+            case .settledFirst: return .alreadyEnded
+            }
         }
     }
 
@@ -311,32 +363,10 @@ final class GraphRunStorage: Sendable {
         state.withLock { machine in
             let nodes = machine.nodes
             let definitions = machine.definitions
-            var records: [TaskRecord] = []
-            records.reserveCapacity(nodes.count)
             var last = -1
-            for (index, node) in nodes.enumerated() {
+            for index in nodes.indices where last < 0 || nodes[index].endedAt >= nodes[last].endedAt {
                 // Ties go to the later node: a dependent ends no earlier than its dependencies.
-                if last < 0 || node.endedAt >= nodes[last].endedAt { last = index }
-                guard node.isReported, case .task(let spec) = definitions[index].kind else { continue }
-                let definition = definitions[index]
-                var dependencies = definition.requires
-                for id in definition.after where machine.indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false
-                {
-                    dependencies.append(id)
-                }
-                records.append(
-                    TaskRecord(
-                        id: definition.id,
-                        stage: definition.stage,
-                        dependencies: dependencies,
-                        outcome: node.outcome ?? .cancelled,
-                        queuedAt: node.queuedAt,
-                        startedAt: node.startedAt,
-                        endedAt: node.endedAt,
-                        attempts: Int(node.attempts),
-                        placement: spec.placement
-                    )
-                )
+                last = index
             }
             var path: [String] = []
             var cursor = last
@@ -345,13 +375,48 @@ final class GraphRunStorage: Sendable {
                 if node.isReported, node.startedAt != nil { path.append(definitions[cursor].id) }
                 cursor = Int(node.lastDependency)
             }
+            // The run's arrays are final now, so the records can be made from them later,
+            // only if someone reads them.
+            let indexByID = machine.indexByID
+            let records = TaskRecords {
+                Self.records(nodes: nodes, definitions: definitions, indexByID: indexByID)
+            }
             return RunReport(
                 outcome: machine.outcome ?? .cancelled,
-                tasks: records,
+                records: records,
                 milestones: machine.milestonesReached,
                 duration: machine.finishedAt,
                 criticalPath: path.reversed()
             )
         }
+    }
+
+    private static func records(
+        nodes: [GraphStateMachine.Node], definitions: [NodeDefinition], indexByID: [String: Int32]
+    ) -> [TaskRecord] {
+        var records: [TaskRecord] = []
+        records.reserveCapacity(nodes.count)
+        for index in nodes.indices {
+            let node = nodes[index]
+            guard node.isReported, let spec = node.spec else { continue }
+            var dependencies = definitions[index].requires
+            for id in definitions[index].after where indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false {
+                dependencies.append(id)
+            }
+            records.append(
+                TaskRecord(
+                    id: definitions[index].id,
+                    stage: definitions[index].stage,
+                    dependencies: dependencies,
+                    outcome: node.outcome ?? .cancelled,
+                    queuedAt: node.queuedAt,
+                    startedAt: node.startedAt,
+                    endedAt: node.endedAt,
+                    attempts: Int(node.attempts),
+                    placement: spec.placement
+                )
+            )
+        }
+        return records
     }
 }

@@ -1,5 +1,3 @@
-import HeapModule
-
 /// The pure core of a run: which tasks are ready, running and ended, and what must happen
 /// next. No locks, no clocks, no tasks: each transition takes the time as an argument and
 /// returns what the storage must do once it has released its lock.
@@ -21,6 +19,10 @@ struct GraphStateMachine {
         let failureIsRequired: Bool
         let runsAnywayAfterFailure: Bool
         let priorityRank: UInt8
+        /// The task's settings, shared with the graph (nil for a marker).
+        let spec: TaskSpec?
+        /// Successors wired after the first insertion (a run's additions); those of the
+        /// first insertion of a compiled graph are in the machine's flat successor table.
         var successors: [Edge] = []
         var remaining: Int32 = 0
         /// The first required dependency that did not succeed.
@@ -34,35 +36,26 @@ struct GraphStateMachine {
         var startedAt: Duration?
         var endedAt: Duration = .zero
         var attempts: Int32 = 0
+        /// Running, but between attempts: a removal or a stop now prevents the next one.
+        var backingOff = false
 
-        init(definition: NodeDefinition) {
+        init(definition: borrowing NodeDefinition) {
             if case .task(let spec) = definition.kind {
                 isTask = true
                 isReported = !definition.isHidden
                 failureIsRequired = spec.failure.isRequired
                 runsAnywayAfterFailure = spec.whenDependencyFails.runsAnyway
                 priorityRank = spec.priority.rawValue
+                self.spec = spec
             } else {
                 isTask = false
                 isReported = false
                 failureIsRequired = false
                 runsAnywayAfterFailure = false
                 priorityRank = 0
+                spec = nil
             }
         }
-    }
-
-    struct ReadyEntry: Comparable {
-        var priority: UInt8
-        var sequence: Int
-        var node: Int32
-
-        static func < (lhs: ReadyEntry, rhs: ReadyEntry) -> Bool {
-            if lhs.priority != rhs.priority { return lhs.priority < rhs.priority }
-            return lhs.sequence > rhs.sequence
-        }
-
-        static func == (lhs: ReadyEntry, rhs: ReadyEntry) -> Bool { lhs.node == rhs.node }
     }
 
     enum RunPhase {
@@ -71,26 +64,42 @@ struct GraphStateMachine {
         case finished(RunOutcome)
     }
 
-    /// A task handed to a worker.
+    /// A task handed to a worker. `detached` is the first attempt of a task whose body runs
+    /// in a task of its own, registered before the worker sees it.
     struct Assignment {
         var node: Int
         var id: String
         var spec: TaskSpec
+        var detached: DetachedAttempt?
     }
 
-    /// What the storage must do after a transition, outside the lock.
+    /// What the storage must do after a transition, outside the lock. Most completions
+    /// leave nothing to do; `isEmpty` lets the storage see that with one load.
     struct Effects {
-        var resumeDriver: CheckedContinuation<Void, Never>?
-        var reachedMilestones: [(name: String, at: Duration)] = []
-        var finished = false
-        var abandonDetached: [@Sendable () -> Void] = []
+        private(set) var isEmpty = true
+        var resumeDriver: CheckedContinuation<Void, Never>? {
+            didSet { isEmpty = false }
+        }
+        var reachedMilestones: [(name: String, at: Duration)] = [] {
+            didSet { isEmpty = false }
+        }
+        var finished = false {
+            didSet { isEmpty = false }
+        }
+        var abandonDetached: [DetachedAttempt] = [] {
+            didSet { isEmpty = false }
+        }
     }
 
     private(set) var definitions: [NodeDefinition] = []
     private(set) var nodes: [Node] = []
     private(set) var indexByID: [String: Int32] = [:]
-    private var readyQueue = Heap<ReadyEntry>()
-    private var sequence = 0
+    /// The successors of the nodes of a compiled graph's first insertion, flat: node `i`'s
+    /// are `firstSuccessors[firstSuccessorStart[i] ..< firstSuccessorStart[i + 1]]`. One
+    /// allocation for the whole graph instead of an array per node.
+    private var firstSuccessorStart: [Int32] = []
+    private var firstSuccessors: [Edge] = []
+    private var readyQueue = ReadyQueue()
     private let concurrencyLimit: Int
     /// How many workers start on threads of their own before the rest start inline.
     private let parallelWorkers: Int
@@ -100,13 +109,22 @@ struct GraphStateMachine {
     private(set) var ended = 0
     private(set) var phase: RunPhase = .running
     private(set) var milestonesReached: [(name: String, at: Duration)] = []
-    private var driver: CheckedContinuation<Void, Never>?
+    private var driver: CheckedContinuation<Void, Never>? {
+        didSet { driverIsParked = driver != nil }
+    }
+    /// Whether `driver` holds a continuation: every completion asks, and a Bool answers
+    /// without the generic optional check a continuation needs.
+    private var driverIsParked = false
     private var driverMustCancelAll = false
-    private var detached: [Int: @Sendable () -> Void] = [:]
+    /// The attempt in flight of each running task whose body runs in a task of its own.
+    private var detached: [Int: DetachedAttempt] = [:]
     /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
     private var readyScratch: [Int32] = []
     /// Events produced by the last transitions, drained by the storage into the journal.
-    var outbox: [GraphEvent] = []
+    var outbox: [GraphEventRecord] = []
+    /// Definitions inserted by the last transitions, which the storage registers with the
+    /// event log before the records that name them.
+    var inserted: [(first: Int, definitions: [NodeDefinition])] = []
 
     init(concurrencyLimit: Int, parallelWorkers: Int) {
         self.concurrencyLimit = max(1, concurrencyLimit)
@@ -137,6 +155,7 @@ struct GraphStateMachine {
         effects: inout Effects
     ) {
         let first = nodes.count
+        if !newDefinitions.isEmpty { inserted.append((first, newDefinitions)) }
         if first == 0, let compiled {
             definitions = newDefinitions
             indexByID = compiled.index
@@ -148,15 +167,17 @@ struct GraphStateMachine {
             definitions.append(contentsOf: newDefinitions)
         }
         nodes.reserveCapacity(first + newDefinitions.count)
-        for definition in newDefinitions { nodes.append(Node(definition: definition)) }
-        for offset in newDefinitions.indices {
+        for offset in newDefinitions.indices { nodes.append(Node(definition: newDefinitions[offset])) }
+        if let compiled, first == 0 {
+            wireFlat(compiled.edges)
+        }
+        for offset in newDefinitions.indices where compiled == nil || first != 0 {
             let index = first + offset
-            if let compiled, first == 0 {
-                for edge in compiled.edges[offset] { wire(edge, into: index) }
-            } else {
-                let definition = newDefinitions[offset]
-                for id in definition.requires { wire(Edge(node: indexByID[id]!, requiresSuccess: true), into: index) }
-                for id in definition.after { wire(Edge(node: indexByID[id]!, requiresSuccess: false), into: index) }
+            for id in newDefinitions[offset].requires {
+                wire(Edge(node: indexByID[id]!, requiresSuccess: true), into: index)
+            }
+            for id in newDefinitions[offset].after {
+                wire(Edge(node: indexByID[id]!, requiresSuccess: false), into: index)
             }
         }
         var cascade: [Int32] = []
@@ -166,6 +187,29 @@ struct GraphStateMachine {
         release(&cascade, now: now, effects: &effects)
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
+    }
+
+    /// Wires the first insertion of a compiled graph, whose nodes are `0 ..< edges.count` and
+    /// none of which has ended: counts each node's dependencies and lays the successors out
+    /// flat (a counting sort by dependency).
+    private mutating func wireFlat(_ edges: [[Edge]]) {
+        var start = [Int32](repeating: 0, count: edges.count + 1)
+        for node in edges.indices {
+            nodes[node].remaining = Int32(edges[node].count)
+            for edge in edges[node] { start[Int(edge.node) + 1] += 1 }
+        }
+        for node in edges.indices { start[node + 1] += start[node] }
+        var next = start
+        var flat = [Edge](repeating: Edge(node: 0, requiresSuccess: false), count: Int(start[edges.count]))
+        for node in edges.indices {
+            for edge in edges[node] {
+                let dependency = Int(edge.node)
+                flat[Int(next[dependency])] = Edge(node: Int32(node), requiresSuccess: edge.requiresSuccess)
+                next[dependency] += 1
+            }
+        }
+        firstSuccessorStart = start
+        firstSuccessors = flat
     }
 
     /// Connects `node` to the dependency `edge` names: counted if it is still to end,
@@ -225,7 +269,7 @@ struct GraphStateMachine {
     }
 
     private mutating func wakeDriverIfNeeded(_ effects: inout Effects) {
-        guard driver != nil, hasDriverWork else { return }
+        guard driverIsParked, hasDriverWork else { return }
         effects.resumeDriver = driver
         driver = nil
     }
@@ -253,36 +297,51 @@ struct GraphStateMachine {
         return next
     }
 
-    /// A retry of `node` is about to start.
-    mutating func attemptStarting(_ node: Int, attempt: Int, now: Duration) {
+    enum RetryDecision {
+        /// Run the next attempt; a detached task's attempt is already registered.
+        case start(DetachedAttempt?)
+        /// The run stopped or the task was removed during the backoff: no further attempt.
+        case refused
+    }
+
+    /// The backoff of `node` is over: the next attempt starts only if the run is still
+    /// running and the task was not removed meanwhile — the one place a retry wins the right
+    /// to start, so nothing starts after a stop.
+    mutating func retryStarting(_ node: Int, attempt: Int, now: Duration) -> RetryDecision {
+        guard case .running = phase, nodes[node].phase == .running else { return .refused }
+        nodes[node].backingOff = false
         nodes[node].attempts = Int32(attempt)
-        outbox.append(.taskStarted(definitions[node].id, attempt: attempt, at: now))
+        outbox.append(.started(node: Int32(node), attempt: Int32(attempt), at: now))
+        guard let spec = nodes[node].spec, spec.runsDetached else { return .start(nil) }
+        let attempt = DetachedAttempt()
+        detached[node] = attempt
+        return .start(attempt)
     }
 
     mutating func attemptFailed(_ node: Int, attempt: Int, error: any Error, delay: Duration, now: Duration) {
-        outbox.append(.taskRetried(definitions[node].id, attempt: attempt, error: error, delay: delay, at: now))
-    }
-
-    /// Remembers how to abandon a detached operation, so removing the node or stopping the
-    /// run ends it at once. Returns `false` if that should happen now.
-    mutating func registerDetached(_ node: Int, abandon: @escaping @Sendable () -> Void) -> Bool {
-        guard nodes[node].phase == .running, case .running = phase else { return false }
-        detached[node] = abandon
-        return true
+        detached[node] = nil
+        nodes[node].backingOff = true
+        outbox.append(
+            .other(.taskRetried(definitions[node].id, attempt: attempt, error: error, delay: delay, at: now)))
     }
 
     private mutating func takeNext(now: Duration) -> Assignment? {
         guard case .running = phase, running < concurrencyLimit else { return nil }
-        while let entry = readyQueue.popMax() {
-            let index = Int(entry.node)
-            guard nodes[index].phase == .ready, case .task(let spec) = definitions[index].kind else { continue }
+        while let entry = readyQueue.popFirst() {
+            let index = Int(entry)
+            guard nodes[index].phase == .ready, let spec = nodes[index].spec else { continue }
             nodes[index].phase = .running
             nodes[index].startedAt = now
             nodes[index].attempts = 1
             running += 1
             let id = definitions[index].id
-            outbox.append(.taskStarted(id, attempt: 1, at: now))
-            return Assignment(node: index, id: id, spec: spec)
+            outbox.append(.started(node: Int32(index), attempt: 1, at: now))
+            var attempt: DetachedAttempt?
+            if spec.runsDetached {
+                attempt = DetachedAttempt()
+                detached[index] = attempt
+            }
+            return Assignment(node: index, id: id, spec: spec, detached: attempt)
         }
         return nil
     }
@@ -295,30 +354,39 @@ struct GraphStateMachine {
         finishIfDone(now: now, effects: &effects)
     }
 
-    enum RemoveResult { case removed, alreadyEnded, unknown }
+    enum RemoveResult {
+        case decided(TaskRemoval)
+        /// A detached attempt is in flight: abandoning it (outside the lock) decides whether
+        /// its start was prevented, its body abandoned, or the body settled first. The
+        /// worker then records what the attempt settled with.
+        case abandon(DetachedAttempt)
+        case unknown
+    }
 
-    /// Removes a task that has not ended: a pending one never starts, a running detached one
-    /// is cancelled at once. Either way it ends as cancelled and its dependents see that.
+    /// Removes a task that has not ended. One that has not won the right to start (or waits
+    /// between attempts) ends as cancelled here and never runs again; a detached attempt in
+    /// flight is abandoned; a body running on a worker cannot be stopped and is left to end.
     mutating func remove(_ id: String, now: Duration, effects: inout Effects) -> RemoveResult {
         guard let index = indexByID[id].map(Int.init), !definitions[index].isHidden else { return .unknown }
         switch nodes[index].phase {
         case .ended:
-            return .alreadyEnded
+            return .decided(.alreadyEnded)
         case .running:
-            if let abandon = detached.removeValue(forKey: index) { effects.abandonDetached.append(abandon) }
+            if let attempt = detached.removeValue(forKey: index) { return .abandon(attempt) }
+            guard nodes[index].backingOff else { return .decided(.stillRunning) }
             end(index, outcome: .cancelled, now: now, effects: &effects)
         case .waiting, .ready:
             end(index, outcome: .cancelled, now: now, effects: &effects)
         }
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
-        return .removed
+        return .decided(.prevented)
     }
 
     private mutating func stop(_ outcome: RunOutcome, now: Duration, effects: inout Effects) {
         guard case .running = phase else { return }
         phase = .stopping(outcome)
-        readyQueue = Heap()
+        readyQueue.removeAll()
         for index in nodes.indices where nodes[index].phase == .waiting || nodes[index].phase == .ready {
             endQuietly(index, outcome: .cancelled, now: now)
         }
@@ -359,28 +427,37 @@ struct GraphStateMachine {
         nodes[index].endedAt = now
         ended += 1
         guard nodes[index].isReported else { return }
-        let id = definitions[index].id
         switch outcome {
-        case .succeeded: outbox.append(.taskSucceeded(id, at: now))
-        case .failed(let error): outbox.append(.taskFailed(id, error: error, at: now))
-        case .timedOut: outbox.append(.taskTimedOut(id, at: now))
-        case .skipped(let dependency): outbox.append(.taskSkipped(id, dependency: dependency, at: now))
-        case .cancelled: outbox.append(.taskCancelled(id, at: now))
+        case .succeeded: outbox.append(.succeeded(node: Int32(index), at: now))
+        case .failed(let error): outbox.append(.other(.taskFailed(definitions[index].id, error: error, at: now)))
+        case .timedOut: outbox.append(.other(.taskTimedOut(definitions[index].id, at: now)))
+        case .skipped(let dependency):
+            outbox.append(.other(.taskSkipped(definitions[index].id, dependency: dependency, at: now)))
+        case .cancelled: outbox.append(.cancelled(node: Int32(index), at: now))
         }
     }
 
     private mutating func appendSuccessorsMadeReady(by index: Int, to ready: inout [Int32]) {
         let succeeded = nodes[index].outcome?.isSuccess == true
-        for edge in nodes[index].successors {
-            let successor = Int(edge.node)
-            guard nodes[successor].phase == .waiting else { continue }
-            if edge.requiresSuccess, !succeeded, nodes[successor].blockedBy < 0 {
-                nodes[successor].blockedBy = Int32(index)
+        if index + 1 < firstSuccessorStart.count {
+            for position in Int(firstSuccessorStart[index])..<Int(firstSuccessorStart[index + 1]) {
+                release(firstSuccessors[position], from: index, succeeded: succeeded, to: &ready)
             }
-            nodes[successor].lastDependency = Int32(index)
-            nodes[successor].remaining -= 1
-            if nodes[successor].remaining == 0 { ready.append(edge.node) }
         }
+        for edge in nodes[index].successors {
+            release(edge, from: index, succeeded: succeeded, to: &ready)
+        }
+    }
+
+    private mutating func release(_ edge: Edge, from index: Int, succeeded: Bool, to ready: inout [Int32]) {
+        let successor = Int(edge.node)
+        guard nodes[successor].phase == .waiting else { return }
+        if edge.requiresSuccess, !succeeded, nodes[successor].blockedBy < 0 {
+            nodes[successor].blockedBy = Int32(index)
+        }
+        nodes[successor].lastDependency = Int32(index)
+        nodes[successor].remaining -= 1
+        if nodes[successor].remaining == 0 { ready.append(edge.node) }
     }
 
     /// Moves nodes whose dependencies have all ended on: markers are reached, blocked tasks
@@ -401,18 +478,16 @@ struct GraphStateMachine {
                 } else {
                     nodes[index].phase = .ready
                     nodes[index].queuedAt = now
-                    outbox.append(.taskQueued(definitions[index].id, at: now))
-                    readyQueue.insert(
-                        ReadyEntry(priority: nodes[index].priorityRank, sequence: sequence, node: next))
-                    sequence += 1
+                    outbox.append(.queued(node: next, at: now))
+                    readyQueue.append(next, priority: nodes[index].priorityRank)
                 }
                 continue
             }
             guard case .marker(let milestone, let startsStage) = definitions[index].kind else { continue }
             endQuietly(index, outcome: .succeeded, now: now)
-            if let startsStage { outbox.append(.stageStarted(startsStage, at: now)) }
+            if let startsStage { outbox.append(.other(.stageStarted(startsStage, at: now))) }
             if let milestone {
-                outbox.append(.milestoneReached(milestone, at: now))
+                outbox.append(.other(.milestoneReached(milestone, at: now)))
                 milestonesReached.append((milestone, now))
                 effects.reachedMilestones.append((milestone, now))
             }
@@ -430,7 +505,7 @@ struct GraphStateMachine {
         }
         phase = .finished(outcome)
         finishedAt = now
-        outbox.append(.runFinished(outcome, at: now))
+        outbox.append(.other(.runFinished(outcome, at: now)))
         effects.finished = true
         if let driver {
             effects.resumeDriver = driver

@@ -1,4 +1,4 @@
-/// Checks definitions before anything runs: ids, dependencies, cycles.
+/// Checks definitions before anything runs: ids, durations, dependencies, stage order, cycles.
 enum GraphValidation {
     /// Validates `definitions`, which may depend on each other and on `existing` nodes.
     /// Existing nodes never depend on new ones, so a cycle can only run through new nodes.
@@ -12,20 +12,56 @@ enum GraphValidation {
             if existing[definition.id] != nil || position.updateValue(index, forKey: definition.id) != nil {
                 throw .duplicateID(definition.id)
             }
+            if case .task(let spec) = definition.kind, let (parameter, value) = spec.negativeDuration {
+                throw .negativeDuration(parameter, value, task: definition.id)
+            }
         }
         for definition in definitions {
             for dependency in definition.requires + definition.after
             where position[dependency] == nil && existing[dependency] == nil {
                 throw .unknownDependency(dependency, of: definition.id)
             }
+            try checkStageOrder(of: definition, definitions, position: position)
         }
         if let cycle = findCycle(definitions, position: position) {
-            throw .cycle(cycle)
+            throw .cycle(names(of: cycle, definitions))
         }
     }
 
-    /// An iterative depth-first search; returns the first cycle found as a closed path of ids.
-    private static func findCycle(_ definitions: [NodeDefinition], position: [String: Int]) -> [String]? {
+    /// A step that needs a step of a later stage would wait for that stage, which waits for
+    /// this one: a cycle through the stage barriers that the user never wrote, so it gets a
+    /// message of its own.
+    private static func checkStageOrder(
+        of definition: NodeDefinition,
+        _ definitions: [NodeDefinition],
+        position: [String: Int]
+    ) throws(GraphError) {
+        guard let own = definition.stageIndex else { return }
+        for dependency in definition.requires {
+            guard let index = position[dependency], let theirs = definitions[index].stageIndex, theirs > own else {
+                continue
+            }
+            throw .laterStage(
+                definition.id, in: definition.stage ?? "", dependsOn: dependency, in: definitions[index].stage ?? "")
+        }
+    }
+
+    /// A cycle in the names the user wrote: a stage's barrier reads as the stage, and a
+    /// launch chain's marker (which only keeps the order tasks were added in) is left out.
+    /// The internal ids of markers never reach a message.
+    private static func names(of cycle: [Int], _ definitions: [NodeDefinition]) -> [String] {
+        var names: [String] = cycle.dropLast().compactMap { index in
+            let definition = definitions[index]
+            guard definition.isHidden else { return definition.id }
+            if case .marker(_, let stage?) = definition.kind { return "stage '\(stage)'" }
+            return nil
+        }
+        if let first = names.first { names.append(first) }
+        return names
+    }
+
+    /// An iterative depth-first search; returns the first cycle found as a closed path of positions.
+    private static func findCycle(_ definitions: [NodeDefinition], position: [String: Int]) -> [Int]? {
         enum Color: UInt8 { case white, grey, black }
         let edges: [[Int]] = definitions.map { definition in
             (definition.requires + definition.after).compactMap { position[$0] }
@@ -45,8 +81,7 @@ enum GraphValidation {
                         stack.append((target, 0))
                     case .grey:
                         let start = stack.firstIndex { $0.node == target }!
-                        let path = stack[start...].map { definitions[$0.node].id } + [definitions[target].id]
-                        return path
+                        return stack[start...].map(\.node) + [target]
                     case .black:
                         break
                     }

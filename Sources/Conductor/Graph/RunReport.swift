@@ -22,6 +22,32 @@ public enum TaskOutcome: Sendable, CustomStringConvertible {
         return false
     }
 
+    /// The outcome without its error: what a test compares, since `any Error` is not
+    /// `Equatable`.
+    ///
+    /// ```swift
+    /// #expect(report["sku"]?.outcome.kind == .timedOut(after: .seconds(2)))
+    /// #expect(report["comments"]?.outcome.kind == .failed)
+    /// ```
+    public var kind: Kind {
+        switch self {
+        case .succeeded: .succeeded
+        case .failed: .failed
+        case .timedOut(let after): .timedOut(after: after)
+        case .skipped(let dependency): .skipped(dependency: dependency)
+        case .cancelled: .cancelled
+        }
+    }
+
+    /// A ``TaskOutcome`` with everything but the error, which `Equatable` cannot compare.
+    public enum Kind: Hashable, Sendable {
+        case succeeded
+        case failed
+        case timedOut(after: Duration)
+        case skipped(dependency: String)
+        case cancelled
+    }
+
     public var description: String {
         switch self {
         case .succeeded: "succeeded"
@@ -38,7 +64,7 @@ public enum TaskOutcome: Sendable, CustomStringConvertible {
 /// ```swift
 /// if case .failed(let error) = report.outcome { log(error.message) }  // names the task
 /// ```
-public enum RunOutcome: Sendable, CustomStringConvertible {
+public enum RunOutcome: Hashable, Sendable, CustomStringConvertible {
     /// Every required task succeeded (optional ones may have failed).
     case completed
     /// A required task failed; the error names it.
@@ -107,7 +133,11 @@ public struct RunReport: Sendable {
     /// How the run ended.
     public let outcome: RunOutcome
     /// Every task, in the order it was added.
-    public let tasks: [TaskRecord]
+    ///
+    /// - Complexity: built on first access, O(tasks); a run whose report is only checked for
+    ///   its outcome never pays for the records.
+    public var tasks: [TaskRecord] { records.all }
+    private let records: TaskRecords
     /// Milestones, in the order they were reached, with the time.
     public let milestones: [(name: String, at: Duration)]
     /// From the start of the run to its end.
@@ -115,6 +145,26 @@ public struct RunReport: Sendable {
     /// The chain of tasks that determined the run's duration: from the task that ended last,
     /// back through the dependency that ended last, to a task with none.
     public let criticalPath: [String]
+
+    init(
+        outcome: RunOutcome, tasks: [TaskRecord], milestones: [(name: String, at: Duration)], duration: Duration,
+        criticalPath: [String]
+    ) {
+        self.init(
+            outcome: outcome, records: TaskRecords(tasks), milestones: milestones, duration: duration,
+            criticalPath: criticalPath)
+    }
+
+    init(
+        outcome: RunOutcome, records: TaskRecords, milestones: [(name: String, at: Duration)], duration: Duration,
+        criticalPath: [String]
+    ) {
+        self.outcome = outcome
+        self.records = records
+        self.milestones = milestones
+        self.duration = duration
+        self.criticalPath = criticalPath
+    }
 
     /// The record of the task with `id`.
     public subscript(id: String) -> TaskRecord? {
@@ -125,5 +175,30 @@ public struct RunReport: Sendable {
     public var isSuccess: Bool {
         if case .completed = outcome { return true }
         return false
+    }
+}
+
+/// A report's task records, made from the run's final state the first time they are read.
+final class TaskRecords: Sendable {
+    private let make: (@Sendable () -> [TaskRecord])?
+    private let built: Lock<[TaskRecord]?>
+
+    init(_ records: [TaskRecord]) {
+        make = nil
+        built = Lock(records)
+    }
+
+    init(making make: @escaping @Sendable () -> [TaskRecord]) {
+        self.make = make
+        built = Lock(nil)
+    }
+
+    var all: [TaskRecord] {
+        if let records = built.withLock({ $0 }) { return records }
+        let records = make?() ?? []
+        return built.withLock { built in
+            if built == nil { built = records }
+            return built!
+        }
     }
 }

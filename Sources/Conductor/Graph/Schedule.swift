@@ -49,13 +49,13 @@ public struct Schedule: Sendable {
                 graph.append(
                     NodeDefinition(
                         id: marker, requires: [], after: frontier, kind: .marker(milestone: nil, startsStage: name),
-                        stage: name, isHidden: true)
+                        stage: name, isHidden: true, stageIndex: index)
                 )
                 for step in steps {
                     graph.append(
                         NodeDefinition(
                             id: step.id, requires: step.dependencies, after: [marker], kind: .task(step.spec),
-                            stage: name, isHidden: false)
+                            stage: name, isHidden: false, stageIndex: index)
                     )
                 }
                 frontier = steps.isEmpty ? [marker] : steps.map(\.id)
@@ -143,6 +143,8 @@ public struct Step: Sendable {
     let spec: TaskSpec
 
     /// A step; `dependsOn` may name steps of this or earlier stages whose success it needs.
+    /// A step of a later stage cannot have run yet: validation reports
+    /// ``GraphError/Code/laterStage``.
     public init<Result: Sendable>(
         _ id: String,
         dependsOn dependencies: [String] = [],

@@ -17,8 +17,9 @@
 /// ```
 ///
 /// Validation (``validate()``, and every way of starting) rejects an empty or duplicate id,
-/// a dependency on an unknown id, and a cycle, with a ``GraphError`` that names the culprit;
-/// nothing starts.
+/// a negative timeout or retry backoff, a dependency on an unknown id, and a cycle, with a
+/// ``GraphError`` that names the culprit; nothing starts. A zero timeout is allowed: every
+/// attempt times out at once.
 ///
 /// - Complexity: validation is O(V + E); running costs one short lock per task.
 public struct TaskGraph: Sendable {
@@ -38,9 +39,12 @@ public struct TaskGraph: Sendable {
     /// - Parameters:
     ///   - id: A unique, non-empty name.
     ///   - dependencies: Tasks that must succeed before this one starts.
-    ///   - priority: Orders ready tasks when the concurrency limit holds them back.
+    ///   - priority: Orders ready tasks when the concurrency limit holds them back, and is the
+    ///     base priority the operation runs at (`Task.basePriority`), whichever worker runs it.
     ///   - timeout: The longest an attempt may take; it is abandoned at once when it expires.
-    ///   - retry: How often to try again after a failure.
+    ///     A negative timeout is reported by validation (``GraphError/Code/negativeDuration``).
+    ///   - retry: How often to try again after a failure; a negative backoff is reported by
+    ///     validation too.
     ///   - failure: Whether the task's failure ends the run.
     ///   - whenDependencyFails: Skip, or run anyway, when an optional dependency failed.
     ///   - operation: The work. Its result can be read by dependents through the handle.
@@ -100,10 +104,24 @@ public struct TaskGraph: Sendable {
 
     /// Removes a task or milestone that has been added; dependents that name it will fail
     /// validation. Returns whether it was there.
+    ///
+    /// Removing a step of a ``Schedule`` keeps the stage order: the next stage waits for
+    /// what the step waited for instead.
     @discardableResult
     public mutating func remove(_ id: String) -> Bool {
         guard let index = definitions.firstIndex(where: { $0.id == id && !$0.isHidden }) else { return false }
-        definitions.remove(at: index)
+        let removed = definitions.remove(at: index)
+        // A stage barrier is not a dependent the user wrote: left naming the step, it would
+        // fail validation with a message about an internal id.
+        for position in definitions.indices where definitions[position].isHidden {
+            guard let slot = definitions[position].after.firstIndex(of: id) else { continue }
+            var after = definitions[position].after
+            after.remove(at: slot)
+            for predecessor in removed.requires + removed.after where !after.contains(predecessor) {
+                after.append(predecessor)
+            }
+            definitions[position].after = after
+        }
         compiled = CompiledGraph(definitions)
         return true
     }
@@ -114,7 +132,7 @@ public struct TaskGraph: Sendable {
         compiled = CompiledGraph()
     }
 
-    /// Checks ids, dependencies and cycles without running anything.
+    /// Checks ids, durations, dependencies and cycles without running anything.
     ///
     /// - Complexity: O(1) for a graph whose tasks were all added after their dependencies;
     ///   otherwise O(V + E).
@@ -124,6 +142,7 @@ public struct TaskGraph: Sendable {
     }
 
     /// Validates the graph and starts running it in a task of its own, returning at once.
+    /// Like `Task {}`, that task carries the caller's task-local values to every operation.
     ///
     /// Like `Task {}`, the run is unstructured: it goes on until it ends or you cancel it.
     /// Awaiting ``GraphRun/report()`` makes the awaiting task its owner: cancelling that task
@@ -143,8 +162,7 @@ public struct TaskGraph: Sendable {
                 definitions: definitions, compiled: compiledIfComplete, concurrencyLimit: concurrencyLimit,
                 clock: ClockSource(clock))
         )
-        let storage = run.storage
-        Task { await storage.drive() }
+        run.storage.startDriving()
         return run
     }
 
@@ -174,7 +192,15 @@ public struct TaskGraph: Sendable {
         )
         await withDiscardingTaskGroup { group in
             group.addTask { await body(run) }
-            await run.storage.drive()
+            // Driven in a task of its own (which inherits this task's task-locals and
+            // priority), so `cancel()` reaches running bodies at once; cancelling the
+            // current task cancels the run.
+            let driver = run.storage.startDriving()
+            await withTaskCancellationHandler {
+                await driver.value
+            } onCancel: {
+                run.storage.cancel()
+            }
         }
         return await run.storage.reportCell.waitIgnoringCancellation()
     }

@@ -72,6 +72,14 @@ public struct RetryPolicy: Hashable, Sendable {
             maxAttempts: max(1, count), initialBackoff: initial, multiplier: max(1, multiplier), maxBackoff: maxBackoff)
     }
 
+    /// The first negative wait, named as ``attempts(_:backoff:multiplier:maxBackoff:)`` spells it.
+    /// Zero is fine: it means "try again at once".
+    var negativeBackoff: (parameter: String, value: Duration)? {
+        if initialBackoff < .zero { return ("retry backoff", initialBackoff) }
+        if maxBackoff < .zero { return ("retry maxBackoff", maxBackoff) }
+        return nil
+    }
+
     /// The wait after failed attempt number `attempt` (1-based).
     func backoff(after attempt: Int) -> Duration {
         var delay = initialBackoff

@@ -22,6 +22,27 @@ extension Harmonizer {
         /// ``Harmonizer/cancel()`` was called first; nothing stashed is kept.
         case cancelled
 
+        /// The outcome without its stash: what a test compares, since stashed values need
+        /// not be `Equatable`.
+        ///
+        /// ```swift
+        /// #expect(await harmonizer.outcome.kind == .timedOut(missing: ["feed"]))
+        /// ```
+        public var kind: Kind {
+            switch self {
+            case .completed: .completed
+            case .timedOut(_, let missing): .timedOut(missing: missing)
+            case .cancelled: .cancelled
+            }
+        }
+
+        /// A ``Harmonizer/Outcome`` without its stash.
+        public enum Kind: Hashable, Sendable {
+            case completed
+            case timedOut(missing: [String])
+            case cancelled
+        }
+
         /// The stashed values, or `nil` when cancelled.
         public var stash: HarmonizerStash? {
             switch self {

@@ -47,7 +47,9 @@ public final class Harmonizer: Sendable {
     private let settled = OnceCell<Outcome>()
     private let journal = EventJournal<HarmonizerEvent>(retention: .everything)
     private let timeout: Duration?
-    private let clock: ClockSource
+    /// Where the timeout is armed: the registry's shared timer, or one of its own (only
+    /// when it has a timeout).
+    private let timer: DeadlineTimer?
 
     /// A harmonizer that completes after `count` anonymous ``leave()`` calls (more if
     /// participants ``arrive()`` meanwhile), or times out after `timeout` (`nil`: never).
@@ -59,7 +61,7 @@ public final class Harmonizer: Sendable {
         timeout: Duration? = nil,
         clock: some Clock<Duration> = ContinuousClock()
     ) throws(HarmonizerError) {
-        try self.init(name: nil, count: count, participants: [], timeout: timeout, clock: ClockSource(clock))
+        try self.init(name: nil, count: count, participants: [], timeout: timeout, timer: Self.timer(timeout, clock))
         armTimeout()
     }
 
@@ -72,25 +74,33 @@ public final class Harmonizer: Sendable {
         timeout: Duration? = nil,
         clock: some Clock<Duration> = ContinuousClock()
     ) throws(HarmonizerError) {
-        try self.init(name: nil, count: 0, participants: participants, timeout: timeout, clock: ClockSource(clock))
+        let timer = Self.timer(timeout, clock)
+        try self.init(name: nil, count: 0, participants: participants, timeout: timeout, timer: timer)
         armTimeout()
     }
 
     /// Makes a harmonizer whose timeout is not armed yet: the caller calls ``armTimeout()``
     /// once it is ready to be told about the outcome. `name` only improves error messages.
+    /// The timeout is armed on `timer` (shared with other harmonizers of a registry).
     package init(
         name: String?,
         count: Int,
         participants: [String],
         timeout: Duration?,
-        clock: ClockSource
+        timer: DeadlineTimer?
     ) throws(HarmonizerError) {
         guard count >= 0 else { throw .negativeCount(count, name: name) }
         if let timeout, timeout < .zero { throw .negativeTimeout(timeout, name: name) }
+        precondition(timeout == nil || timer != nil, "a timeout needs a timer")
         self.counter = HarmonizerCounter(count + participants.count)
         self.state = Lock(HarmonizerStateMachine(participants: participants))
         self.timeout = timeout
-        self.clock = clock
+        self.timer = timer
+    }
+
+    /// A timer of its own for a harmonizer made alone, only if it has a timeout.
+    private static func timer(_ timeout: Duration?, _ clock: some Clock<Duration>) -> DeadlineTimer? {
+        timeout == nil ? nil : DeadlineTimer(clock: ClockSource(clock).purpose(.harmonizerTimeout))
     }
 
     // MARK: - Counting
@@ -221,20 +231,13 @@ public final class Harmonizer: Sendable {
     /// Whether the outcome is decided, or about to be by the count-down that reached zero.
     package var isFinished: Bool { counter.isClosed }
 
-    /// Starts the timeout, if there is one, on the injected clock. The sleeping task is
-    /// cancelled as soon as the outcome is decided, so it never outlives the harmonizer's work.
+    /// Starts the timeout, if there is one, on the timer's clock. The deadline is cancelled
+    /// as soon as the outcome is decided, so it never outlives the harmonizer's work (and a
+    /// timer with nothing else pending stops sleeping at once).
     package func armTimeout() {
-        guard let timeout else { return }
-        let deadline = clock.now + timeout
-        let timer = Task { [clock] in
-            do {
-                try await clock.sleep(until: deadline)
-            } catch {
-                return
-            }
-            self.decide(.timedOut)
-        }
-        if !state.withLock({ $0.arm(timer) }) { timer.cancel() }
+        guard let timeout, let timer else { return }
+        let token = timer.schedule(after: timeout) { self.decide(.timedOut) }
+        if !state.withLock({ $0.arm(token) }) { timer.cancel(token) }
     }
 
     @discardableResult
@@ -255,7 +258,7 @@ public final class Harmonizer: Sendable {
 
     private func apply(_ ending: Ending) {
         let outcome = ending.decision.outcome
-        ending.decision.timer?.cancel()
+        if let token = ending.decision.timeout { timer?.cancel(token) }
         ending.wakeup.resume()
         // Observers first, so an immediate one (the registry freeing the name) has run by
         // the time any waiter of `outcome` wakes up.

@@ -10,8 +10,12 @@ import Synchronization
 /// - the count-down that takes it from 1 to 0 then closes it with a compare-exchange from 0,
 ///   waiting out a refused count-down's transient −1; if an arrival got in first, the count is
 ///   live again and the last of those count-downs will close it instead;
-/// - once closed, adds and subtracts leave the word far below zero (it would take 2^61 of them
-///   to come back), so every later count is refused.
+/// - once closed, a count that finds the word at or below ``closedThreshold`` undoes itself and
+///   is refused, so however many late counts arrive, the word strays from ``closed`` by no more
+///   than the counts in flight at that moment, and every later count is refused.
+///
+/// The constants come from the word's width (``Limits``), so a 32-bit `Int` (watchOS on
+/// arm64_32) gets the same layout as a 64-bit one, scaled down.
 struct HarmonizerCounter: ~Copyable, Sendable {
     /// What a count-down did.
     enum Decrement: Equatable {
@@ -25,13 +29,16 @@ struct HarmonizerCounter: ~Copyable, Sendable {
         case refusedClosed
     }
 
-    private static let closed = -(1 << 62)
-    /// At or below this the counter is closed; between it and zero a refused count-down is undoing itself.
-    private static let closedThreshold = -(1 << 61)
-    /// Arrivals are refused from here on.
-    private static let maximumCount = 1 << 61
+    /// The atomic word: `Int`, whose atomics are lock-free on every platform the package supports.
+    typealias Word = Int
 
-    private let word: Atomic<Int>
+    private static var closed: Word { Limits<Word>.closed }
+    /// At or below this the counter is closed; between it and zero a refused count-down is undoing itself.
+    private static var closedThreshold: Word { Limits<Word>.closedThreshold }
+    /// Arrivals are refused from here on.
+    private static var maximumCount: Word { Limits<Word>.maximumCount }
+
+    private let word: Atomic<Word>
 
     init(_ initialCount: Int) {
         word = Atomic(min(initialCount, Self.maximumCount))
@@ -48,7 +55,12 @@ struct HarmonizerCounter: ~Copyable, Sendable {
     /// Counts one up. Returns the new count, or `nil` when closed or at the maximum.
     func increment() -> Int? {
         let old = word.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
-        if old <= Self.closedThreshold { return nil }
+        if old <= Self.closedThreshold {
+            // Undone, so late arrivals cannot walk a closed word up to the threshold: at 32 bits
+            // that would take only 2^29 of them.
+            word.wrappingSubtract(1, ordering: .relaxed)
+            return nil
+        }
         if old >= Self.maximumCount {
             word.wrappingSubtract(1, ordering: .relaxed)
             return nil
@@ -60,7 +72,11 @@ struct HarmonizerCounter: ~Copyable, Sendable {
     func decrement() -> Decrement {
         // Acquire-release so whoever completes sees every stash made before each count-down.
         let old = word.wrappingSubtract(1, ordering: .acquiringAndReleasing).oldValue
-        if old <= Self.closedThreshold { return .refusedClosed }
+        if old <= Self.closedThreshold {
+            // Undone, so late count-downs cannot walk a closed word past `Word.min` and around.
+            word.wrappingAdd(1, ordering: .relaxed)
+            return .refusedClosed
+        }
         if old <= 0 {
             word.wrappingAdd(1, ordering: .relaxed)
             return .refusedAtZero
@@ -84,5 +100,21 @@ struct HarmonizerCounter: ~Copyable, Sendable {
     /// Closes the counter for a timeout or cancellation; later counts are refused.
     func close() {
         word.store(Self.closed, ordering: .releasing)
+    }
+}
+
+extension HarmonizerCounter {
+    /// The counter's constants for a word of `Word.bitWidth` bits (w): ``closed`` is −2^(w−2),
+    /// ``closedThreshold`` −2^(w−3) and ``maximumCount`` 2^(w−3). Derived, not literal:
+    /// `1 << 62` is 0 with a 32-bit `Int` and would start every harmonizer closed.
+    ///
+    /// Every gap between them, and between them and the ends of `Word`'s range, is at least
+    /// 2^(w−3) (2^29 at 32 bits), and the word moves into a gap only by counts in flight that
+    /// undo themselves, at most one per thread. Generic so a test can check the relations at
+    /// 32 and 64 bits on a host that has only one of them.
+    enum Limits<Word: FixedWidthInteger & SignedInteger> {
+        static var closed: Word { -(1 << (Word.bitWidth - 2)) }
+        static var closedThreshold: Word { -(1 << (Word.bitWidth - 3)) }
+        static var maximumCount: Word { 1 << (Word.bitWidth - 3) }
     }
 }

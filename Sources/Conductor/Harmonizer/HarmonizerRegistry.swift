@@ -24,8 +24,9 @@ import Synchronization
 /// does an extra count-down. Report those with ``onMisuse(on:_:)``. Create your own registry
 /// for tests (with a `ManualClock`) or to keep a module's names apart.
 ///
-/// - Complexity: a name lookup is one short locked dictionary access; the
-///   operation on the harmonizer found costs what it costs on ``Harmonizer``.
+/// - Complexity: looking up the name a thread looked up last, with no name added or removed
+///   since, is one atomic load — no lock, no retain; otherwise it is one short locked
+///   dictionary access. The operation on the harmonizer found costs what it costs on ``Harmonizer``.
 public final class HarmonizerRegistry: Sendable {
     /// The registry every module can reach.
     public static let shared = HarmonizerRegistry()
@@ -36,34 +37,24 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     private struct State {
-        private var entries: [String: Harmonizer] = [:]
-        /// The entry found last: a module counting one name down many times compares the name
-        /// (for a short name, two machine words) instead of hashing it every time.
-        private var recent: (name: String, harmonizer: Harmonizer)?
+        var entries: [String: Harmonizer] = [:]
         var misuseHandler: MisuseHandler?
-
-        mutating func entry(_ name: String) -> Harmonizer? {
-            if let recent, recent.name == name { return recent.harmonizer }
-            guard let harmonizer = entries[name] else { return nil }
-            recent = (name, harmonizer)
-            return harmonizer
-        }
-
-        subscript(name: String) -> Harmonizer? {
-            get { entries[name] }
-            set {
-                if recent?.name == name { recent = nil }
-                entries[name] = newValue
-            }
-        }
     }
 
     private let state = Lock(State())
-    private let clock: ClockSource
+    private let statePadding = CacheLinePadding()
+    /// Changes, under the lock, whenever a name is added or removed; read without the lock by
+    /// each thread's ``HarmonizerLookupCache`` to tell whether what it remembers still holds.
+    private let stamp = Atomic<UInt64>(HarmonizerLookupCache.nextStamp())
+    /// Read on every lookup: kept off the cache lines of the lock and of neighbouring objects.
+    private let stampPadding = CacheLinePadding()
+    private let lookupCacheKey = HarmonizerLookupCache.key
+    /// Every harmonizer's timeout, on one timer task however many are waiting.
+    private let timer: DeadlineTimer
 
     /// A registry whose timeouts run on `clock`.
     public init(clock: some Clock<Duration> = ContinuousClock()) {
-        self.clock = ClockSource(clock)
+        self.timer = DeadlineTimer(clock: ClockSource(clock).purpose(.harmonizerTimeout))
     }
 
     // MARK: - Creating
@@ -122,7 +113,7 @@ public final class HarmonizerRegistry: Sendable {
             count: count,
             participants: participants,
             timeout: timeout,
-            clock: clock
+            timer: timer
         )
         let id = ObjectIdentifier(harmonizer)
         // Immediate, so the name is free before the count-down that completed it returns.
@@ -132,8 +123,9 @@ public final class HarmonizerRegistry: Sendable {
             target.dispatch { completion(outcome) }
         }
         try state.withLock { state throws(HarmonizerError) in
-            if let existing = state[name], !existing.isFinished { throw .duplicateName(name) }
-            state[name] = harmonizer
+            if let existing = state.entries[name], !existing.isFinished { throw .duplicateName(name) }
+            state.entries[name] = harmonizer
+            stamp.store(HarmonizerLookupCache.nextStamp(), ordering: .releasing)
         }
         // Armed only once registered, so a zero timeout cannot fire before the name exists.
         harmonizer.armTimeout()
@@ -141,9 +133,12 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     private func remove(_ name: String, _ id: ObjectIdentifier) {
-        state.withLock { state in
-            guard let entry = state[name], ObjectIdentifier(entry) == id else { return }
-            state[name] = nil
+        // The entry is released after unlocking: its stash may hold user objects.
+        _ = state.withLock { state -> Harmonizer? in
+            guard let entry = state.entries[name], ObjectIdentifier(entry) == id else { return nil }
+            state.entries[name] = nil
+            stamp.store(HarmonizerLookupCache.nextStamp(), ordering: .releasing)
+            return entry
         }
     }
 
@@ -151,17 +146,35 @@ public final class HarmonizerRegistry: Sendable {
 
     /// The harmonizer waiting under `name`, to await its ``Harmonizer/outcome`` or observe its events.
     public func harmonizer(named name: String) -> Harmonizer? {
-        state.withLock { $0.entry(name) }
+        withHarmonizer(named: name) { $0 }
+    }
+
+    /// Runs `body` with the harmonizer waiting under `name`, or `nil`.
+    ///
+    /// The hot path: when this thread looked `name` up last and no name has been added or
+    /// removed since, the harmonizer comes from the thread's own cache — no lock, no retain,
+    /// one atomic load of the stamp. Otherwise the name is looked up under the lock and remembered.
+    @inline(__always)
+    private func withHarmonizer<Result>(named name: String, _ body: (Harmonizer?) -> Result) -> Result {
+        let current = stamp.load(ordering: .acquiring)
+        return HarmonizerLookupCache.current(lookupCacheKey)._withUnsafeGuaranteedRef { cache in
+            cache.withHarmonizer(name, stamp: current, body) {
+                let (harmonizer, found) = state.withLock { state in
+                    (state.entries[name], stamp.load(ordering: .relaxed))
+                }
+                cache.remember(name, harmonizer, stamp: found)
+                return body(harmonizer)
+            }
+        }
     }
 
     /// Counts `name` up, remembering `participant` if given. Returns whether it counted.
     @discardableResult
     public func countUp(_ name: String, participant: String? = nil) -> Bool {
-        guard let harmonizer = harmonizer(named: name) else {
-            report(.unknownName(name, operation: "countUp"))
-            return false
+        let counted = withHarmonizer(named: name) { harmonizer in
+            guard let harmonizer else { return false }
+            return participant.map { harmonizer.arrive($0) } ?? harmonizer.arrive()
         }
-        let counted = participant.map { harmonizer.arrive($0) } ?? harmonizer.arrive()
         if !counted { report(.unknownName(name, operation: "countUp")) }
         return counted
     }
@@ -171,11 +184,10 @@ public final class HarmonizerRegistry: Sendable {
     /// an unknown name, returns `false` and is reported to ``onMisuse(on:_:)``.
     @discardableResult
     public func countDown(_ name: String, participant: String? = nil) -> Bool {
-        guard let harmonizer = harmonizer(named: name) else {
+        let result = withHarmonizer(named: name) { $0?.countDown(participant: participant) }
+        switch result {
+        case nil:
             report(.unknownName(name, operation: "countDown"))
-            return false
-        }
-        switch harmonizer.countDown(participant: participant) {
         case .counted, .completed:
             return true
         case .counterAtZero:
@@ -191,7 +203,7 @@ public final class HarmonizerRegistry: Sendable {
     /// Keeps `value` under `key` for `name`'s completion. Returns whether it was kept.
     @discardableResult
     public func stash(_ value: some Sendable, as key: String, in name: String) -> Bool {
-        guard let harmonizer = harmonizer(named: name), harmonizer.stash(value, as: key) else {
+        guard withHarmonizer(named: name, { $0?.stash(value, as: key) ?? false }) else {
             report(.unknownName(name, operation: "stash"))
             return false
         }
@@ -209,12 +221,12 @@ public final class HarmonizerRegistry: Sendable {
     /// not waiting does nothing and returns `false`.
     @discardableResult
     public func cancel(_ name: String) -> Bool {
-        harmonizer(named: name)?.cancel() ?? false
+        withHarmonizer(named: name) { $0?.cancel() ?? false }
     }
 
     /// The current count of `name`; zero when no harmonizer of that name is waiting.
     public func count(_ name: String) -> Int {
-        harmonizer(named: name)?.count ?? 0
+        withHarmonizer(named: name) { $0?.count ?? 0 }
     }
 
     /// Calls `handler` on `target` whenever an operation is ignored — an extra or late

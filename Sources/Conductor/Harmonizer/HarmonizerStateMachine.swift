@@ -21,7 +21,8 @@ struct HarmonizerStateMachine {
     struct Decision {
         var outcome: Harmonizer.Outcome
         var observers: [Observer]
-        var timer: Task<Void, Never>?
+        /// The armed timeout, to cancel.
+        var timeout: DeadlineToken?
     }
 
     private struct Waiting {
@@ -29,7 +30,7 @@ struct HarmonizerStateMachine {
         /// How many times each named participant arrived and has not yet left.
         var present: [String: Int] = [:]
         var observers: [Observer] = []
-        var timer: Task<Void, Never>?
+        var timeout: DeadlineToken?
     }
 
     private enum Phase {
@@ -83,10 +84,10 @@ struct HarmonizerStateMachine {
         return outcome
     }
 
-    /// Keeps the timeout's task so the decision can cancel it. Returns `false` if the outcome
-    /// is already decided, in which case the caller cancels the task.
-    mutating func arm(_ timer: Task<Void, Never>) -> Bool {
-        modifyWaiting { $0.timer = timer }
+    /// Keeps the timeout's deadline so the decision can cancel it. Returns `false` if the
+    /// outcome is already decided, in which case the caller cancels the deadline.
+    mutating func arm(_ timeout: DeadlineToken) -> Bool {
+        modifyWaiting { $0.timeout = timeout }
     }
 
     /// Ends the harmonizer for `reason`, or returns `nil` when it has already ended.
@@ -104,7 +105,7 @@ struct HarmonizerStateMachine {
             outcome = .cancelled
         }
         phase = .decided(outcome)
-        return Decision(outcome: outcome, observers: waiting.observers, timer: waiting.timer)
+        return Decision(outcome: outcome, observers: waiting.observers, timeout: waiting.timeout)
     }
 
     /// Applies `change` while waiting; returns whether it was applied.

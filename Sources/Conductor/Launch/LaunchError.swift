@@ -12,7 +12,7 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case emptyName, duplicateName, unknownDependency, unknownReadiness, launchFinished
-            case taskFailed, launchEnded, cancelled
+            case taskFailed, launchEnded, cancelled, cycle, negativeDuration
         }
 
         fileprivate let kind: Kind
@@ -33,6 +33,11 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let launchEnded = Code(kind: .launchEnded)
         /// The launch, or the waiting task, was cancelled.
         public static let cancelled = Code(kind: .cancelled)
+        /// The tasks' dependencies form a cycle (possible only by removing a task before the
+        /// launch and adding it back with dependencies).
+        public static let cycle = Code(kind: .cycle)
+        /// A task's retry backoff, or the timeout given to ``Launcher/ready(_:timeout:)``, is negative.
+        public static let negativeDuration = Code(kind: .negativeDuration)
 
         public var description: String { "\(kind)" }
     }
@@ -77,6 +82,15 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         LaunchError(.launchEnded, "the launch ended before '\(readiness)' was ready: \(outcome)")
     }
 
+    /// `parameter` as the API spells it: `retry backoff`, `retry maxBackoff`.
+    static func negativeDuration(_ parameter: String, _ value: Duration, task: String) -> LaunchError {
+        LaunchError(.negativeDuration, "task '\(task)' has a negative \(parameter) (\(value))", taskName: task)
+    }
+
+    static func negativeTimeout(_ value: Duration, waitingFor readiness: String) -> LaunchError {
+        LaunchError(.negativeDuration, "the wait for '\(readiness)' was given a negative timeout (\(value))")
+    }
+
     static func cancelled() -> LaunchError {
         LaunchError(.cancelled, "the launch was cancelled")
     }
@@ -91,6 +105,8 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         case .emptyID: emptyName()
         case .runFinished: launchFinished(adding: error.taskID ?? "")
         case .cancelled: cancelled()
+        case .cycle: LaunchError(.cycle, error.message, taskName: error.taskID)
+        case .negativeDuration: LaunchError(.negativeDuration, error.message, taskName: error.taskID)
         default: LaunchError(.unknownDependency, error.message, taskName: error.taskID)
         }
     }

@@ -1,9 +1,30 @@
 /// The pure bookkeeping of a launcher: which names exist, what was added before the launch,
 /// and how tasks that declare no dependencies are chained in the order added. No locks, no
-/// tasks: the launcher calls it under its lock and hands the definitions to the graph.
+/// tasks, no user code (tasks arrive as ``TaskSnapshot``s): the launcher calls it under its
+/// lock and hands the definitions to the graph.
 struct LaunchPlan {
+    /// A start-up task's properties, read once, before the launcher takes its lock: they are
+    /// user code, which may be slow, take locks of its own or call back into the launcher.
+    struct TaskSnapshot: Sendable {
+        let task: any StartupTask
+        let name: String
+        let dependencies: [String]?
+        let runsOnMainActor: Bool
+        let isRequired: Bool
+        let retry: RetryPolicy
+
+        init(_ task: some StartupTask) {
+            self.task = task
+            self.name = task.name
+            self.dependencies = task.dependencies
+            self.runsOnMainActor = task.runsOnMainActor
+            self.isRequired = task.isRequired
+            self.retry = task.retry
+        }
+    }
+
     enum Entry {
-        case task(any StartupTask)
+        case task(TaskSnapshot)
         case readiness(String, after: [String])
 
         var name: String {
@@ -28,7 +49,7 @@ struct LaunchPlan {
     private(set) var compiledTasks: [String] = []
     private var markers = 0
 
-    /// Checks a new entry's name and dependencies against what has been added.
+    /// Checks a new entry's name, dependencies and retry backoff against what has been added.
     mutating func admit(_ entry: Entry) throws(LaunchError) {
         let name = entry.name
         if name.isEmpty { throw .emptyName() }
@@ -40,6 +61,11 @@ struct LaunchPlan {
         }
         for dependency in dependencies where kinds[dependency] == nil {
             throw .unknownDependency(dependency, of: name)
+        }
+        // Adding is the first call that throws for a task: it is rejected here rather than
+        // failing at run time, when it would back off for a negative time.
+        if case .task(let task) = entry, let (parameter, value) = task.retry.negativeBackoff {
+            throw .negativeDuration(parameter, value, task: name)
         }
         switch entry {
         case .task: kinds[name] = .task
@@ -125,17 +151,18 @@ struct LaunchPlan {
 
     /// How the graph runs a start-up task. Detached, so that removing a running task or
     /// stopping the launch abandons it at once instead of waiting for it to notice.
-    static func spec(for task: any StartupTask) -> TaskSpec {
+    static func spec(for snapshot: TaskSnapshot) -> TaskSpec {
+        let task = snapshot.task
         let operation: TaskSpec.Operation =
-            task.runsOnMainActor
+            snapshot.runsOnMainActor
             ? .mainActor { _ in try await task.run() }
             : .global { _ in try await task.run() }
         return TaskSpec(
             operation: operation,
             priority: .medium,
             timeout: nil,
-            retry: task.retry,
-            failure: task.isRequired ? .required : .optional,
+            retry: snapshot.retry,
+            failure: snapshot.isRequired ? .required : .optional,
             whenDependencyFails: .skip,
             runsDetached: true
         )

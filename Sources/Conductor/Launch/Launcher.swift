@@ -10,7 +10,7 @@ public import Logging
 /// try launcher.add(LoadServerConfig())
 /// try launcher.add(CheckForNewVersion())               // optional: its failure is reported
 /// try launcher.addReadiness("firstScreen", after: ["channel", "config"])
-/// launcher.observe(on: .mainActor, splash)              // the seed's delegate
+/// let observation = launcher.observe(on: .mainActor, splash)   // the seed's delegate
 /// try launcher.start()
 ///
 /// switch await launcher.ready("firstScreen", timeout: .seconds(2)) {
@@ -29,28 +29,31 @@ public import Logging
 /// runs as one task of the outer one.
 ///
 /// - Complexity: adding or removing a task is O(1) amortised plus one short lock (O(n) to
-///   remove before the launch); each task costs the graph's one lock per transition.
+///   remove before the launch; adding during the launch takes it twice, reading the clock in
+///   between); each task costs the graph's one lock per transition.
 public final class Launcher: StartupTask, Sendable {
     public let name: String
     public let dependencies: [String]?
     public let isRequired: Bool
 
-    private enum Phase {
+    enum Phase {
         case idle
         case launching(GraphRunStorage)
     }
 
-    private struct State {
+    struct State {
         var plan = LaunchPlan()
         var phase = Phase.idle
     }
 
-    private let state = Lock(State())
-    private let journal = EventJournal<GraphEvent>(retention: .everything)
+    /// Never held while user code runs: a task's properties are read, and the user's clock
+    /// asked the time, before it is taken.
+    let state = Lock(State())
+    private let log = GraphEventLog()
     /// Resolved when the launch starts: what `ready` and `report` wait for.
     private let launched = OnceCell<GraphRunStorage>()
-    /// Measures readiness deadlines.
-    private let clock: ClockSource
+    /// Readiness deadlines: one timer task however many `ready(_:timeout:)` calls wait.
+    private let timer: DeadlineTimer
     /// Makes the launch's own clock source when it starts, so its times count from then.
     private let makeLaunchClock: @Sendable () -> ClockSource
 
@@ -72,22 +75,33 @@ public final class Launcher: StartupTask, Sendable {
         self.name = name
         self.dependencies = dependencies
         self.isRequired = isRequired
-        self.clock = ClockSource(clock)
+        self.timer = DeadlineTimer(clock: ClockSource(clock).purpose(.launchReadyTimeout))
         self.makeLaunchClock = { ClockSource(clock) }
         if let logger {
             let sink = GraphEventLogger(logger)
-            journal.deliver(from: 0, on: .immediate) { batch in
-                for event in batch { sink.log(event) }
-            }
+            log.deliver(from: 0, on: .immediate) { event in sink.log(event) }
         }
+    }
+
+    deinit {
+        // A launch holds its own journal until it ends. A launcher released before it started
+        // has nothing that would ever end its journal: end it here, so the delivery tasks of
+        // its observers (and of its logger) end too instead of waiting forever.
+        let neverStarted = state.withLock { state in
+            if case .idle = state.phase { return true }
+            return false
+        }
+        if neverStarted { log.finish().resume() }
     }
 
     // MARK: - Adding and removing
 
-    /// Adds a task, before or during the launch. Its name must be new and its dependencies
-    /// added first. Throws ``LaunchError/Code/launchFinished`` once the launch has ended.
+    /// Adds a task, before or during the launch. Its name must be new, its dependencies
+    /// added first and its retry backoff not negative (``LaunchError/Code/negativeDuration``).
+    /// Throws ``LaunchError/Code/launchFinished`` once the launch has ended.
     public func add(_ task: some StartupTask) throws(LaunchError) {
-        try add(.task(task))
+        // The task's properties are user code: read once, before the lock is taken.
+        try add(.task(LaunchPlan.TaskSnapshot(task)))
     }
 
     /// Adds a readiness set: ready once every named task has ended, whatever its outcome,
@@ -96,44 +110,71 @@ public final class Launcher: StartupTask, Sendable {
         try add(.readiness(name, after: tasks))
     }
 
-    private func add(_ entry: LaunchPlan.Entry) throws(LaunchError) {
-        // Chained tasks must reach the graph in the order they were chained, so the addition
-        // happens under this lock; the graph leaves its wakeups to be done after it.
-        let pending = try state.withLock { (state) throws(LaunchError) -> GraphRunStorage.PendingWakeups? in
-            try state.plan.admit(entry)
-            switch state.phase {
-            case .idle:
-                state.plan.keep(entry)
-                return nil
-            case .launching(let storage):
-                var definitions: [NodeDefinition] = []
-                state.plan.compile(entry, into: &definitions)
-                do throws(GraphError) {
-                    return try storage.addLeavingWakeups(definitions)
-                } catch {
-                    throw LaunchError.from(error)
-                }
-            }
-        }
-        pending?.perform()
+    private enum Addition {
+        case done(GraphRunStorage.PendingWakeups?)
+        /// The launch is on, and its clock (user code) must be read before the lock is taken.
+        case needsTime(GraphRunStorage)
     }
 
-    /// Removes a task that has not ended: a pending one never starts, a running one is
-    /// cancelled and abandoned at once; tasks that need it are skipped. Returns `false` if
-    /// there is no such task or it had already ended. Before the launch its name is freed.
-    @discardableResult
-    public func remove(_ name: String) -> Bool {
-        let storage = state.withLock { state -> GraphRunStorage? in
-            switch state.phase {
-            case .idle:
-                _ = state.plan.forget(name)
-                return nil
-            case .launching(let storage):
-                return state.plan.isTask(name) ? storage : nil
+    private func add(_ entry: LaunchPlan.Entry) throws(LaunchError) {
+        // Chained tasks must reach the graph in the order they were chained, so the addition
+        // happens under this lock; the graph leaves its wakeups to be done after it. The
+        // launch's time is read outside it: when the launch turns out to be on, once more.
+        var now: Duration?
+        while true {
+            let addition = try state.withLock { [now] (state) throws(LaunchError) -> Addition in
+                switch state.phase {
+                case .idle:
+                    try state.plan.admit(entry)
+                    state.plan.keep(entry)
+                    return .done(nil)
+                case .launching(let storage):
+                    guard let now else { return .needsTime(storage) }
+                    try state.plan.admit(entry)
+                    var definitions: [NodeDefinition] = []
+                    state.plan.compile(entry, into: &definitions)
+                    do throws(GraphError) {
+                        return .done(try storage.addLeavingWakeups(definitions, now: now))
+                    } catch {
+                        throw LaunchError.from(error)
+                    }
+                }
+            }
+            switch addition {
+            case .done(let pending):
+                pending?.perform()
+                return
+            case .needsTime(let storage):
+                now = storage.clock.now
             }
         }
-        guard let storage else { return false }
-        return (try? storage.remove(name)) ?? false
+    }
+
+    /// Removes a task that has not ended, and says what that did: before the launch, or
+    /// before the task has started, it never runs (`prevented`); a running one is cancelled
+    /// and abandoned at once (`abandoned`: launcher tasks run in tasks of their own); tasks
+    /// that need it are skipped. Returns `nil` if the launcher has no task of that name.
+    /// Before the launch its name is freed.
+    @discardableResult
+    public func remove(_ name: String) -> TaskRemoval? {
+        enum Step {
+            case forgotten(Bool)
+            case remove(GraphRunStorage)
+            case unknown
+        }
+        let step = state.withLock { state -> Step in
+            switch state.phase {
+            case .idle:
+                return .forgotten(state.plan.forget(name))
+            case .launching(let storage):
+                return state.plan.isTask(name) ? .remove(storage) : .unknown
+            }
+        }
+        switch step {
+        case .forgotten(let forgot): return forgot ? .prevented : nil
+        case .remove(let storage): return try? storage.remove(name)
+        case .unknown: return nil
+        }
     }
 
     /// Removes every task that has not ended (the seed's `removeAllStartupTask`); see
@@ -157,26 +198,31 @@ public final class Launcher: StartupTask, Sendable {
     /// Starts the launch in a task of its own and returns at once; later calls do nothing.
     /// Throws if a readiness set or dependency names a task removed before the launch.
     public func start() throws(LaunchError) {
+        guard state.withLock({ if case .idle = $0.phase { true } else { false } }) else { return }
+        // The launch's clock source asks the user's clock the time: made before the lock is
+        // taken, and thrown away if another caller started the launch in between.
+        let launchClock = makeLaunchClock()
+        let now = launchClock.now
+        let storage = GraphRunStorage(concurrencyLimit: nil, clock: launchClock, log: log)
         let started = try state.withLock {
-            (state) throws(LaunchError) -> (GraphRunStorage, GraphRunStorage.PendingWakeups)? in
+            (state) throws(LaunchError) -> GraphRunStorage.PendingWakeups? in
             guard case .idle = state.phase else { return nil }
-            let storage = GraphRunStorage(concurrencyLimit: nil, clock: makeLaunchClock(), journal: journal)
             // Compiled on a copy, so a launch that fails validation leaves the plan as it was.
             var plan = state.plan
             let pending: GraphRunStorage.PendingWakeups
             do throws(GraphError) {
-                pending = try storage.addLeavingWakeups(plan.compileEntries())
+                pending = try storage.addLeavingWakeups(plan.compileEntries(), now: now)
             } catch {
                 throw LaunchError.from(error)
             }
             state.plan = plan
             state.phase = .launching(storage)
-            return (storage, pending)
+            return pending
         }
-        guard let (storage, pending) = started else { return }
+        guard let pending = started else { return }
         pending.perform()
         launched.resolve(storage)
-        Task { await storage.drive() }
+        storage.startDriving()
     }
 
     /// Cancels the launch: pending tasks never start and running ones are cancelled.
@@ -202,15 +248,19 @@ public final class Launcher: StartupTask, Sendable {
     /// Every event of the launch, from its first, however late you ask; ends after
     /// ``GraphEvent/runFinished(_:at:)``. Times count from the start of the launch.
     public var events: EventSequence<GraphEvent> {
-        EventSequence(journal: journal, startIndex: 0)
+        log.events
     }
 
     /// Tells `observer` about every task, from the first event, on `target`; events that
     /// arrive together are delivered in one hop.
-    public func observe(on target: CallbackTarget = .mainActor, _ observer: some LaunchObserver) {
-        journal.deliver(from: 0, on: target) { batch in
-            for event in batch { observer.receive(event) }
-        }
+    ///
+    /// Delivery ends after ``LaunchObserver/launchFinished(_:)``, when you cancel the returned
+    /// handle, or when the launcher is released before it started (the observer then hears
+    /// nothing more). A launch that started goes on to its end, observers included, however
+    /// soon its launcher is released.
+    @discardableResult
+    public func observe(on target: CallbackTarget = .mainActor, _ observer: some LaunchObserver) -> ObservationHandle {
+        log.deliver(from: 0, on: target) { event in observer.receive(event) }
     }
 
     /// Waits until the readiness set `name` is ready, without blocking a thread.
@@ -219,35 +269,42 @@ public final class Launcher: StartupTask, Sendable {
     /// launcher's clock, from this call), and ``LaunchReadiness/failed(_:)`` if the set will
     /// never be ready (the launch ended first, or the name is unknown) or the waiting task is
     /// cancelled. Waiting before the launch starts is fine; the launch itself is unaffected.
+    /// A zero `timeout` asks without waiting; a negative one answers at once with
+    /// ``LaunchReadiness/failed(_:)`` and ``LaunchError/Code/negativeDuration``.
     public func ready(_ name: String, timeout: Duration? = nil) async -> LaunchReadiness {
         guard state.withLock({ $0.plan.isReadiness(name) }) else { return .failed(.unknownReadiness(name)) }
+        if let timeout, timeout < .zero { return .failed(.negativeTimeout(timeout, waitingFor: name)) }
         guard let timeout else { return await waitUntilReady(name) }
-        let clock = self.clock
-        return await withTaskGroup(of: LaunchReadiness?.self) { group in
-            group.addTask { await self.waitUntilReady(name) }
-            group.addTask {
-                guard (try? await clock.sleep(for: timeout)) != nil else { return nil }
-                return .timedOut(after: timeout)
-            }
-            var answer = LaunchReadiness.failed(.cancelled())
-            for await result in group {
-                guard let result else { continue }
-                answer = result
-                break
-            }
-            group.cancelAll()
-            return answer
-        }
+        // Known already: answered even to a cancelled caller or with a zero timeout, and no
+        // task is started to find out.
+        if let known = answerNow(name) { return known }
+        return await timer.race(
+            { await self.waitUntilReady(name) },
+            until: timer.clock.now + timeout,
+            onDeadline: { .timedOut(after: timeout) },
+            onCancel: { .failed(.cancelled()) }
+        )
     }
 
     private func waitUntilReady(_ name: String) async -> LaunchReadiness {
         guard let storage = await launched.wait() else { return .failed(.cancelled()) }
         guard let cell = storage.milestone(name) else { return .failed(.unknownReadiness(name)) }
-        switch await cell.wait() {
+        return answer(name, await cell.wait())
+    }
+
+    /// The answer if it is known without waiting.
+    private func answerNow(_ name: String) -> LaunchReadiness? {
+        guard let storage = launched.value else { return nil }
+        guard let cell = storage.milestone(name) else { return .failed(.unknownReadiness(name)) }
+        return cell.value.map { answer(name, $0) }
+    }
+
+    private func answer(_ name: String, _ reached: Result<Duration, GraphError>?) -> LaunchReadiness {
+        switch reached {
         case .success(let at): return .ready(at: at)
         case .failure:
             // The run appends its last event before it fails the milestones that were not reached.
-            guard case .runFinished(let outcome, _) = journal.snapshot.last else { return .failed(.cancelled()) }
+            guard case .runFinished(let outcome, _) = log.snapshot.last else { return .failed(.cancelled()) }
             return .failed(.launchEnded(before: name, because: outcome))
         case nil: return .failed(.cancelled())
         }

@@ -39,7 +39,8 @@ public protocol StartupTask: Sendable {
     var retry: RetryPolicy { get }
 
     /// Does the work. Return to complete, throw to fail; cancellation (the task was removed,
-    /// or the launch stopped) arrives as task cancellation.
+    /// or the launch stopped) arrives as task cancellation. It runs at `TaskPriority.medium`
+    /// base priority, with the task-local values in force where the launch was started.
     func run() async throws
 }
 

@@ -9,8 +9,6 @@ extension GraphRun {
     /// ```
     public func log(to logger: Logger) {
         let sink = GraphEventLogger(logger)
-        storage.journal.deliver(from: 0, on: .immediate) { batch in
-            for event in batch { sink.log(event) }
-        }
+        storage.log.deliver(from: 0, on: .immediate) { event in sink.log(event) }
     }
 }

@@ -17,8 +17,11 @@
 /// `░` is time spent queued (dependencies done, waiting for a worker), `█` is running, and
 /// `*` marks the critical path.
 public struct TimelineRenderer: Sendable {
-    /// The number of columns the run's whole duration spans.
-    public var width: Int
+    /// The number of columns the run's whole duration spans; below 10 counts as 10, set here
+    /// or in the initializer.
+    public var width: Int {
+        didSet { width = max(10, width) }
+    }
 
     public init(width: Int = 50) {
         self.width = max(10, width)

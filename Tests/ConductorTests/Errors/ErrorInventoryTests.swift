@@ -52,6 +52,26 @@ import Testing
             #expect(error?.message == "cycle: a → c → b → a")
         }
 
+        @Test func graphLaterStage() throws {
+            let schedule = Schedule {
+                Stage("a") { Step("x", dependsOn: ["y"]) { _ in } }
+                Stage("b") { Step("y") { _ in } }
+            }
+            let error = try #require(throws: GraphError.self) { try schedule.start() }
+            #expect(error.code == .laterStage)
+            #expect(error.message == "step 'x' in stage 'a' depends on 'y', which runs in the later stage 'b'")
+            #expect(error.taskID == "x")
+        }
+
+        @Test func graphNegativeDuration() throws {
+            var graph = TaskGraph()
+            graph.add("fetch", timeout: .seconds(-1)) { _ in }
+            let error = try #require(throws: GraphError.self) { try graph.start() }
+            #expect(error.code == .negativeDuration)
+            #expect(error.message == "task 'fetch' has a negative timeout (-1.0 seconds)")
+            #expect(error.taskID == "fetch")
+        }
+
         @Test func graphUnknownTask() async throws {
             let (run, latch) = try Self.startHeldRun()
             let error = try #require(throws: GraphError.self) { try run.remove("ghost") }
@@ -282,6 +302,49 @@ import Testing
             #expect(error?.status == 503)
         }
 
+        @Test func gateRefreshTimedOut() async throws {
+            let clock = ManualClock()
+            let gate = Self.makeGate(
+                MemoryTransport(validToken: nil), credential: nil, clock: clock,
+                refresh: { _ in
+                    try await Task.sleep(for: .seconds(3600))
+                    return "never"
+                })
+            let request = Task { try await gate.send(Self.get("/feed")) }
+            await clock.sleepers(atLeast: 1)
+            clock.advance(by: .seconds(30))
+            let error = await #expect(throws: GateError.self) { try await request.value }
+            #expect(error?.code == .refreshTimedOut)
+            #expect(error?.message == "GET /feed: the credential refresh brought no credential within 30.0 seconds")
+            #expect(error?.request == "GET /feed")
+        }
+
+        @Test func gateRefreshWindowExceeded() async throws {
+            var configuration = GateConfiguration(jitterSeed: 1)
+            configuration.refreshWindow = .init(maxRefreshes: 1, period: .seconds(30))
+            let gate = RequestGate<String>(
+                transport: MemoryTransport(validToken: nil), credential: "t0", configuration: configuration,
+                clock: ManualClock(),
+                authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+                refresh: { _ in "rejected" })
+            let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
+            #expect(error?.code == .refreshWindowExceeded)
+            #expect(
+                error?.message
+                    == "GET /feed: the credential was rejected again after 1 refresh(es) within 30.0 seconds; "
+                    + "no further refresh is allowed until the oldest leaves the window")
+            #expect(error?.status == 401)
+        }
+
+        @Test func gateSignedOut() async throws {
+            let gate = Self.makeGate(MemoryTransport(validToken: "t0"))
+            gate.signOut()
+            let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
+            #expect(error?.code == .signedOut)
+            #expect(error?.message == "GET /feed: signed out; the request needs a credential")
+            #expect(error?.request == "GET /feed")
+        }
+
         @Test func gateShutDown() async throws {
             let gate = Self.makeGate(MemoryTransport(validToken: "t0"))
             gate.shutdown()
@@ -289,13 +352,17 @@ import Testing
             #expect(error?.code == .shutDown)
             #expect(error?.message == "GET /feed: the gate was shut down")
             #expect(error?.request == "GET /feed")
+        }
 
+        // MARK: SchedulerError
+
+        @Test func schedulerShutDown() async throws {
             let scheduler = PriorityScheduler()
             scheduler.shutdown()
-            let submitted = try #require(throws: GateError.self) { try scheduler.submit {} }
+            let submitted = try #require(throws: SchedulerError.self) { try scheduler.submit {} }
             #expect(submitted.code == .shutDown)
             #expect(submitted.message == "the scheduler is shut down")
-            let ran = await #expect(throws: GateError.self) { try await scheduler.run {} }
+            let ran = await #expect(throws: SchedulerError.self) { try await scheduler.run {} }
             #expect(ran?.message == "the scheduler is shut down")
         }
 
@@ -373,6 +440,27 @@ import Testing
             #expect(error?.code == .bodyNotReplayable)
             #expect(error?.message == "GET /upload needed another attempt, but its body can be sent only once")
             #expect(error?.status == 503)
+        }
+
+        @Test func gateNegativeDuration() async throws {
+            let transport = MemoryTransport(validToken: "t0")
+            let gate = RequestGate<String>(
+                transport: transport, credential: "t0", configuration: GateConfiguration(requestTimeout: .seconds(-1)),
+                clock: ManualClock(),
+                authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+                refresh: { _ in "t1" })
+            let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
+            #expect(error?.code == .negativeDuration)
+            #expect(error?.message == "GET /feed: GateConfiguration.requestTimeout is negative (-1.0 seconds)")
+            #expect(error?.request == "GET /feed")
+
+            let healthy = Self.makeGate(transport)
+            let request = await #expect(throws: GateError.self) {
+                try await healthy.send(Self.get("/feed"), timeout: .seconds(-1))
+            }
+            #expect(request?.code == .negativeDuration)
+            #expect(request?.message == "GET /feed: timeout is negative (-1.0 seconds)")
+            #expect(transport.sends.isEmpty)
         }
     }
 
@@ -491,6 +579,36 @@ import Testing
             }
             #expect(error.code == .launchEnded)
             #expect(error.message == "the launch ended before 'firstScreen' was ready: cancelled")
+        }
+
+        @Test func launchCycle() throws {
+            let launcher = Launcher()
+            try launcher.add(TestStartupTask("a", dependencies: []))
+            try launcher.add(TestStartupTask("b", dependencies: ["a"]))
+            launcher.remove("a")
+            try launcher.add(TestStartupTask("a", dependencies: ["b"]))
+            let error = try #require(throws: LaunchError.self) { try launcher.start() }
+            #expect(error.code == .cycle)
+            #expect(error.message == "cycle: b → a → b")
+        }
+
+        @Test func launchNegativeDuration() async throws {
+            let launcher = Launcher()
+            let error = try #require(throws: LaunchError.self) {
+                try launcher.add(TestStartupTask("config", retry: .attempts(2, backoff: .seconds(-1))))
+            }
+            #expect(error.code == .negativeDuration)
+            #expect(error.message == "task 'config' has a negative retry backoff (-1.0 seconds)")
+            #expect(error.taskName == "config")
+
+            try launcher.addReadiness("firstScreen", after: [])
+            let readiness = await launcher.ready("firstScreen", timeout: .seconds(-1))
+            guard case .failed(let waiting) = readiness else {
+                Issue.record("expected a failure, got \(readiness)")
+                return
+            }
+            #expect(waiting.code == .negativeDuration)
+            #expect(waiting.message == "the wait for 'firstScreen' was given a negative timeout (-1.0 seconds)")
         }
 
         @Test func launchCancelled() async throws {

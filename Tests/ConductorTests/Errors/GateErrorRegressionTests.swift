@@ -1,4 +1,5 @@
 import Conductor
+import ConductorTestKit
 import HTTPTypes
 import Testing
 

@@ -1,4 +1,5 @@
 import Conductor
+import ConductorTestKit
 import Testing
 
 /// Errors that said something untrue before they were fixed.

@@ -153,13 +153,13 @@ struct GateHardeningTests {
     @Test func runAndSubmitOnAShutDownSchedulerThrowShutDown() async throws {
         let scheduler = PriorityScheduler()
         scheduler.shutdown()
-        let error = await #expect(throws: GateError.self) { try await scheduler.run { 1 } }
+        let error = await #expect(throws: SchedulerError.self) { try await scheduler.run { 1 } }
         #expect(error?.code == .shutDown)
-        let coalesced = await #expect(throws: GateError.self) {
+        let coalesced = await #expect(throws: SchedulerError.self) {
             try await scheduler.run(coalescingKey: "k") { 1 }
         }
         #expect(coalesced?.code == .shutDown)
-        let submitted = #expect(throws: GateError.self) { try scheduler.submit {} }
+        let submitted = #expect(throws: SchedulerError.self) { try scheduler.submit {} }
         #expect(submitted?.code == .shutDown)
         try await scheduler.whenIdle()
     }

@@ -5,13 +5,14 @@ import Synchronization
 import Testing
 
 /// Completion, failure, cancellation, refresh and shutdown racing each other, many times over.
-/// `CONDUCTOR_STRESS=<iterations>` raises the count; every failure names its seed.
+/// `CONDUCTOR_STRESS=<n>` raises the count; every failure names its seed, which
+/// `CONDUCTOR_REPLAY=<seed>` replays.
 @Suite(.timeLimit(.minutes(2)))
 struct GateStressTests {
     struct Boom: Error {}
 
     @Test func schedulerEndsEveryCallerOnceWhileCompletionFailureCancelAndShutdownRace() async throws {
-        for seed in StressConfiguration.seeds(StressConfiguration.iterations(default: 30), base: 0x5C4E_D01E) {
+        for seed in StressConfiguration.seeds(default: 30, base: 0x5C4E_D01E) {
             var generator = SeededGenerator(seed: seed)
             let limit = Int.random(in: 1...3, using: &generator)
             let scheduler = PriorityScheduler(maxConcurrent: limit, agingThreshold: 3)
@@ -59,7 +60,7 @@ struct GateStressTests {
                             ledger.record(index, "done")
                         } catch is CancellationError {
                             ledger.record(index, "cancelled")
-                        } catch let error as GateError {
+                        } catch let error as SchedulerError {
                             ledger.record(index, "\(error.code)")
                         } catch {
                             ledger.record(index, "failed")
@@ -80,7 +81,7 @@ struct GateStressTests {
             #expect(final.overlaps == 0, "seed \(seed): unique overlapped other work")
             #expect(final.peak <= limit, "seed \(seed): \(final.peak) ran at once with a limit of \(limit)")
             if shutdownAt != nil {
-                let error = await #expect(throws: GateError.self, "seed \(seed)") { try await scheduler.run { 0 } }
+                let error = await #expect(throws: SchedulerError.self, "seed \(seed)") { try await scheduler.run { 0 } }
                 #expect(error?.code == .shutDown, "seed \(seed)")
             }
             try await scheduler.whenIdle()
@@ -88,7 +89,7 @@ struct GateStressTests {
     }
 
     @Test func gateEndsEveryRequestOnceWhileRefreshCancelAndShutdownRace() async throws {
-        for seed in StressConfiguration.seeds(StressConfiguration.iterations(default: 30), base: 0x6A7E_57E5) {
+        for seed in StressConfiguration.seeds(default: 30, base: 0x6A7E_57E5) {
             var generator = SeededGenerator(seed: seed)
             let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
             var configuration = GateConfiguration(jitterSeed: seed, eventRetention: 100_000)
@@ -131,8 +132,15 @@ struct GateStressTests {
                 let outcome = ledger.outcome(of: index) ?? "none"
                 #expect(allowed.contains(outcome), "seed \(seed): request \(index) ended with \(outcome)")
             }
-            // Refreshes never outnumber credential versions: each issued token became a version.
-            #expect(authority.issued == gate.credentialVersion - 1, "seed \(seed)")
+            if shutdownAt == nil {
+                RefreshInvariant.check(
+                    gate.eventsSnapshot, startVersion: 1, credentialVersion: gate.credentialVersion,
+                    tokensIssued: authority.issued, context: "seed \(seed)")
+            } else {
+                RefreshInvariant.checkWithoutJournal(
+                    startVersion: 1, credentialVersion: gate.credentialVersion, tokensIssued: authority.issued,
+                    context: "seed \(seed)")
+            }
             if shutdownAt != nil {
                 let error = await #expect(throws: GateError.self, "seed \(seed)") {
                     try await gate.send(RequestGateTests.get("/late"))

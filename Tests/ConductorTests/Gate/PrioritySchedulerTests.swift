@@ -41,10 +41,10 @@ import Testing
         await scheduler.queued(atLeast: 10)
         scheduler.shutdown()
         for task in queued {
-            let error = await #expect(throws: GateError.self) { try await task.value }
+            let error = await #expect(throws: SchedulerError.self) { try await task.value }
             #expect(error?.code == .shutDown)
         }
-        #expect(throws: GateError.self) { try scheduler.submit {} }
+        #expect(throws: SchedulerError.self) { try scheduler.submit {} }
         open.yield()
         try await blocker.value
         try await scheduler.whenIdle()

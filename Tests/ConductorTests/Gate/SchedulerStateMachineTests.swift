@@ -120,4 +120,79 @@ import Testing
         #expect(machine.finish(unique: false) == [])
         #expect(machine.isIdle)
     }
+
+    // MARK: - The aging bound
+
+    /// Issue 14 §2, as measured: limit 1, threshold 4, one low entry, then a stream of high
+    /// ones topped up as each completes. Every high entry queued between the same two starts
+    /// used to tie with the low one, and the higher lane won every tie.
+    @Test func aLowEntryStartsAfterAtMostThresholdHighOnesQueuedAfterIt() {
+        var machine = Machine(limit: 1, agingThreshold: 4)
+        #expect(machine.submit(id: 0, priority: .high, payload: "running") == .start)
+        #expect(machine.submit(id: 1, priority: .low, payload: "low") == .enqueued)
+        var nextID: UInt64 = 2
+        for _ in 0..<3 {
+            #expect(machine.submit(id: nextID, priority: .high, payload: "high\(nextID)") == .enqueued)
+            nextID += 1
+        }
+        var order: [String] = []
+        for _ in 0..<40 {
+            order += machine.finish(unique: false)
+            #expect(machine.submit(id: nextID, priority: .high, payload: "high\(nextID)") == .enqueued)
+            nextID += 1
+        }
+        let low = order.firstIndex(of: "low")
+        #expect(low != nil && low! <= 4, "\(order)")
+    }
+
+    /// The bound the API documents, over random arrival streams: an entry is overtaken (an
+    /// entry queued after it starts before it) at most `agingThreshold` times.
+    @Test(arguments: StressConfiguration.seeds(default: 200, base: 0xA9E_0002))
+    func noQueuedEntryIsOvertakenMoreThanTheThreshold(seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
+        let threshold = Int.random(in: 1...6, using: &generator)
+        var machine = SchedulerStateMachine<UInt64>(
+            limit: Int.random(in: 1...3, using: &generator), agingThreshold: threshold)
+        var queueOrder: [UInt64: Int] = [:]  // id → position in queue order
+        var queued = 0
+        var overtakes: [UInt64: Int] = [:]
+        var waiting: Set<UInt64> = []
+        var running = 0
+        var nextID: UInt64 = 0
+        func started(_ ids: [UInt64]) {
+            for id in ids {
+                running += 1
+                waiting.remove(id)
+                let position = queueOrder[id]!
+                for other in waiting where queueOrder[other]! < position { overtakes[other, default: 0] += 1 }
+            }
+        }
+        for _ in 0..<400 {
+            if running > 0 && Int.random(in: 0..<3, using: &generator) == 0 {
+                running -= 1
+                started(machine.finish(unique: false))
+                continue
+            }
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let priority = [PriorityScheduler.Priority.low, .default, .high].randomElement(using: &generator)!
+                let id = nextID
+                nextID += 1
+                switch machine.submit(id: id, priority: priority, payload: id) {
+                case .start: running += 1
+                case .enqueued:
+                    queueOrder[id] = queued
+                    queued += 1
+                    waiting.insert(id)
+                case .rejected: Issue.record("seed \(seed): rejected")
+                }
+            }
+        }
+        while running > 0 {
+            running -= 1
+            started(machine.finish(unique: false))
+        }
+        #expect(waiting.isEmpty, "seed \(seed)")
+        let worst = overtakes.values.max() ?? 0
+        #expect(worst <= threshold, "seed \(seed): overtaken \(worst) times with a threshold of \(threshold)")
+    }
 }

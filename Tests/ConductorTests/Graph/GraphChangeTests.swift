@@ -1,3 +1,4 @@
+import ConductorTestKit
 import Testing
 
 @testable import Conductor
@@ -63,13 +64,13 @@ import Testing
         graph.add("dependent", dependsOn: ["removed"]) { _ in ran.append("dependent") }
         graph.add("independent", dependsOn: ["first"]) { _ in ran.append("independent") }
         let run = try graph.start()
-        #expect(try run.remove("removed"))
+        #expect(try run.remove("removed") == .prevented)
         #expect(throws: GraphError.unknownTask("nope")) { try run.remove("nope") }
         gate.open()
         let report = await run.report()
         #expect(ran.all == ["independent"])
         #expect("\(report["removed"]!.outcome)" == "cancelled")
         #expect("\(report["dependent"]!.outcome)" == "skipped ('removed' did not succeed)")
-        #expect(try run.remove("first") == false)
+        #expect(try run.remove("first") == .alreadyEnded)
     }
 }

@@ -2,8 +2,8 @@ import Testing
 
 @testable import Conductor
 
-/// Property tests over random graphs. Each failure names its seed, so it can be replayed by
-/// running the test with that seed alone.
+/// Property tests over random graphs. Each failure names its seed, which
+/// `CONDUCTOR_REPLAY=<seed> swift test --filter RandomGraphTests` replays.
 @Suite struct RandomGraphTests {
     private struct Fault: Error {}
 
@@ -18,7 +18,7 @@ import Testing
         }
     }
 
-    @Test(arguments: 0..<300)
+    @Test(arguments: StressConfiguration.seeds(default: 300, base: 0x2A9D_0001))
     func everyTaskRunsOnceAndOnlyAfterItsDependencies(seed: UInt64) async throws {
         var generator = SeededGenerator(seed: seed)
         let shape = Self.randomDAG(&generator, nodes: Int.random(in: 1...40, using: &generator))
@@ -55,9 +55,9 @@ import Testing
 
     /// Random faults: optional failures skip exactly the tasks that need them; every task
     /// still ends exactly once with one outcome.
-    @Test(arguments: 0..<200)
+    @Test(arguments: StressConfiguration.seeds(default: 200, base: 0x2A9D_0002))
     func randomFaultsEndEveryTaskOnce(seed: UInt64) async throws {
-        var generator = SeededGenerator(seed: seed &+ 10_000)
+        var generator = SeededGenerator(seed: seed)
         let shape = Self.randomDAG(&generator, nodes: Int.random(in: 1...30, using: &generator))
         var failing: Set<String> = []
         var graph = TaskGraph()
@@ -98,9 +98,9 @@ import Testing
 
     /// A random back edge added to a random DAG is always rejected as a cycle whose path
     /// closes on itself and follows real dependencies.
-    @Test(arguments: 0..<200)
+    @Test(arguments: StressConfiguration.seeds(default: 200, base: 0x2A9D_0003))
     func cyclesAreAlwaysRejected(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed &+ 20_000)
+        var generator = SeededGenerator(seed: seed)
         var shape = Self.randomDAG(&generator, nodes: Int.random(in: 2...40, using: &generator))
         // Make a path from a low node to a high one, then close it.
         let high = Int.random(in: 1..<shape.count, using: &generator)

@@ -23,6 +23,39 @@ import Testing
         never.open()
     }
 
+    /// The run's timed attempts share its one timer: ten stuck tasks, one sleeper, each
+    /// timed out with its own timeout.
+    @Test func timedAttemptsShareTheRunsTimer() async throws {
+        let clock = ManualClock()
+        let never = Latch()
+        var graph = TaskGraph()
+        for index in 0..<10 {
+            graph.add("t\(index)", timeout: .seconds(10 - index), failure: .optional) { _ in await never.wait() }
+        }
+        let run = try graph.start(clock: clock)
+        let reports = Recorder<RunReport>()
+        Task {
+            reports.append(await run.report())
+            clock.stateChanged()
+        }
+        var mostSleepers = 0
+        let done = try await clock.advance(by: .seconds(1)) {
+            mostSleepers = max(mostSleepers, clock.sleeperCount)
+            return !reports.all.isEmpty
+        }
+        #expect(done)
+        #expect(mostSleepers == 1, "one timer task for the run, not one per attempt")
+        let report = try #require(reports.all.first)
+        for index in 0..<10 {
+            #expect("\(report["t\(index)"]!.outcome)" == "timed out after \(Duration.seconds(10 - index))")
+            // Not exactly: the driver may move time on before the worker the timeout woke
+            // records its end (the hand-over is a cell, not a sleep on the clock).
+            #expect(try #require(report["t\(index)"]?.endedAt) >= .seconds(10 - index))
+        }
+        #expect(clock.sleeperCount == 0)
+        never.open()
+    }
+
     @Test func requiredTimeoutFailsTheRunNamingTheTask() async throws {
         let clock = ManualClock()
         var graph = TaskGraph()

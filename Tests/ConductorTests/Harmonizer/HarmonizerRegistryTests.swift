@@ -143,4 +143,33 @@ import Testing
         #expect(registry.harmonizer(named: "page") == nil)
         #expect(!registry.countDown("page", participant: "b"))
     }
+
+    /// Every harmonizer of a registry times out on the registry's one timer: one sleeper
+    /// however many wait, each timeout on time, and no sleeper once they have all ended.
+    @Test func harmonizersShareTheRegistrysTimer() async throws {
+        let clock = ManualClock()
+        let registry = HarmonizerRegistry(clock: clock)
+        let recorder = OutcomeRecorder()
+        // Tells the driver below to look again: the last outcome leaves nobody asleep.
+        let record: @Sendable (Harmonizer.Outcome) -> Void = { outcome in
+            recorder.record(outcome)
+            clock.stateChanged()
+        }
+        for index in 0..<10 {
+            try registry.create("h\(index)", count: 1, timeout: .seconds(index + 1), on: .immediate, completion: record)
+        }
+        await clock.sleepers(atLeast: 1)
+        #expect(clock.sleeperCount == 1)
+        for index in stride(from: 0, to: 10, by: 2) { #expect(registry.countDown("h\(index)")) }
+        #expect(recorder.received.filter(\.isCompleted).count == 5)
+        let done = try await clock.advance(by: .seconds(1)) { recorder.received.count == 10 }
+        #expect(done)
+        #expect(recorder.received.compactMap(\.missing).count == 5)
+        #expect(clock.now == .init(offset: .seconds(10)), "the last timeout fired at its time")
+        #expect(clock.sleeperCount == 0)
+        // The timer starts again for the next harmonizer.
+        try registry.create("again", count: 1, timeout: .seconds(1), on: .immediate, completion: record)
+        let done2 = try await clock.advance(by: .seconds(1)) { recorder.received.count == 11 }
+        #expect(done2)
+    }
 }

@@ -36,6 +36,36 @@ import Testing
         #expect(value == 0)
     }
 
+    /// The counter's constants come from its word's width. watchOS on arm64_32 has a 32-bit
+    /// `Int`, but this host is 64-bit only, so the real counter cannot run at 32 bits here:
+    /// this checks, at both widths, the relations its rules rely on instead.
+    @Test func theCounterLimitsHoldAt32And64Bits() {
+        checkLimits(of: Int32.self)
+        checkLimits(of: Int64.self)
+        #expect(HarmonizerCounter.Limits<Int32>.maximumCount == 1 << 29)
+        // At 64 bits, the values the counter always had.
+        #expect(HarmonizerCounter.Limits<Int64>.closed == -(1 << 62))
+        #expect(HarmonizerCounter.Limits<Int64>.closedThreshold == -(1 << 61))
+        #expect(HarmonizerCounter.Limits<Int64>.maximumCount == 1 << 61)
+    }
+
+    private func checkLimits<Word: FixedWidthInteger & SignedInteger>(
+        of _: Word.Type,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        typealias Limits = HarmonizerCounter.Limits<Word>
+        // More counts in flight at once (one per thread) than any process will have.
+        let inFlight: Word = 1 << 20
+        // Live counts up to the maximum exist, and arrivals past it cannot overflow.
+        #expect(Limits.maximumCount > inFlight, sourceLocation: sourceLocation)
+        #expect(Limits.maximumCount <= Word.max - inFlight, sourceLocation: sourceLocation)
+        // Refused count-downs at zero dip below zero without looking closed.
+        #expect(Limits.closedThreshold < -inFlight, sourceLocation: sourceLocation)
+        // Refused counts on a closed word stay below the threshold and above `Word.min`.
+        #expect(Limits.closed <= Limits.closedThreshold - inFlight, sourceLocation: sourceLocation)
+        #expect(Limits.closed >= Word.min + inFlight, sourceLocation: sourceLocation)
+    }
+
     // MARK: - State machine
 
     @Test func theOutcomeIsDecidedOnce() {

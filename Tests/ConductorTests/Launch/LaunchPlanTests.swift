@@ -7,7 +7,7 @@ import Testing
     @Test func chainedTasksRunAfterAMarkerThatWaitsForEverythingBefore() throws {
         var plan = LaunchPlan()
         for name in ["a", "b", "c"] {
-            let entry = LaunchPlan.Entry.task(TestStartupTask(name))
+            let entry = LaunchPlan.Entry.task(.init(TestStartupTask(name)))
             try plan.admit(entry)
             plan.keep(entry)
         }
@@ -26,10 +26,10 @@ import Testing
         var plan = LaunchPlan()
         var definitions: [NodeDefinition] = []
         for entry in [
-            LaunchPlan.Entry.task(TestStartupTask("a")),
-            .task(TestStartupTask("b", dependencies: ["a"])),
+            LaunchPlan.Entry.task(.init(TestStartupTask("a"))),
+            .task(.init(TestStartupTask("b", dependencies: ["a"]))),
             .readiness("ready", after: ["b"]),
-            .task(TestStartupTask("c")),
+            .task(.init(TestStartupTask("c"))),
         ] {
             try plan.admit(entry)
             plan.compile(entry, into: &definitions)
@@ -45,7 +45,7 @@ import Testing
 
     @Test func forgettingBeforeTheLaunchFreesTheName() throws {
         var plan = LaunchPlan()
-        let entry = LaunchPlan.Entry.task(TestStartupTask("a"))
+        let entry = LaunchPlan.Entry.task(.init(TestStartupTask("a")))
         try plan.admit(entry)
         plan.keep(entry)
         let first = plan.forget("a")

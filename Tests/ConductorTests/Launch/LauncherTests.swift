@@ -140,12 +140,12 @@ import Testing
         try launcher.add(TestStartupTask("last") { order.append("last") })
         try launcher.start()
         await launcher.event { if case .taskStarted("first", _, _) = $0 { true } else { false } }
-        #expect(launcher.remove("middle"))
+        #expect(launcher.remove("middle") == .prevented)
         gate.open()
         let report = await launcher.report()
         #expect(order.all == ["first", "last"])
         #expect(report["middle"]?.startedAt == nil)
-        #expect(!launcher.remove("middle"))
+        #expect(launcher.remove("middle") == .alreadyEnded)
     }
 
     @Test func removingARunningTaskCancelsItAtOnce() async throws {
@@ -155,7 +155,7 @@ import Testing
         try launcher.add(TestStartupTask("next"))
         try launcher.start()
         await launcher.event { if case .taskStarted("stuck", _, _) = $0 { true } else { false } }
-        #expect(launcher.remove("stuck"))
+        #expect(launcher.remove("stuck") == .abandoned)
         let report = await launcher.report()
         #expect("\(report["stuck"]!.outcome)" == "cancelled")
         #expect(report["next"]?.outcome.isSuccess == true)
@@ -166,7 +166,7 @@ import Testing
     /// exactly once, and a task whose removal came before its start never runs its body.
     /// `removeAll` also removes the keeper, which ends the launch: later additions are
     /// refused with `launchFinished`, never lost.
-    @Test(arguments: StressConfiguration.seeds(StressConfiguration.iterations(default: 20), base: 0x1A0C))
+    @Test(arguments: StressConfiguration.seeds(default: 20, base: 0x1A0C))
     func addRemoveAndRemoveAllRaceWithALaunch(seed: UInt64) async throws {
         let keeper = Latch()
         let entered = Recorder<String>()
@@ -239,6 +239,46 @@ import Testing
         slowGate.open()
         #expect(await launcher.ready("everything").isReady)
         #expect(await launcher.ready("nothing") == .failed(.unknownReadiness("nothing")))
+    }
+
+    /// Every `ready(_:timeout:)` of a launcher waits on its one timer: three waits, one
+    /// sleeper, each timing out with its own timeout; a set already ready is answered at
+    /// once, even with a zero timeout or to a cancelled caller.
+    @Test func readyTimeoutsShareOneTimer() async throws {
+        let clock = ManualClock()
+        let slowGate = Latch()
+        let launcher = Launcher(clock: clock)
+        try launcher.add(TestStartupTask("config", dependencies: []))
+        try launcher.add(TestStartupTask("slow", dependencies: []) { await slowGate.wait() })
+        try launcher.addReadiness("firstScreen", after: ["config"])
+        try launcher.addReadiness("everything", after: ["config", "slow"])
+        try launcher.start()
+        #expect(await launcher.ready("firstScreen").isReady)
+        #expect(await launcher.ready("firstScreen", timeout: .zero).isReady)
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await launcher.ready("firstScreen", timeout: .seconds(1))
+        }
+        #expect(await cancelled.value.isReady)
+
+        let answers = Recorder<LaunchReadiness>()
+        for seconds in 1...3 {
+            Task {
+                answers.append(await launcher.ready("everything", timeout: .seconds(seconds)))
+                clock.stateChanged()
+            }
+        }
+        var mostSleepers = 0
+        let done = try await clock.advance(by: .seconds(1)) {
+            mostSleepers = max(mostSleepers, clock.sleeperCount)
+            return answers.all.count == 3
+        }
+        #expect(done)
+        #expect(mostSleepers == 1, "one timer task, not one per wait")
+        #expect(Set(answers.all).count == 3, "each with its own timeout")
+        #expect(answers.all.allSatisfy { if case .timedOut = $0 { true } else { false } })
+        slowGate.open()
+        #expect(clock.sleeperCount == 0, "the last wait's deadline was cancelled")
     }
 
     @Test func readyBeforeTheLaunchStartsWaitsForIt() async throws {

@@ -1,4 +1,5 @@
 import Conductor
+import ConductorTestKit
 
 /// A start-up task made of a closure, for tests.
 struct TestStartupTask: StartupTask {

@@ -83,24 +83,3 @@ import Testing
         #expect(handler.lines.all[2].metadata["task"] == "a")
     }
 }
-
-/// A swift-log handler that keeps every line, for assertions.
-private struct CapturingLogHandler: LogHandler {
-    struct Line: Sendable {
-        var message: String
-        var metadata: Logger.Metadata
-    }
-
-    let lines = Recorder<Line>()
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        lines.append(Line(message: "\(event.message)", metadata: event.metadata ?? [:]))
-    }
-}

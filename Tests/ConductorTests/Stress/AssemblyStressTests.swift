@@ -12,10 +12,8 @@ import Testing
     }
 
     @Test func concurrentResolvesShareOneCreation() async throws {
-        let iterations = StressConfiguration.iterations(default: 40)
         let background = QueueExecutor(label: "stress.background")
-        for iteration in 0..<iterations {
-            let seed = StressConfiguration.baseSeed &+ UInt64(iteration)
+        for seed in StressConfiguration.seeds(default: 40, base: 0xA55E_0001) {
             var generator = SeededGenerator(seed: seed)
             let failFirst = Bool.random(using: &generator)
             let created = Recorder<Int>()

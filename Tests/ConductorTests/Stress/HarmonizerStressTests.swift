@@ -6,9 +6,7 @@ import Testing
 /// from different tasks: each ends with exactly one outcome and one completion call at most.
 @Suite struct HarmonizerStressTests {
     @Test func registryRacesEndEachHarmonizerOnce() async throws {
-        let iterations = StressConfiguration.iterations(default: 40)
-        for iteration in 0..<iterations {
-            let seed = StressConfiguration.baseSeed &+ UInt64(iteration)
+        for seed in StressConfiguration.seeds(default: 40, base: 0x4A12_0001) {
             var generator = SeededGenerator(seed: seed)
             let clock = ManualClock()
             let registry = HarmonizerRegistry(clock: clock)

@@ -1,0 +1,91 @@
+import CallgrindMarkers
+import Conductor
+import Dispatch
+import Foundation
+
+// `conductor-bench instructions NAME N` runs one contender once at size N, for callgrind
+// (scripts/instructions). Its `main` never awaits: valgrind 3.19 crashes once the main thread
+// enters `dispatchMain()`, which an async `main` does to run its top-level code. The main thread
+// blocks on a semaphore instead while a detached task does the work between two marker calls.
+
+/// One contender as `conductor-bench instructions` runs it: `prepare(n)` does what the timed
+/// benchmark leaves untimed (building the graph, setting up the count) and returns the work it
+/// times.
+struct CountedContender: Sendable {
+    /// `scenario/contender`, one word each, for the command line.
+    let name: String
+    /// Conductor's side of the scenario; the others are baselines.
+    let isSubject: Bool
+    let prepare: @Sendable (_ n: Int) -> @Sendable () async -> Void
+
+    var scenario: Substring { name.prefix { $0 != "/" } }
+}
+
+/// The contenders `scripts/instructions` counts, each scenario's subject first.
+let countedContenders: [CountedContender] = [
+    CountedContender(name: "graph.independent/TaskGraph.run", isSubject: true) { n in
+        let graph = independentGraph(n)
+        return { _ = try! await graph.run() }
+    },
+    CountedContender(name: "graph.independent/withTaskGroup", isSubject: false) { n in
+        { await withTaskGroupIndependent(n) }
+    },
+    CountedContender(name: "graph.independent/addImmediateTask", isSubject: false) { n in
+        { await addImmediateTaskIndependent(n) }
+    },
+    CountedContender(name: "graph.dag/TaskGraph.run", isSubject: true) { n in
+        let graph = LayeredDAG(count: n, width: 100).graph()
+        return { _ = try! await graph.run() }
+    },
+    CountedContender(name: "graph.dag/task-per-node", isSubject: false) { n in
+        let dag = LayeredDAG(count: n, width: 100)
+        return { await taskPerNode(dag) }
+    },
+    CountedContender(name: "graph.dag/ready-count-spawning", isSubject: false) { n in
+        let table = LayeredDAG(count: n, width: 100).table()
+        return { await readyCountSchedulerSpawning(table) }
+    },
+    CountedContender(name: "graph.dag/ready-count-inline", isSubject: false) { n in
+        let table = LayeredDAG(count: n, width: 100).table()
+        return { await readyCountScheduler(table) {} }
+    },
+    CountedContender(name: "harmonizer.registry/countDown", isSubject: true) { n in registryCountDown(n) },
+    CountedContender(name: "harmonizer.registry/DispatchGroup", isSubject: false) { n in
+        dispatchGroupCountDown(n)
+    },
+]
+
+/// `instructions --list` prints `NAME subject|baseline` per contender; `instructions NAME N`
+/// runs NAME once at size N between the callgrind markers. Never returns.
+func countInstructions(_ arguments: [String]) -> Never {
+    let usage = """
+        usage: conductor-bench instructions --list
+               conductor-bench instructions NAME N    (run NAME once at size N, for callgrind)
+        """
+    func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("conductor-bench: \(message)\n\(usage)\n".utf8))
+        exit(2)
+    }
+    if arguments == ["--list"] {
+        for contender in countedContenders {
+            print(contender.name, contender.isSubject ? "subject" : "baseline")
+        }
+        exit(0)
+    }
+    guard arguments.count == 2, let n = Int(arguments[1]), n > 0, n.isMultiple(of: 2) else {
+        fail("instructions needs a name and an even size")
+    }
+    guard let contender = countedContenders.first(where: { $0.name == arguments[0] }) else {
+        fail("no contender named \(arguments[0]); see instructions --list")
+    }
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let work = contender.prepare(n)
+        conductor_bench_counting_starts()
+        await work()
+        conductor_bench_counting_stops()
+        done.signal()
+    }
+    done.wait()
+    exit(0)
+}

@@ -1,0 +1,639 @@
+import HTTPTypes
+import Logging
+
+/// The machinery of a ``RequestGate``: the one place that takes the gate's lock, runs a
+/// ``GateStateMachine`` transition under it, and performs the action after releasing it
+/// (resuming continuations, starting or cancelling the refresh, calling the transport and the
+/// user's closures).
+///
+/// Events are appended to the journal inside the transition that caused them, so the
+/// journal's order is the order of the transitions: a `refreshStarted` is always before the
+/// `running` of every request that carries the new credential, and a refresh's end is always
+/// before the next refresh of the same version starts. Appending only records the event; the
+/// readers it wakes are resumed after the lock is released.
+final class GateStorage<Credential: Sendable>: Sendable {
+    typealias Machine = GateStateMachine<Credential, CheckedContinuation<Resumption, Never>>
+    typealias Failure = Machine.Failure
+    typealias Flight = Machine.RefreshFlight
+
+    /// How a request waiting on the credential goes on.
+    enum Resumption: Sendable {
+        /// Send now; the request still holds its slot.
+        case send(Credential?, version: Int)
+        /// Ended at once, while still holding its slot.
+        case failNow(Failure)
+        case cancelledNow
+        /// Woken after parking (without a slot): queue for a slot again.
+        case proceed
+        case fail(Failure)
+        case cancelled
+    }
+
+    private struct State {
+        var machine: Machine
+        /// The task of the running refresh, so a sign-in, sign-out or shutdown can cancel it.
+        var refreshTask: (id: UInt64, task: Task<Void, Never>)?
+        var nextRequestID: UInt64 = 0
+    }
+
+    private enum FlightKey: Hashable, Sendable {
+        case request(UInt64)
+        case coalesced(String)
+    }
+
+    /// What a request does after a transition that may park it.
+    private enum Next {
+        case resume(Resumption)
+        /// Not parked (the request has no attempt left), but the transition decided a refresh.
+        case resumeAndRefresh(Resumption, start: (Flight, Credential?))
+        /// Parked; starts this refresh first, when the transition decided one.
+        case parked(start: (Flight, Credential?)?)
+    }
+
+    /// One attempt's outcome on the wire.
+    private enum Sent {
+        case response(HTTPResponse, [UInt8], ResponseVerdict)
+        case transportFailed(any Error)
+    }
+
+    let configuration: GateConfiguration
+    let journal: EventJournal<GateEvent>
+    let scheduler: PriorityScheduler
+    let coalescer = Coalescer()
+    private let transport: any GateTransport
+    private let cache: (any ResponseCache)?
+    private let clock: ClockSource
+    private let logger: Logger?
+    private let authorize: @Sendable (inout HTTPRequest, Credential) -> Void
+    private let classify: @Sendable (HTTPResponse) -> ResponseVerdict
+    private let refresher: @Sendable (Credential?) async throws -> Credential
+    private let state: Lock<State>
+
+    init(
+        transport: any GateTransport,
+        credential: Credential?,
+        configuration: GateConfiguration,
+        cache: (any ResponseCache)?,
+        clock: ClockSource,
+        logger: Logger?,
+        authorize: @escaping @Sendable (inout HTTPRequest, Credential) -> Void,
+        classify: @escaping @Sendable (HTTPResponse) -> ResponseVerdict,
+        refresh: @escaping @Sendable (Credential?) async throws -> Credential
+    ) {
+        self.transport = transport
+        self.configuration = configuration
+        self.cache = cache
+        self.clock = clock
+        self.logger = logger
+        self.authorize = authorize
+        self.classify = classify
+        self.refresher = refresh
+        self.scheduler = PriorityScheduler(
+            maxConcurrent: configuration.maxConcurrentRequests,
+            agingThreshold: configuration.agingThreshold
+        )
+        self.journal = EventJournal(retention: .newest(max(1, configuration.eventRetention)))
+        let window = configuration.refreshWindow.map { ($0.maxRefreshes, $0.period) }
+        let backoff = Backoff(
+            initial: configuration.initialBackoff, maximum: configuration.maxBackoff, seed: configuration.jitterSeed)
+        self.state = Lock(
+            State(machine: Machine(credential: credential, refreshWindow: window, backoff: backoff)))
+    }
+
+    var credentialVersion: Int { state.withLock { $0.machine.version } }
+
+    // MARK: - Transitions
+
+    /// Runs one transition under the lock, appending the events it produced to the journal in
+    /// the same critical section; wakes the journal's readers after the lock is released.
+    @discardableResult
+    private func transition<T>(
+        _ body: (inout sending State, inout [GateEvent]) -> sending T
+    ) -> sending T {
+        var events: [GateEvent] = []
+        let (result, wakeup) = state.withLock { state in
+            let result = body(&state, &events)
+            return (result, events.isEmpty ? nil : journal.append(contentsOf: events))
+        }
+        wakeup?.resume()
+        if let logger { for event in events { event.log(to: logger) } }
+        return result
+    }
+
+    private func emit(_ event: GateEvent) {
+        journal.append(event).resume()
+        if let logger { event.log(to: logger) }
+    }
+
+    // MARK: - Sending
+
+    func send(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        priority: PriorityScheduler.Priority,
+        coalescingKey: String?,
+        timeout: Duration?,
+        authorization: RequestAuthorization
+    ) async throws(GateError) -> GateResponse {
+        let name = RequestGate<Credential>.name(of: request)
+        if let (parameter, value) = configuration.negativeDuration { throw .negativeDuration(name, parameter, value) }
+        if let timeout, timeout < .zero { throw .negativeDuration(name, "timeout", timeout) }
+        let timeout = timeout ?? configuration.requestTimeout
+        let needsAuthorization = authorization.isRequired
+        let id = state.withLock { state in
+            defer { state.nextRequestID += 1 }
+            return state.nextRequestID
+        }
+        do {
+            return try await coalescer.run(
+                key: coalescingKey.map(FlightKey.coalesced) ?? .request(id),
+                priority: priority,
+                cancelled: { GateError.cancelled(name) },
+                created: { [self] in
+                    // Under the coalescer's lock, before any end of the flight can be emitted.
+                    let refused = transition { state, events in
+                        let refused = state.machine.open(request: id, needsAuthorization: needsAuthorization)
+                        if refused == nil { events.append(.initial(request: id, name: name, priority: priority)) }
+                        return refused
+                    }
+                    return refused.map { Self.error($0, name: name) }
+                },
+                joined: { flight in
+                    emit(.coalesced(name: name))
+                    scheduler.raise(flight, to: priority)
+                },
+                onSettle: { [weak self] result in self?.settled(id, result) },
+                work: { flight in
+                    try await self.drive(
+                        request, body: body, flight: flight, id: id, name: name, timeout: timeout,
+                        needsAuthorization: needsAuthorization)
+                }
+            )
+        } catch let error as GateError where error.code == .shutDown {
+            // The flights share one shutdown error; each caller's names its own request.
+            throw GateError.shutDown(name)
+        } catch let error as GateError {
+            throw error
+        } catch is CancellationError {
+            throw GateError.cancelled(name)
+        } catch {
+            throw GateError.transport(name, attempts: 0, error)
+        }
+    }
+
+    private func drive(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        flight: FlightPriority,
+        id: UInt64,
+        name: String,
+        timeout: Duration?,
+        needsAuthorization: Bool
+    ) async throws -> GateResponse {
+        let work: @Sendable () async throws -> GateResponse = {
+            try await self.attemptUntilSettled(
+                request, body: body, flight: flight, id: id, name: name, needsAuthorization: needsAuthorization)
+        }
+        do {
+            guard let timeout else { return try await work() }
+            switch await race(work, deadline: clock.now + timeout) {
+            case .finished(let result): return try result.get()
+            case .deadlineMissed: throw GateError.timedOut(name, after: timeout)
+            case .cancelled: throw GateError.cancelled(name)
+            }
+        } catch let error as GateError where [.transport, .retriesExhausted, .timedOut].contains(error.code) {
+            guard let cache, var cached = await cache.response(for: request) else { throw error }
+            cached.isFromCache = true
+            return cached
+        }
+    }
+
+    private func attemptUntilSettled(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        flight: FlightPriority,
+        id: UInt64,
+        name: String,
+        needsAuthorization: Bool
+    ) async throws -> GateResponse {
+        let budget = configuration.maxAttempts
+        let replayable = body?.isReplayable ?? true
+        var sent = 0
+
+        /// Whether one more send is allowed; throws the error that ends the request if not.
+        func mayResend(_ last: @autoclosure () -> String, status: Int?) throws {
+            guard sent < budget else {
+                throw GateError.retriesExhausted(name, attempts: sent, last: last(), status: status)
+            }
+            guard replayable || sent == 0 else { throw GateError.bodyNotReplayable(name, status: status) }
+        }
+
+        while true {
+            if Task.isCancelled { throw GateError.cancelled(name) }
+            let epoch = state.withLock { $0.machine.failureEpoch }
+            let slot: PriorityScheduler.Priority
+            do {
+                slot = try await scheduler.acquireSlot(flight: flight) { [self] priority in
+                    emit(.queued(request: id, priority: priority))
+                }
+            } catch is CancellationError {
+                throw GateError.cancelled(name)
+            } catch {
+                throw GateError.shutDown(name)
+            }
+            let credential: Credential?
+            let version: Int
+            switch await authorizeOrPark(
+                id: id, attempt: sent + 1, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot)
+            {
+            case .send(let current, let currentVersion):
+                credential = current
+                version = currentVersion
+                sent += 1
+            case .failNow(let failure):
+                scheduler.releaseSlot(slot)
+                throw Self.error(failure, name: name)
+            case .cancelledNow:
+                scheduler.releaseSlot(slot)
+                throw GateError.cancelled(name)
+            case .proceed:
+                continue
+            case .fail(let failure):
+                throw Self.error(failure, name: name)
+            case .cancelled:
+                throw GateError.cancelled(name)
+            }
+
+            let outcome = await sendOnce(request, body: body, credential: credential)
+            if case .response(_, _, .credentialExpired) = outcome, needsAuthorization {
+                // The slot is released only after the rejection's transition (inside
+                // `rejected`): the request that takes it next already sees the refresh.
+                let last = "credential v\(version) rejected"
+                guard sent < budget, replayable else {
+                    // Still decide the refresh this rejection calls for, then give up.
+                    _ = await rejected(id: id, version: version, slot: slot, waits: false)
+                    try mayResend(last, status: 401)
+                    continue
+                }
+                switch await rejected(id: id, version: version, slot: slot, waits: true) {
+                case .proceed, .send: continue
+                case .fail(let failure), .failNow(let failure): throw Self.error(failure, name: name)
+                case .cancelled, .cancelledNow: throw GateError.cancelled(name)
+                }
+            }
+            scheduler.releaseSlot(slot)
+
+            switch outcome {
+            case .response(let response, let bytes, let verdict):
+                let status = response.status.code
+                switch verdict {
+                case .success:
+                    let reply = GateResponse(response: response, body: bytes)
+                    await cache?.store(reply, for: request)
+                    return reply
+                case .retry:
+                    try mayResend("status \(status)", status: status)
+                    try await backOff(
+                        id: id, attempt: sent, name: name, retryAfter: retryAfter(in: response), status: status)
+                default:
+                    throw GateError.rejected(name, status: status)
+                }
+
+            case .transportFailed(let error):
+                if error is CancellationError || Task.isCancelled { throw GateError.cancelled(name) }
+                guard sent < budget, replayable else { throw GateError.transport(name, attempts: sent, error) }
+                try await backOff(id: id, attempt: sent, name: name, retryAfter: nil, status: nil)
+            }
+        }
+    }
+
+    /// The request holds slot `slot`. Either it may send now (keeping the slot), or it parks
+    /// behind the refresh (releasing the slot) until the refresh ends.
+    private func authorizeOrPark(
+        id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: PriorityScheduler.Priority
+    ) async -> Resumption {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
+                let now = clock.now
+                let next = transition { state, events -> Next in
+                    // Checked under the lock: the cancellation handler takes the same lock, so
+                    // either it finds the parked request or this sees the cancellation.
+                    if Task.isCancelled { return .resume(.cancelledNow) }
+                    switch state.machine.authorize(
+                        request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: continuation,
+                        now: now)
+                    {
+                    case .send(let credential, let version):
+                        // Recorded in the transition, so the journal never shows a send with
+                        // a version after the `refreshStarted` that replaces it. A request
+                        // without authorization carries no credential: version 0.
+                        events.append(
+                            .running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
+                        return .resume(.send(credential, version: version))
+                    case .fail(let failure):
+                        Self.recordRefusal(failure, events: &events)
+                        return .resume(.failNow(failure))
+                    case .park:
+                        events.append(.redirect(request: id, credentialVersion: state.machine.version))
+                        return .parked(start: nil)
+                    case .parkAndRefresh(let flight, let old):
+                        events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+                        events.append(.redirect(request: id, credentialVersion: state.machine.version))
+                        return .parked(start: (flight, old))
+                    }
+                }
+                switch next {
+                case .resume(let resumption), .resumeAndRefresh(let resumption, _):
+                    // `authorize` decides a refresh only for a request it parks.
+                    continuation.resume(returning: resumption)
+                case .parked(let start):
+                    scheduler.releaseSlot(slot)
+                    if let (flight, old) = start { startRefresh(flight, replacing: old) }
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.machine.cancelParked(request: id) }
+            waiter?.resume(returning: .cancelled)
+        }
+    }
+
+    /// The server rejected credential `version` of request `id`, which still holds `slot`;
+    /// the slot is released right after the transition. With `waits`, the request parks if a
+    /// refresh runs or starts; without, it only starts the refresh the rejection calls for.
+    private func rejected(
+        id: UInt64, version: Int, slot: PriorityScheduler.Priority, waits: Bool
+    ) async -> Resumption {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
+                let now = clock.now
+                let next = transition { state, events -> Next in
+                    if Task.isCancelled { return .resume(.cancelled) }
+                    switch state.machine.rejected(
+                        request: id, sentVersion: version, waiter: waits ? continuation : nil, now: now)
+                    {
+                    case .resend: return .resume(.proceed)
+                    case .fail(let failure):
+                        Self.recordRefusal(failure, events: &events)
+                        return .resume(.fail(failure))
+                    case .park:
+                        guard waits else { return .resume(.proceed) }
+                        events.append(.redirect(request: id, credentialVersion: version))
+                        return .parked(start: nil)
+                    case .parkAndRefresh(let flight, let old):
+                        events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+                        guard waits else { return .resumeAndRefresh(.proceed, start: (flight, old)) }
+                        events.append(.redirect(request: id, credentialVersion: version))
+                        return .parked(start: (flight, old))
+                    }
+                }
+                scheduler.releaseSlot(slot)
+                switch next {
+                case .resume(let resumption):
+                    continuation.resume(returning: resumption)
+                case .resumeAndRefresh(let resumption, let (flight, old)):
+                    startRefresh(flight, replacing: old)
+                    continuation.resume(returning: resumption)
+                case .parked(let start):
+                    if let (flight, old) = start { startRefresh(flight, replacing: old) }
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.machine.cancelParked(request: id) }
+            waiter?.resume(returning: .cancelled)
+        }
+    }
+
+    private static func recordRefusal(_ failure: Failure, events: inout [GateEvent]) {
+        if case .refreshWindowExceeded(let refreshes, let period) = failure {
+            events.append(.refreshWindowExceeded(refreshes: refreshes, period: period))
+        }
+    }
+
+    private func sendOnce(_ request: HTTPRequest, body: RequestBody?, credential: Credential?) async -> Sent {
+        var authorized = request
+        if let credential { authorize(&authorized, credential) }
+        do {
+            let (response, bytes) = try await transport.send(authorized, body: body)
+            return .response(response, bytes, classify(response))
+        } catch {
+            return .transportFailed(error)
+        }
+    }
+
+    private func backOff(
+        id: UInt64,
+        attempt: Int,
+        name: String,
+        retryAfter: Duration?,
+        status: Int?
+    ) async throws {
+        if let retryAfter, retryAfter > configuration.maxRetryAfter {
+            throw GateError.retriesExhausted(
+                name,
+                attempts: attempt,
+                last: "Retry-After \(retryAfter) exceeds the cap of \(configuration.maxRetryAfter)",
+                status: status
+            )
+        }
+        let delay = retryAfter ?? state.withLock { $0.machine.backoffDelay(afterAttempt: attempt) }
+        emit(.retry(request: id, attempt: attempt, delay: delay))
+        do {
+            try await clock.sleep(for: delay)
+        } catch {
+            throw GateError.cancelled(name)
+        }
+    }
+
+    private func retryAfter(in response: HTTPResponse) -> Duration? {
+        guard let value = response.headerFields[.retryAfter], let seconds = Int(value), seconds >= 0 else {
+            return nil
+        }
+        return .seconds(seconds)
+    }
+
+    // MARK: - The refresh
+
+    /// Runs refresh `flight` in a task of its own, so that no waiting request owns it: a
+    /// cancelled waiter leaves, the refresh goes on for the others.
+    ///
+    /// The gate is already refreshing (the transition that decided the refresh said so), so no
+    /// request is authorized with the old credential any more. The refresh still runs as the
+    /// scheduler's `unique` job: it waits for the attempts already authorized with the old
+    /// credential to come back from the wire, so the server never sees the old credential
+    /// after it issued the new one. No parked request holds a slot, so this cannot deadlock.
+    /// The deadline counts from the moment the refresh has the slot.
+    private func startRefresh(_ flight: Flight, replacing old: Credential?) {
+        let refresher = self.refresher
+        let timeout = configuration.refreshTimeout
+        let task = Task {
+            let outcome: RaceOutcome<Credential>
+            do {
+                outcome = try await self.scheduler.run(priority: .unique) {
+                    await self.race({ try await refresher(old) }, deadline: self.clock.now + timeout)
+                }
+            } catch {
+                // Cancelled or shut down while waiting for the slot: whatever did it has
+                // already replaced this refresh.
+                outcome = .cancelled
+            }
+            self.finishRefresh(flight, outcome, timeout: timeout)
+        }
+        let current = state.withLock { state -> Bool in
+            guard case .refreshing(flight) = state.machine.refresh else { return false }
+            state.refreshTask = (flight.id, task)
+            return true
+        }
+        // A sign-in, sign-out or shutdown replaced the refresh before its task was recorded.
+        if !current { task.cancel() }
+    }
+
+    private func finishRefresh(_ flight: Flight, _ outcome: RaceOutcome<Credential>, timeout: Duration) {
+        let action = transition { state, events -> Machine.RefreshEndAction in
+            let action: Machine.RefreshEndAction
+            switch outcome {
+            case .finished(.success(let credential)):
+                action = state.machine.refreshSucceeded(flight, with: credential)
+            case .finished(.failure(let error)):
+                action = state.machine.refreshFailed(flight, .refreshFailed(reason: "\(error)"))
+            case .deadlineMissed:
+                action = state.machine.refreshFailed(flight, .refreshTimedOut(after: timeout))
+            case .cancelled:
+                // Only a sign-in, sign-out or shutdown cancels the refresh, and each has
+                // already replaced it.
+                action = .discard
+            }
+            if case .settle(_, let version, let failure) = action {
+                if state.refreshTask?.id == flight.id { state.refreshTask = nil }
+                if failure != nil {
+                    events.append(.refreshFailed(fromVersion: flight.fromVersion))
+                } else {
+                    events.append(.refreshSucceeded(version: version))
+                }
+            }
+            return action
+        }
+        guard case .settle(let waiters, _, let failure) = action else { return }
+        let resumption: Resumption = failure.map { .fail($0) } ?? .proceed
+        for waiter in waiters { waiter.resume(returning: resumption) }
+    }
+
+    // MARK: - Credentials from outside
+
+    func signIn(_ credential: Credential) {
+        replace(.signIn(credential))
+    }
+
+    func signOut() {
+        replace(.signOut)
+    }
+
+    /// Ends every pending request once with ``GateError/Code/shutDown`` (cancelling what is on
+    /// the wire and the running refresh), refuses new ones, and finishes the journal.
+    func shutdown() {
+        coalescer.shutdown(with: GateError.shutDown(nil))
+        replace(.shutdown)
+        scheduler.shutdown()
+        journal.finish().resume()
+    }
+
+    private enum Replacement {
+        case signIn(Credential)
+        case signOut
+        case shutdown
+    }
+
+    private func replace(_ replacement: Replacement) {
+        let (action, task) = transition { state, events -> (Machine.ReplaceAction?, Task<Void, Never>?) in
+            let action: Machine.ReplaceAction?
+            let event: GateEvent?
+            switch replacement {
+            case .signIn(let credential):
+                action = state.machine.signIn(credential)
+                event = action.map { .signedIn(version: $0.version) }
+            case .signOut:
+                action = state.machine.signOut()
+                event = .signedOut
+            case .shutdown:
+                action = state.machine.shutdown()
+                event = nil
+            }
+            guard let action else { return (nil, nil) }
+            var task: Task<Void, Never>?
+            if let cancelled = action.cancelledRefresh {
+                events.append(.refreshCancelled(fromVersion: cancelled.fromVersion))
+                if state.refreshTask?.id == cancelled.id { task = state.refreshTask?.task }
+                state.refreshTask = nil
+            }
+            if let event { events.append(event) }
+            return (action, task)
+        }
+        task?.cancel()
+        guard let action else { return }
+        let resumption: Resumption = action.failure.map { .fail($0) } ?? .proceed
+        for waiter in action.waiters { waiter.resume(returning: resumption) }
+    }
+
+    // MARK: - The deadline seam
+
+    enum RaceOutcome<Value: Sendable>: Sendable {
+        case finished(Result<Value, any Error>)
+        case deadlineMissed
+        /// The awaiting task was cancelled.
+        case cancelled
+    }
+
+    /// The one place the gate races work against a deadline (a request's timeout, the
+    /// refresh's deadline). The work runs in a task of its own and the first of the work, the
+    /// deadline and the caller's cancellation settles the outcome, so work that ignores
+    /// cancellation cannot hold the caller past its deadline. Everything else in the gate goes
+    /// through this seam, so switching it to the shared deadline helper is a change here only.
+    private func race<Value: Sendable>(
+        _ work: @escaping @Sendable () async throws -> Value,
+        deadline: Duration
+    ) async -> RaceOutcome<Value> {
+        let outcome = OnceCell<RaceOutcome<Value>>()
+        let worker = Task {
+            do { outcome.resolve(.finished(.success(try await work()))) } catch {
+                outcome.resolve(.finished(.failure(error)))
+            }
+        }
+        let timer = Task { [clock] in
+            guard (try? await clock.sleep(until: deadline)) != nil else { return }
+            outcome.resolve(.deadlineMissed)
+        }
+        let result = await withTaskCancellationHandler {
+            await outcome.waitIgnoringCancellation()
+        } onCancel: {
+            outcome.resolve(.cancelled)
+        }
+        worker.cancel()
+        timer.cancel()
+        return result
+    }
+
+    // MARK: - Events
+
+    private func settled(_ id: UInt64, _ result: Result<GateResponse, any Error>) {
+        let end: GateEvent
+        switch result {
+        case .success(let reply) where reply.isFromCache: end = .useCache(request: id)
+        case .success(let reply): end = .success(request: id, status: reply.response.status.code)
+        case .failure(let error): end = .failure(request: id, code: (error as? GateError)?.code ?? .cancelled)
+        }
+        transition { state, events in
+            // Exactly one end per opened flight, whatever path ended it.
+            if state.machine.close(request: id) { events.append(end) }
+        }
+    }
+
+    static func error(_ failure: Failure, name: String) -> GateError {
+        switch failure {
+        case .refreshFailed(let reason): .refreshFailed(name, reason)
+        case .refreshTimedOut(let timeout): .refreshTimedOut(name, after: timeout)
+        case .refreshWindowExceeded(let refreshes, let period):
+            .refreshWindowExceeded(name, refreshes: refreshes, period: period)
+        case .signedOut: .signedOut(name)
+        case .shutDown: .shutDown(name)
+        }
+    }
+}

@@ -1,0 +1,14 @@
+extension RequestGate {
+    /// Test hook: suspends until at least `count` attempts wait for a slot.
+    package func queuedAttempts(atLeast count: Int) async {
+        await storage.scheduler.queued(atLeast: count)
+    }
+
+    /// Test hook: suspends until no attempt and no refresh runs or waits for a slot.
+    package func whenIdle() async throws {
+        try await storage.scheduler.whenIdle()
+    }
+
+    /// Test hook: the retained events, oldest first.
+    package var eventsSnapshot: [GateEvent] { storage.journal.snapshot }
+}

@@ -1,0 +1,167 @@
+import Conductor
+import ConductorTestKit
+import HTTPTypes
+import Testing
+
+/// Bad configuration gets a clear answer, consistently: a negative duration is rejected by
+/// the first call that already throws for its object (validation for a graph, `add` for a
+/// launch task, `send` for a gate), naming the culprit, and every setter of a clamped
+/// property clamps like its initializer. Zero is a legal duration: it means "no time".
+@Suite struct BadConfigurationTests {
+    // MARK: - Graphs and schedules
+
+    @Test func aNegativeTaskTimeoutIsRejectedBeforeAnythingRuns() async throws {
+        let ran = Recorder<String>()
+        var graph = TaskGraph()
+        graph.add("fetch", timeout: .seconds(-1)) { _ in ran.append("fetch") }
+        let validated = try #require(throws: GraphError.self) { try graph.validate() }
+        #expect(validated.code == .negativeDuration)
+        #expect(validated.message == "task 'fetch' has a negative timeout (-1.0 seconds)")
+        #expect(validated.taskID == "fetch")
+        let started = try #require(throws: GraphError.self) { try graph.start(clock: ManualClock()) }
+        #expect(started == validated)
+        let ranToEnd = await #expect(throws: GraphError.self) { try await graph.run(clock: ManualClock()) }
+        #expect(ranToEnd == validated)
+        #expect(ran.all.isEmpty)
+    }
+
+    @Test func negativeRetryBackoffsAreRejectedNamingTheParameter() throws {
+        var graph = TaskGraph()
+        graph.add("config", retry: .attempts(3, backoff: .milliseconds(-5))) { _ in }
+        let backoff = try #require(throws: GraphError.self) { try graph.validate() }
+        #expect(backoff.message == "task 'config' has a negative retry backoff (-0.005 seconds)")
+
+        graph = TaskGraph()
+        graph.add("config", retry: .attempts(3, maxBackoff: .seconds(-2))) { _ in }
+        let maximum = try #require(throws: GraphError.self) { try graph.validate() }
+        #expect(maximum.code == .negativeDuration)
+        #expect(maximum.message == "task 'config' has a negative retry maxBackoff (-2.0 seconds)")
+    }
+
+    @Test func aScheduleStepWithANegativeTimeoutIsRejected() throws {
+        let schedule = Schedule {
+            Stage("basics") { Step("basicInfo", timeout: .seconds(-1)) { _ in } }
+        }
+        let error = try #require(throws: GraphError.self) { try schedule.start(clock: ManualClock()) }
+        #expect(error.message == "task 'basicInfo' has a negative timeout (-1.0 seconds)")
+    }
+
+    @Test func aTaskAddedToARunningGraphWithANegativeTimeoutIsRejected() async throws {
+        let latch = Latch()
+        var graph = TaskGraph()
+        graph.add("hold") { _ in await latch.wait() }
+        let run = try graph.start(clock: ManualClock())
+        var late = TaskGraph()
+        late.add("late", timeout: .seconds(-3)) { _ in }
+        let error = try #require(throws: GraphError.self) { try run.add(late) }
+        #expect(error.message == "task 'late' has a negative timeout (-3.0 seconds)")
+        latch.open()
+        #expect(await run.report().isSuccess)
+    }
+
+    /// Zero means "no time": legal, and the attempt times out at once.
+    @Test func zeroDurationsAreLegal() async throws {
+        let never = Latch()
+        var graph = TaskGraph()
+        graph.add("retried", retry: .attempts(2, backoff: .zero, maxBackoff: .zero)) { _ in }
+        graph.add("instant", timeout: .zero, failure: .optional) { _ in await never.wait() }
+        try graph.validate()
+        let report = try await graph.run(clock: ManualClock())
+        never.open()
+        #expect(report.isSuccess)
+        let instant = try #require(report.tasks.first { $0.id == "instant" })
+        guard case .timedOut(after: .zero) = instant.outcome else {
+            Issue.record("expected a timeout, got \(instant.outcome)")
+            return
+        }
+    }
+
+    // MARK: - Launches
+
+    @Test func aLaunchTaskWithANegativeBackoffIsRejectedWhenAdded() throws {
+        let launcher = Launcher(clock: ManualClock())
+        let error = try #require(throws: LaunchError.self) {
+            try launcher.add(TestStartupTask("config", retry: .attempts(2, backoff: .seconds(-1))))
+        }
+        #expect(error.code == .negativeDuration)
+        #expect(error.message == "task 'config' has a negative retry backoff (-1.0 seconds)")
+        #expect(error.taskName == "config")
+        try launcher.add(TestStartupTask("config"))
+    }
+
+    @Test func aNegativeReadinessTimeoutFailsAtOnce() async throws {
+        let launcher = Launcher(clock: ManualClock())
+        try launcher.addReadiness("firstScreen", after: [])
+        let readiness = await launcher.ready("firstScreen", timeout: .seconds(-1))
+        guard case .failed(let error) = readiness else {
+            Issue.record("expected a failure, got \(readiness)")
+            return
+        }
+        #expect(error.code == .negativeDuration)
+        #expect(error.message == "the wait for 'firstScreen' was given a negative timeout (-1.0 seconds)")
+    }
+
+    // MARK: - Gates
+
+    static func gate(
+        _ configuration: GateConfiguration,
+        transport: MemoryTransport = MemoryTransport(validToken: "t0")
+    ) -> RequestGate<String> {
+        RequestGate(
+            transport: transport, credential: "t0", configuration: configuration, clock: ManualClock(),
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in "t1" })
+    }
+
+    static let feed = HTTPRequest(method: .get, scheme: "https", authority: "example.test", path: "/feed")
+
+    @Test(arguments: [
+        (GateConfiguration(requestTimeout: .seconds(-1)), "GateConfiguration.requestTimeout", "-1.0 seconds"),
+        (GateConfiguration(refreshTimeout: .seconds(-1)), "GateConfiguration.refreshTimeout", "-1.0 seconds"),
+        (GateConfiguration(initialBackoff: .milliseconds(-200)), "GateConfiguration.initialBackoff", "-0.2 seconds"),
+        (GateConfiguration(maxBackoff: .seconds(-30)), "GateConfiguration.maxBackoff", "-30.0 seconds"),
+        (GateConfiguration(maxRetryAfter: .seconds(-1)), "GateConfiguration.maxRetryAfter", "-1.0 seconds"),
+    ])
+    func aNegativeGateDurationFailsEverySendAtOnce(
+        configuration: GateConfiguration, parameter: String, value: String
+    ) async throws {
+        let transport = MemoryTransport(validToken: "t0")
+        let gate = Self.gate(configuration, transport: transport)
+        for _ in 0..<2 {
+            let error = await #expect(throws: GateError.self) { try await gate.send(Self.feed) }
+            #expect(error?.code == .negativeDuration)
+            #expect(error?.message == "GET /feed: \(parameter) is negative (\(value))")
+            #expect(error?.request == "GET /feed")
+        }
+        #expect(transport.sends.isEmpty)
+    }
+
+    @Test func aNegativeRequestTimeoutFailsThatSendAtOnce() async throws {
+        let transport = MemoryTransport(validToken: "t0")
+        let gate = Self.gate(GateConfiguration(), transport: transport)
+        let error = await #expect(throws: GateError.self) { try await gate.send(Self.feed, timeout: .seconds(-1)) }
+        #expect(error?.code == .negativeDuration)
+        #expect(error?.message == "GET /feed: timeout is negative (-1.0 seconds)")
+        #expect(transport.sends.isEmpty)
+        let response = try await gate.send(Self.feed)
+        #expect(response.response.status == .ok)
+    }
+
+    // MARK: - Setters clamp like initializers
+
+    @Test func maxAttemptsSetBelowOneReadsBackAsOne() {
+        var configuration = GateConfiguration(maxAttempts: -9)
+        #expect(configuration.maxAttempts == 1)
+        configuration.maxAttempts = 4
+        #expect(configuration.maxAttempts == 4)
+        configuration.maxAttempts = -9
+        #expect(configuration.maxAttempts == 1)
+    }
+
+    @Test func aTimelineWidthSetBelowTenReadsBackAsTen() {
+        var renderer = TimelineRenderer(width: 3)
+        #expect(renderer.width == 10)
+        renderer.width = 3
+        #expect(renderer.width == 10)
+    }
+}
