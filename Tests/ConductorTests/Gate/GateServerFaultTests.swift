@@ -68,7 +68,14 @@ struct GateServerFaultTests {
                 })
             if Int.random(in: 0..<8, using: &generator) == 0 { callers.last!.cancel() }
         }
-        for caller in callers { await caller.value }
+        guard await awaitAll(callers) else {
+            let open = (0..<count).filter { ledger.outcome(of: $0) == nil }
+            Issue.record(
+                "seed \(seed): requests \(open) never ended; the gate's last events: \(gate.eventsSnapshot.suffix(20))")
+            gate.shutdown()
+            await server.stop()
+            return
+        }
         await RefreshInvariant.settle(gate)
         for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }
         let allowed = ["status 200", "refreshFailed", "cancelled", "retriesExhausted", "transport"]

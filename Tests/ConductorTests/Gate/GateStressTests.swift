@@ -74,7 +74,10 @@ struct GateStressTests {
             }
             let idleWaiter = Task { try await scheduler.whenIdle() }
             if Bool.random(using: &generator) { idleWaiter.cancel() }
-            for caller in callers { await caller.value }
+            guard await awaitAll(callers) else {
+                Issue.record("seed \(seed): a caller never ended")
+                return
+            }
             _ = await idleWaiter.result
             for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }
             let final = counters.withLock { $0 }
@@ -125,7 +128,10 @@ struct GateStressTests {
                 if index == shutdownAt { gate.shutdown() }
                 if index % 4 == 0 { await Task.yield() }
             }
-            for caller in callers { await caller.value }
+            guard await awaitAll(callers) else {
+                Issue.record("seed \(seed): a caller never ended; the gate's last events: \(gate.eventsSnapshot.suffix(20))")
+                return
+            }
             for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }
             let allowed = ["status 200", "refreshFailed", "cancelled", "shutDown", "retriesExhausted"]
             for index in 0..<count {
