@@ -81,14 +81,18 @@ enum RefreshInvariant {
     }
 
     /// Waits until no refresh is open and the scheduler is idle: the moment the invariant
-    /// speaks of. (It waits for journal events, never polls.)
+    /// speaks of. (It waits for journal events, never polls.) It gives up when its task is
+    /// cancelled (a test's time limit) or the journal ends (a shutdown): nothing more would
+    /// come, and looping on an iterator that returns `nil` at once would pin a thread forever.
     static func settle(_ gate: RequestGate<String>) async {
-        while true {
+        while !Task.isCancelled {
             try? await gate.whenIdle()
             let snapshot = gate.eventsSnapshot
             if openRefreshes(snapshot) == 0 { return }
             var events = gate.events.makeAsyncIterator()
-            for _ in 0...snapshot.count { _ = await events.next() }
+            for _ in 0...snapshot.count {
+                guard await events.next() != nil else { return }
+            }
         }
     }
 
