@@ -1,9 +1,14 @@
 import Conductor
 import ConductorTestKit
 import ConductorURLSession
+import Foundation
 import HTTPTypes
 import Synchronization
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The gate's invariants against the real loopback server in its fault mode: latency, 401s,
 /// 429s with `Retry-After`, 500s, dropped connections and slow bodies, drawn from a seed.
@@ -27,7 +32,14 @@ struct GateServerFaultTests {
             slowBody: 0.1
         )
         let server = try await TokenServer.start(faults: faults)
-        let transport = URLSessionTransport()
+        // As a real client would: a transport task that never completes (a body cut off in
+        // a way the platform's URL loading does not notice) ends as a transport error, and
+        // a request as a whole ends by its deadline, instead of holding a slot for ever.
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = 10
+        let session = URLSession(configuration: sessionConfiguration)
+        defer { session.finishTasksAndInvalidate() }
+        let transport = URLSessionTransport(session: session)
         let authority = server.authority
         let configuration = GateConfiguration(
             maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
@@ -35,6 +47,8 @@ struct GateServerFaultTests {
             initialBackoff: .milliseconds(5),
             maxBackoff: .milliseconds(20),
             maxRetryAfter: .seconds(1),
+            refreshTimeout: .seconds(15),
+            requestTimeout: .seconds(20),
             jitterSeed: seed,
             eventRetention: 100_000
         )
@@ -78,7 +92,7 @@ struct GateServerFaultTests {
         }
         await RefreshInvariant.settle(gate)
         for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }
-        let allowed = ["status 200", "refreshFailed", "cancelled", "retriesExhausted", "transport"]
+        let allowed = ["status 200", "refreshFailed", "cancelled", "retriesExhausted", "transport", "timedOut"]
         for index in 0..<count {
             let outcome = ledger.outcome(of: index) ?? "none"
             #expect(allowed.contains(outcome), "seed \(seed): request \(index) ended with \(outcome)")

@@ -129,7 +129,8 @@ struct GateStressTests {
                 if index % 4 == 0 { await Task.yield() }
             }
             guard await awaitAll(callers) else {
-                Issue.record("seed \(seed): a caller never ended; the gate's last events: \(gate.eventsSnapshot.suffix(20))")
+                Issue.record(
+                    "seed \(seed): a caller never ended; the gate's last events: \(gate.eventsSnapshot.suffix(20))")
                 return
             }
             for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }
