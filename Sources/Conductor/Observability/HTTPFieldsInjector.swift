@@ -1,0 +1,27 @@
+public import HTTPTypes
+public import Instrumentation
+
+/// Writes a trace context into `HTTPFields`: what ``RequestGate`` hands a tracer's `inject`,
+/// so each outgoing request carries the W3C `traceparent` (or whatever the bootstrapped tracer
+/// propagates) before its transport sees it.
+///
+/// ```swift
+/// var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/")
+/// if let context = ServiceContext.current {
+///     InstrumentationSystem.instrument.inject(context, into: &request.headerFields, using: HTTPFieldsInjector())
+/// }
+/// ```
+///
+/// A key that is not a valid field name is dropped; a field already present is replaced, so a
+/// request that is sent again carries the context of its latest attempt only.
+///
+/// - Complexity: O(fields) per injected value.
+public struct HTTPFieldsInjector: Injector {
+    /// An injector; it holds nothing.
+    public init() {}
+
+    public func inject(_ value: String, forKey key: String, into carrier: inout HTTPFields) {
+        guard let name = HTTPField.Name(key) else { return }
+        carrier[name] = value
+    }
+}
