@@ -25,6 +25,9 @@ final class GateInstruments: Sendable {
     /// One request's span.
     final class RequestTrace: Sendable {
         let span: any Span
+        /// The storage's id for the request, once registered: a caller coalesced onto another's
+        /// flight never sees an end event of its own, so ``end(_:_:)`` forgets it by this id.
+        fileprivate let id = Lock<UInt64?>(nil)
 
         init(_ span: any Span) {
             self.span = span
@@ -61,10 +64,16 @@ final class GateInstruments: Sendable {
 
     /// Binds the span to the storage's id for the request, before any event of it is emitted.
     func register(_ trace: RequestTrace, as id: UInt64) {
+        trace.id.withLock { $0 = id }
         state.withLock { $0.traces[id] = trace }
     }
 
     func end(_ trace: RequestTrace, _ result: Result<GateResponse, GateError>) {
+        if let id = trace.id.withLock({ $0 }) {
+            state.withLock { state in
+                if state.traces[id] === trace { state.traces[id] = nil }
+            }
+        }
         let span = trace.span
         switch result {
         case .success(let reply):
@@ -128,12 +137,14 @@ final class GateInstruments: Sendable {
                     if metrics != nil { state.priorities[id] = priority }
                 case .queued(let id, let priority):
                     if let span = state.traces[id]?.span {
-                        spanEvents.append((span, SpanEvent(name: "queued", attributes: [Attribute.priority: "\(priority)"])))
+                        spanEvents.append(
+                            (span, SpanEvent(name: "queued", attributes: [Attribute.priority: "\(priority)"])))
                     }
                 case .running(let id, let attempt, let version):
                     if let span = state.traces[id]?.span {
                         let attributes: SpanAttributes = [
-                            Attribute.attempt: .int64(Int64(attempt)), Attribute.credentialVersion: .int64(Int64(version)),
+                            Attribute.attempt: .int64(Int64(attempt)),
+                            Attribute.credentialVersion: .int64(Int64(version)),
                         ]
                         spanEvents.append((span, SpanEvent(name: "running", attributes: attributes)))
                     }
@@ -163,7 +174,9 @@ final class GateInstruments: Sendable {
                 case .refreshSucceeded, .refreshFailed:
                     // Every request parked now waits for this refresh, and its end releases them.
                     if let refresh = state.refresh {
-                        for id in state.parked { if let span = state.traces[id]?.span { links.append((span, refresh)) } }
+                        for id in state.parked {
+                            if let span = state.traces[id]?.span { links.append((span, refresh)) }
+                        }
                     }
                     state.parked.removeAll()
                     state.refresh = nil

@@ -1,7 +1,7 @@
 public import HTTPTypes
 import Instrumentation
-import Tracing
 public import Logging
+import Tracing
 
 /// Sends HTTP requests in priority order through one credential that may expire at any
 /// moment, refreshing it once however many requests notice.

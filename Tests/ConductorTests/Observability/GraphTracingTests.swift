@@ -51,7 +51,9 @@ import Tracing
         #expect(try spans.one("render").string("conductor.task.placement") == "main actor")
         #expect(try spans.one("sku").string("conductor.task.placement") == "global")
 
-        let attempts = spans.named("flaky").sorted { ($0.int("conductor.task.attempt") ?? 0) < ($1.int("conductor.task.attempt") ?? 0) }
+        let attempts = spans.named("flaky").sorted {
+            ($0.int("conductor.task.attempt") ?? 0) < ($1.int("conductor.task.attempt") ?? 0)
+        }
         #expect(attempts.map { $0.int("conductor.task.attempt") } == [1, 2])
         #expect(attempts.map { $0.string("conductor.task.outcome") } == ["failed", "succeeded"])
         #expect(attempts.allSatisfy { $0.parentSpanID == run.spanID })
@@ -144,7 +146,8 @@ import Tracing
         let launcher = Launcher("appLaunch", telemetry: Telemetry(tracer: tracer))
         try launcher.add(TestStartupTask("channel"))
         try launcher.add(TestStartupTask("config"))
-        try launcher.add(TestStartupTask("version", dependencies: [], isRequired: false) { throw TelemetryTestFailure() })
+        try launcher.add(
+            TestStartupTask("version", dependencies: [], isRequired: false) { throw TelemetryTestFailure() })
         try launcher.addReadiness("firstScreen", after: ["config"])
         try await launcher.run()
 

@@ -28,7 +28,9 @@ import Testing
         _ = await run.report()
 
         let graphKind = ("kind", "graph")
-        #expect(try metrics.expectCounter("conductor_graph_runs_total", [graphKind, ("outcome", "completed")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("conductor_graph_runs_total", [graphKind, ("outcome", "completed")]).totalValue
+                == 1)
         let tasks = "conductor_graph_tasks_total"
         #expect(try metrics.expectCounter(tasks, [graphKind, ("outcome", "succeeded")]).totalValue == 2)
         #expect(try metrics.expectCounter(tasks, [graphKind, ("outcome", "failed")]).totalValue == 1)
@@ -47,8 +49,10 @@ import Testing
         try launcher.add(TestStartupTask("config") { throw TelemetryTestFailure() })
         await #expect(throws: LaunchError.self) { try await launcher.run() }
         let launch = ("kind", "launch")
-        #expect(try metrics.expectCounter("conductor_graph_runs_total", [launch, ("outcome", "failed")]).totalValue == 1)
-        #expect(try metrics.expectCounter("conductor_graph_tasks_total", [launch, ("outcome", "failed")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("conductor_graph_runs_total", [launch, ("outcome", "failed")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("conductor_graph_tasks_total", [launch, ("outcome", "failed")]).totalValue == 1)
         #expect(metrics.counters(label: "conductor_graph_runs_total").count == 1)
     }
 
@@ -61,7 +65,8 @@ import Testing
         RequestGate(
             transport: transport,
             credential: credential,
-            configuration: GateConfiguration(maxAttempts: maxAttempts, jitterSeed: 1, telemetry: Telemetry(metrics: metrics)),
+            configuration: GateConfiguration(
+                maxAttempts: maxAttempts, jitterSeed: 1, telemetry: Telemetry(metrics: metrics)),
             cache: cache,
             clock: clock,
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
@@ -85,7 +90,8 @@ import Testing
         await #expect(throws: GateError.self) { try await gate.send(Self.get("/b"), priority: .high) }
 
         let requests = "conductor_gate_requests_total"
-        #expect(try metrics.expectCounter(requests, [("outcome", "succeeded"), ("priority", "default")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter(requests, [("outcome", "succeeded"), ("priority", "default")]).totalValue == 1)
         #expect(try metrics.expectCounter(requests, [("outcome", "failed"), ("priority", "high")]).totalValue == 1)
         #expect(try metrics.expectCounter("conductor_gate_refreshes_total", [("outcome", "succeeded")]).totalValue == 1)
         #expect(try metrics.expectCounter("conductor_gate_retries_total").totalValue == 0)

@@ -36,9 +36,13 @@ extension FinishedInMemorySpan {
     /// Every attribute value of the span and of its events, as text.
     var allAttributeText: [String] {
         var texts: [String] = []
+        // swift-format-ignore: ReplaceForEachWithForLoop
         attributes.forEach { key, value in texts.append("\(key)=\(value)") }
-        for event in events { event.attributes.forEach { key, value in texts.append("\(key)=\(value)") } }
-        for link in links { link.attributes.forEach { key, value in texts.append("\(key)=\(value)") } }
+        // SpanAttributes is not a Sequence: `forEach` is its only iteration.
+        for attributes in events.map(\.attributes) + links.map(\.attributes) {
+            // swift-format-ignore: ReplaceForEachWithForLoop
+            attributes.forEach { key, value in texts.append("\(key)=\(value)") }
+        }
         return texts
     }
 }
