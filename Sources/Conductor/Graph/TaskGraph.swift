@@ -146,7 +146,7 @@ public struct TaskGraph: Sendable {
     ///
     /// Like `Task {}`, the run is unstructured: it goes on until it ends or you cancel it.
     /// Awaiting ``GraphRun/report()`` makes the awaiting task its owner: cancelling that task
-    /// cancels the run. Prefer ``run(concurrencyLimit:clock:)`` where the run should be bound
+    /// cancels the run. Prefer ``run(concurrencyLimit:clock:telemetry:)`` where the run should be bound
     /// to the current task.
     ///
     /// - Parameters:

@@ -20,6 +20,12 @@ public struct HTTPFieldsInjector: Injector {
     /// An injector; it holds nothing.
     public init() {}
 
+    /// Sets the field named `key` to `value`, replacing any field of that name.
+    ///
+    /// - Parameters:
+    ///   - value: The value, as the instrument encodes it (`00-<trace>-<span>-01` for `traceparent`).
+    ///   - key: The field's name; dropped if it is not a valid one.
+    ///   - carrier: The request's header fields.
     public func inject(_ value: String, forKey key: String, into carrier: inout HTTPFields) {
         guard let name = HTTPField.Name(key) else { return }
         carrier[name] = value
