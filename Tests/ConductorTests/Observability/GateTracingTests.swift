@@ -106,6 +106,37 @@ import Tracing
         #expect(transport.requests.count == 2)
     }
 
+    /// A caller coalesced onto another's flight gets a span of its own, ended with its
+    /// answer; the flight's events and the header belong to the caller that started it.
+    @Test func aCoalescedCallerHasASpanOfItsOwn() async throws {
+        let tracer = InMemoryTracer()
+        let transport = LatchedTransport(ScriptedTransport(valid: Self.secret))
+        let gate = RequestGate(
+            transport: transport,
+            credential: Self.secret,
+            configuration: GateConfiguration(jitterSeed: 1, telemetry: Telemetry(tracer: tracer)),
+            clock: ManualClock(),
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in "unused" }
+        )
+        let first = Task { try await gate.send(Self.get("/feed"), coalescingKey: "feed") }
+        for await event in gate.events {
+            if case .running = event { break }
+        }
+        let second = Task { try await gate.send(Self.get("/feed"), coalescingKey: "feed") }
+        for await event in gate.events {
+            if case .coalesced = event { break }
+        }
+        transport.release.open()
+        _ = try await (first.value, second.value)
+
+        let requests = tracer.finishedSpans.named("GET")
+        #expect(requests.count == 2)
+        #expect(requests.map(\.events.count).sorted() == [1, 2])  // ["initial"], ["initial", "running"]
+        #expect(requests.allSatisfy { $0.string("conductor.gate.outcome") == "succeeded" })
+        #expect(transport.inner.requests.count == 1)
+    }
+
     // MARK: - The refresh
 
     /// Two requests park behind one refresh: the refresh is a span of its own (a child of the

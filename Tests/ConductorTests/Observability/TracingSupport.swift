@@ -1,4 +1,5 @@
 import Conductor
+import ConductorTestKit
 import HTTPTypes
 import InMemoryTracing
 import Synchronization
@@ -94,3 +95,16 @@ struct FixedCache: ResponseCache {
 
 struct TelemetryTestFailure: Error {}
 struct ScriptedTransportFailure: Error {}
+
+/// A scripted transport that answers only once the test opens `release`.
+final class LatchedTransport: GateTransport {
+    let release = Latch()
+    let inner: ScriptedTransport
+
+    init(_ inner: ScriptedTransport) { self.inner = inner }
+
+    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        await release.wait()
+        return try await inner.send(request, body: body)
+    }
+}
