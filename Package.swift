@@ -18,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        // Spans and metrics: through the ecosystem's APIs, to whatever backend the app bootstraps.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         // Test-only: a real HTTP server on loopback for the request gate's tests.
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.20.0"),
         // Build-only: `swift package generate-documentation` builds the DocC catalog; nothing
@@ -32,6 +35,9 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         .target(
@@ -55,6 +61,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         // XCTest only: the test kit used as an XCTest target uses it, with no Swift Testing imported.

@@ -13,6 +13,9 @@ let package = Package(
         .package(url: "https://github.com/Swinject/Swinject", from: "2.10.0"),
         // Requests and responses for the gate scenarios.
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        // The tracing variants of graph.independent: no-op, disabled, in-memory.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
     ],
     targets: [
         // glibc's malloc statistics, which the Glibc module does not export, for the memory scenario.
@@ -25,6 +28,9 @@ let package = Package(
                 .product(name: "Conductor", package: "Conductor"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 "MallocStats",
                 "CallgrindMarkers",
             ],

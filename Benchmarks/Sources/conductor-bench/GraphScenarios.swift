@@ -1,7 +1,10 @@
 import Conductor
+import CoreMetrics
 import Dispatch
 import Foundation
+import InMemoryTracing
 import Synchronization
+import Tracing
 
 // Every graph contender is timed from "start the work" to "all of it has ended". A
 // `TaskGraph` is a reusable value built once (like the baselines' code, which is compiled),
@@ -42,6 +45,22 @@ func independentScenario(_ n: Int) -> Scenario {
         baselines.append(
             Contender(name: "OperationQueue") {
                 await nanosecondsPerOperation(n) { operationQueueIndependent(n) }
+            })
+    }
+    // Tracing's cost: the subject runs with the process's no-op tracer and factory (nothing
+    // is bootstrapped), so its ratio to `Telemetry.disabled` is what an app that never
+    // bootstraps tracing pays; the in-memory tracer shows what a recording one costs.
+    baselines.append(
+        Contender(name: "TaskGraph.run, Telemetry.disabled") {
+            await nanosecondsPerOperation(n) { _ = try! await subject.run(telemetry: .disabled) }
+        })
+    if n <= 10_000 {
+        baselines.append(
+            Contender(name: "TaskGraph.run, InMemoryTracer") {
+                let tracer = InMemoryTracer()
+                return await nanosecondsPerOperation(n) {
+                    _ = try! await subject.run(telemetry: Telemetry(tracer: tracer))
+                }
             })
     }
     return Scenario(

@@ -2,6 +2,7 @@ import CallgrindMarkers
 import Conductor
 import Dispatch
 import Foundation
+import InMemoryTracing
 
 // `conductor-bench instructions NAME N` runs one contender once at size N, for callgrind
 // (scripts/instructions). Its `main` never awaits: valgrind 3.19 crashes once the main thread
@@ -26,6 +27,15 @@ let countedContenders: [CountedContender] = [
     CountedContender(name: "graph.independent/TaskGraph.run", isSubject: true) { n in
         let graph = independentGraph(n)
         return { _ = try! await graph.run() }
+    },
+    CountedContender(name: "graph.independent/telemetry-disabled", isSubject: false) { n in
+        let graph = independentGraph(n)
+        return { _ = try! await graph.run(telemetry: .disabled) }
+    },
+    CountedContender(name: "graph.independent/in-memory-tracer", isSubject: false) { n in
+        let graph = independentGraph(n)
+        let tracer = InMemoryTracer()
+        return { _ = try! await graph.run(telemetry: Telemetry(tracer: tracer)) }
     },
     CountedContender(name: "graph.independent/withTaskGroup", isSubject: false) { n in
         { await withTaskGroupIndependent(n) }

@@ -74,6 +74,12 @@ public struct GateConfiguration: Sendable {
     /// refresh has left the window refreshes again. ``RequestGate/signIn(_:)`` empties the window.
     public var refreshWindow: RefreshWindow?
 
+    /// Receives a span per request (an event per state, a link to the refresh that released
+    /// it), a span per token refresh, and the gate's metrics; the trace context goes into each
+    /// outgoing request's header fields. By default whatever the process has bootstrapped,
+    /// read when the configuration is made. See <doc:Tracing> and <doc:Metrics>.
+    public var telemetry: Telemetry
+
     public init(
         maxConcurrentRequests: Int? = nil,
         maxAttempts: Int = 3,
@@ -84,7 +90,8 @@ public struct GateConfiguration: Sendable {
         requestTimeout: Duration? = nil,
         jitterSeed: UInt64? = nil,
         eventRetention: Int = 1_000,
-        agingThreshold: Int = 64
+        agingThreshold: Int = 64,
+        telemetry: Telemetry = .bootstrapped
     ) {
         self.maxConcurrentRequests = maxConcurrentRequests
         self.maxAttempts = max(1, maxAttempts)
@@ -96,6 +103,7 @@ public struct GateConfiguration: Sendable {
         self.jitterSeed = jitterSeed
         self.eventRetention = eventRetention
         self.agingThreshold = agingThreshold
+        self.telemetry = telemetry
     }
 
     /// The first negative duration, named as the property is.

@@ -68,6 +68,8 @@ final class GateStorage<Credential: Sendable>: Sendable {
     private let classify: @Sendable (HTTPResponse) -> ResponseVerdict
     private let refresher: @Sendable (Credential?) async throws -> Credential
     private let state: Lock<State>
+    /// Spans and metrics, or `nil` when the configuration's telemetry records nothing.
+    let instruments: GateInstruments?
 
     init(
         transport: any GateTransport,
@@ -87,7 +89,9 @@ final class GateStorage<Credential: Sendable>: Sendable {
         self.logger = logger
         self.authorize = authorize
         self.classify = classify
-        self.refresher = refresh
+        let instruments = GateInstruments(configuration.telemetry)
+        self.instruments = instruments
+        self.refresher = instruments?.traced(refresh) ?? refresh
         self.scheduler = PriorityScheduler(
             maxConcurrent: configuration.maxConcurrentRequests,
             agingThreshold: configuration.agingThreshold
@@ -117,12 +121,14 @@ final class GateStorage<Credential: Sendable>: Sendable {
         }
         wakeup?.resume()
         if let logger { for event in events { event.log(to: logger) } }
+        instruments?.record(events, scheduler: scheduler)
         return result
     }
 
     private func emit(_ event: GateEvent) {
         journal.append(event).resume()
         if let logger { event.log(to: logger) }
+        instruments?.record(CollectionOfOne(event), scheduler: scheduler)
     }
 
     // MARK: - Sending
@@ -133,7 +139,8 @@ final class GateStorage<Credential: Sendable>: Sendable {
         priority: PriorityScheduler.Priority,
         coalescingKey: String?,
         timeout: Duration?,
-        authorization: RequestAuthorization
+        authorization: RequestAuthorization,
+        trace: GateInstruments.RequestTrace? = nil
     ) async throws(GateError) -> GateResponse {
         let name = RequestGate<Credential>.name(of: request)
         if let (parameter, value) = configuration.negativeDuration { throw .negativeDuration(name, parameter, value) }
@@ -144,6 +151,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
             defer { state.nextRequestID += 1 }
             return state.nextRequestID
         }
+        if let trace { instruments?.register(trace, as: id) }
         do {
             return try await coalescer.run(
                 key: coalescingKey.map(FlightKey.coalesced) ?? .request(id),
@@ -412,6 +420,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
     private func sendOnce(_ request: HTTPRequest, body: RequestBody?, credential: Credential?) async -> Sent {
         var authorized = request
         if let credential { authorize(&authorized, credential) }
+        instruments?.inject(into: &authorized)
         do {
             let (response, bytes) = try await transport.send(authorized, body: body)
             return .response(response, bytes, classify(response))

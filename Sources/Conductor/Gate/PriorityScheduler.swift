@@ -337,6 +337,9 @@ public final class PriorityScheduler: Sendable {
         }
     }
 
+    /// How many entries wait for a slot now: the gate's queue-depth gauge.
+    var queuedCount: Int { state.withLock { $0.machine.queuedCount } }
+
     /// Test hook: suspends until queued entries were moved to a higher lane at least `count` times.
     package func raised(atLeast count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -1,5 +1,7 @@
 public import HTTPTypes
+import Instrumentation
 public import Logging
+import Tracing
 
 /// Sends HTTP requests in priority order through one credential that may expire at any
 /// moment, refreshing it once however many requests notice.
@@ -103,9 +105,28 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         timeout: Duration? = nil,
         authorization: RequestAuthorization = .required
     ) async throws(GateError) -> GateResponse {
-        try await storage.send(
-            request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
-            authorization: authorization)
+        guard let instruments = storage.instruments,
+            let trace = instruments.startRequest(request, name: Self.name(of: request), priority: priority)
+        else {
+            return try await storage.send(
+                request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
+                authorization: authorization)
+        }
+        // The request's span is the flight's `ServiceContext.current` (its task copies it), so
+        // the transport's request carries it and a refresh it starts is its child.
+        let result = await ServiceContext.$current.withValue(trace.span.context) {
+            () async -> Result<GateResponse, GateError> in
+            do throws(GateError) {
+                return .success(
+                    try await storage.send(
+                        request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
+                        authorization: authorization, trace: trace))
+            } catch {
+                return .failure(error)
+            }
+        }
+        instruments.end(trace, result)
+        return try result.get()
     }
 
     /// Makes `credential` current, as a new version (the user logged in again, or the app got

@@ -1,4 +1,6 @@
+import Instrumentation
 import Synchronization
+import Tracing
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -26,14 +28,20 @@ final class GraphRunStorage: Sendable {
     /// The task that drives the run: `cancel()` cancels it, which cancels every worker at
     /// once, so a body that checks for cancellation after `cancel()` returned sees it.
     private let driver = Lock<Task<Void, Never>?>(nil)
+    /// Spans and metrics, or `nil` when the run's ``Telemetry`` records nothing.
+    let instruments: RunInstruments?
+    /// Whether each attempt gets a span: decided once, so a plain task without tracing takes
+    /// the fast path after one load and one test.
+    private let tracesAttempts: Bool
 
     convenience init(
         definitions: [NodeDefinition],
         compiled: CompiledGraph? = nil,
         concurrencyLimit: Int?,
-        clock: ClockSource
+        clock: ClockSource,
+        instruments: RunInstruments? = nil
     ) {
-        self.init(concurrencyLimit: concurrencyLimit, clock: clock, log: GraphEventLog())
+        self.init(concurrencyLimit: concurrencyLimit, clock: clock, log: GraphEventLog(), instruments: instruments)
         var effects = GraphStateMachine.Effects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: .zero, effects: &effects) }
         registerMilestones(of: definitions)
@@ -43,8 +51,10 @@ final class GraphRunStorage: Sendable {
     /// A run with no nodes yet, writing into `journal`: a launcher makes its journal before
     /// its launch exists, and adds the first nodes with ``addLeavingWakeups(_:)`` under its
     /// own lock. Until something is added, the run neither starts nor finishes.
-    init(concurrencyLimit: Int?, clock: ClockSource, log: GraphEventLog) {
+    init(concurrencyLimit: Int?, clock: ClockSource, log: GraphEventLog, instruments: RunInstruments? = nil) {
         self.clock = clock
+        self.instruments = instruments
+        self.tracesAttempts = instruments?.tracer != nil
         self.timer = DeadlineTimer(clock: clock.purpose(.taskTimeout))
         self.log = log
         let cores = ProcessInfo.processInfo.activeProcessorCount
@@ -102,6 +112,9 @@ final class GraphRunStorage: Sendable {
         if !effects.reachedMilestones.isEmpty {
             let cells = milestones.withLock { $0 }
             for (name, time) in effects.reachedMilestones { cells[name]?.resolve(.success(time)) }
+            if let instruments {
+                for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
+            }
         }
         if effects.finished {
             log.finish().resume()
@@ -112,12 +125,20 @@ final class GraphRunStorage: Sendable {
 
     // MARK: - Driving
 
-    /// Starts the task that drives the run to its end.
+    /// Starts the task that drives the run to its end. With a tracer, the run's span starts
+    /// here, a child of the caller's `ServiceContext`, and the driver (so every worker, and
+    /// every body) runs with the span's context as its `ServiceContext.current`.
     @discardableResult
     func startDriving() -> Task<Void, Never> {
         // A cancel before this point has stopped the state machine already; the driver
         // sees that when it starts.
-        let task = Task { await self.drive() }
+        let task: Task<Void, Never>
+        if let context = instruments?.startRun() {
+            // `Task {}` copies the task-local values bound here.
+            task = ServiceContext.$current.withValue(context) { Task { await self.drive() } }
+        } else {
+            task = Task { await self.drive() }
+        }
         driver.withLock { $0 = task }
         return task
     }
@@ -159,7 +180,11 @@ final class GraphRunStorage: Sendable {
         } onCancel: {
             cancel()
         }
-        reportCell.resolve(makeReport())
+        let report = makeReport()
+        // Spans end and metrics are recorded before the report can be read, so whoever
+        // awaited the report sees them.
+        instruments?.finish(report)
+        reportCell.resolve(report)
     }
 
     /// Runs `first`, then each next ready task the state machine hands back. A worker was
@@ -187,7 +212,7 @@ final class GraphRunStorage: Sendable {
     /// Runs one task, records its end, and returns the next ready task for this worker.
     private func runToEnd(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
         let (outcome, result) =
-            assignment.spec.isPlain ? await runPlain(assignment) : await execute(assignment)
+            assignment.spec.isPlain && !tracesAttempts ? await runPlain(assignment) : await execute(assignment)
         let now = clock.now
         var effects = GraphStateMachine.Effects()
         let next = transition { machine in
@@ -250,7 +275,25 @@ final class GraphRunStorage: Sendable {
         }
     }
 
+    /// Runs one attempt; with a tracer, inside a span of its own whose context is the body's
+    /// `ServiceContext.current` (a timed body's task copies it), so the user's spans nest
+    /// under the attempt that made them.
     private func runAttempt(
+        _ assignment: GraphStateMachine.Assignment, attempt: Int, detached: DetachedAttempt?
+    ) async -> DetachedAttempt.Result {
+        guard let tracer = instruments?.tracer else {
+            return await runAttemptBody(assignment, attempt: attempt, detached: detached)
+        }
+        let span = RunInstruments.startAttempt(
+            tracer, id: assignment.id, attempt: attempt, placement: assignment.spec.placement)
+        let result = await ServiceContext.$current.withValue(span.context) {
+            await runAttemptBody(assignment, attempt: attempt, detached: detached)
+        }
+        RunInstruments.end(span, with: result)
+        return result
+    }
+
+    private func runAttemptBody(
         _ assignment: GraphStateMachine.Assignment, attempt: Int, detached: DetachedAttempt?
     ) async -> DetachedAttempt.Result {
         let context = TaskContext(id: assignment.id, attempt: attempt, storage: self)

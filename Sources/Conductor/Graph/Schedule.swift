@@ -67,20 +67,22 @@ public struct Schedule: Sendable {
     /// Checks ids and dependencies without running anything.
     public func validate() throws(GraphError) { try graph.validate() }
 
-    /// Starts the schedule; see ``TaskGraph/start(concurrencyLimit:clock:)``.
+    /// Starts the schedule; see ``TaskGraph/start(concurrencyLimit:clock:telemetry:)``.
     public func start(
         concurrencyLimit: Int? = nil,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(),
+        telemetry: Telemetry = .bootstrapped
     ) throws(GraphError) -> GraphRun {
-        try graph.start(concurrencyLimit: concurrencyLimit, clock: clock)
+        try graph.start(concurrencyLimit: concurrencyLimit, clock: clock, telemetry: telemetry)
     }
 
-    /// Runs the schedule in the current task; see ``TaskGraph/run(concurrencyLimit:clock:)``.
+    /// Runs the schedule in the current task; see ``TaskGraph/run(concurrencyLimit:clock:telemetry:)``.
     public func run(
         concurrencyLimit: Int? = nil,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(),
+        telemetry: Telemetry = .bootstrapped
     ) async throws(GraphError) -> RunReport {
-        try await graph.run(concurrencyLimit: concurrencyLimit, clock: clock)
+        try await graph.run(concurrencyLimit: concurrencyLimit, clock: clock, telemetry: telemetry)
     }
 }
 

@@ -146,21 +146,24 @@ public struct TaskGraph: Sendable {
     ///
     /// Like `Task {}`, the run is unstructured: it goes on until it ends or you cancel it.
     /// Awaiting ``GraphRun/report()`` makes the awaiting task its owner: cancelling that task
-    /// cancels the run. Prefer ``run(concurrencyLimit:clock:)`` where the run should be bound
+    /// cancels the run. Prefer ``run(concurrencyLimit:clock:telemetry:)`` where the run should be bound
     /// to the current task.
     ///
     /// - Parameters:
     ///   - concurrencyLimit: The most tasks running at once; `nil` for no limit.
     ///   - clock: Measures timeouts, backoff and the report's times.
+    ///   - telemetry: Receives the run's span, a span per task attempt and the run's metrics
+    ///     (see <doc:Tracing> and <doc:Metrics>); by default whatever the process bootstrapped.
     public func start(
         concurrencyLimit: Int? = nil,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(),
+        telemetry: Telemetry = .bootstrapped
     ) throws(GraphError) -> GraphRun {
         try validate()
         let run = GraphRun(
             storage: GraphRunStorage(
                 definitions: definitions, compiled: compiledIfComplete, concurrencyLimit: concurrencyLimit,
-                clock: ClockSource(clock))
+                clock: ClockSource(clock), instruments: Self.instruments(telemetry))
         )
         run.storage.startDriving()
         return run
@@ -171,9 +174,10 @@ public struct TaskGraph: Sendable {
     /// every required task succeeded.
     public func run(
         concurrencyLimit: Int? = nil,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(),
+        telemetry: Telemetry = .bootstrapped
     ) async throws(GraphError) -> RunReport {
-        try await run(concurrencyLimit: concurrencyLimit, clock: clock) { _ in }
+        try await run(concurrencyLimit: concurrencyLimit, clock: clock, telemetry: telemetry) { _ in }
     }
 
     /// Validates the graph and runs it in the current task while `body` runs beside it with
@@ -182,13 +186,14 @@ public struct TaskGraph: Sendable {
     public func run(
         concurrencyLimit: Int? = nil,
         clock: some Clock<Duration> = ContinuousClock(),
+        telemetry: Telemetry = .bootstrapped,
         _ body: @escaping @Sendable (GraphRun) async -> Void
     ) async throws(GraphError) -> RunReport {
         try validate()
         let run = GraphRun(
             storage: GraphRunStorage(
                 definitions: definitions, compiled: compiledIfComplete, concurrencyLimit: concurrencyLimit,
-                clock: ClockSource(clock))
+                clock: ClockSource(clock), instruments: Self.instruments(telemetry))
         )
         await withDiscardingTaskGroup { group in
             group.addTask { await body(run) }
@@ -217,4 +222,8 @@ public struct TaskGraph: Sendable {
     }
 
     private var compiledIfComplete: CompiledGraph? { compiled.isComplete ? compiled : nil }
+
+    private static func instruments(_ telemetry: Telemetry) -> RunInstruments? {
+        RunInstruments(telemetry, kind: .graph, spanName: "graph.run")
+    }
 }

@@ -50,32 +50,42 @@ public final class Harmonizer: Sendable {
     /// Where the timeout is armed: the registry's shared timer, or one of its own (only
     /// when it has a timeout).
     private let timer: DeadlineTimer?
+    /// Counts the outcome, or `nil` when nothing records metrics.
+    private let metrics: HarmonizerMetrics?
 
     /// A harmonizer that completes after `count` anonymous ``leave()`` calls (more if
     /// participants ``arrive()`` meanwhile), or times out after `timeout` (`nil`: never).
     ///
     /// A count of zero waits for the first ``arrive()``; it does not complete at once.
-    /// Throws ``HarmonizerError`` for a negative count or timeout.
+    /// Throws ``HarmonizerError`` for a negative count or timeout. `telemetry` counts the
+    /// outcome (see <doc:Metrics>); by default with the process's bootstrapped factory.
     public convenience init(
         count: Int,
         timeout: Duration? = nil,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(),
+        telemetry: Telemetry = .bootstrapped
     ) throws(HarmonizerError) {
-        try self.init(name: nil, count: count, participants: [], timeout: timeout, timer: Self.timer(timeout, clock))
+        try self.init(
+            name: nil, count: count, participants: [], timeout: timeout, timer: Self.timer(timeout, clock),
+            metrics: HarmonizerMetrics(telemetry))
         armTimeout()
     }
 
     /// A harmonizer that completes when every named participant has left, or times out after
     /// `timeout` (`nil`: never), reporting those that have not. A name listed twice must leave twice.
     ///
-    /// Throws ``HarmonizerError`` for a negative timeout.
+    /// Throws ``HarmonizerError`` for a negative timeout. `telemetry` counts the outcome (see
+    /// <doc:Metrics>); by default with the process's bootstrapped factory.
     public convenience init(
         participants: [String],
         timeout: Duration? = nil,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(),
+        telemetry: Telemetry = .bootstrapped
     ) throws(HarmonizerError) {
         let timer = Self.timer(timeout, clock)
-        try self.init(name: nil, count: 0, participants: participants, timeout: timeout, timer: timer)
+        try self.init(
+            name: nil, count: 0, participants: participants, timeout: timeout, timer: timer,
+            metrics: HarmonizerMetrics(telemetry))
         armTimeout()
     }
 
@@ -87,7 +97,8 @@ public final class Harmonizer: Sendable {
         count: Int,
         participants: [String],
         timeout: Duration?,
-        timer: DeadlineTimer?
+        timer: DeadlineTimer?,
+        metrics: HarmonizerMetrics? = nil
     ) throws(HarmonizerError) {
         guard count >= 0 else { throw .negativeCount(count, name: name) }
         if let timeout, timeout < .zero { throw .negativeTimeout(timeout, name: name) }
@@ -96,6 +107,7 @@ public final class Harmonizer: Sendable {
         self.state = Lock(HarmonizerStateMachine(participants: participants))
         self.timeout = timeout
         self.timer = timer
+        self.metrics = metrics
     }
 
     /// A timer of its own for a harmonizer made alone, only if it has a timeout.
@@ -258,6 +270,8 @@ public final class Harmonizer: Sendable {
 
     private func apply(_ ending: Ending) {
         let outcome = ending.decision.outcome
+        // Before anyone hears of the outcome, so whoever awaited it sees it counted.
+        metrics?.record(outcome)
         if let token = ending.decision.timeout { timer?.cancel(token) }
         ending.wakeup.resume()
         // Observers first, so an immediate one (the registry freeing the name) has run by

@@ -51,10 +51,18 @@ public final class HarmonizerRegistry: Sendable {
     private let lookupCacheKey = HarmonizerLookupCache.key
     /// Every harmonizer's timeout, on one timer task however many are waiting.
     private let timer: DeadlineTimer
+    /// Counts every harmonizer's outcome, or `nil` when nothing records metrics.
+    private let metrics: HarmonizerMetrics?
 
     /// A registry whose timeouts run on `clock`.
-    public init(clock: some Clock<Duration> = ContinuousClock()) {
+    ///
+    /// - Parameters:
+    ///   - clock: Measures timeouts.
+    ///   - telemetry: Counts each harmonizer's outcome (see <doc:Metrics>); by default with
+    ///     whatever metrics factory the process bootstrapped, read now.
+    public init(clock: some Clock<Duration> = ContinuousClock(), telemetry: Telemetry = .bootstrapped) {
         self.timer = DeadlineTimer(clock: ClockSource(clock).purpose(.harmonizerTimeout))
+        self.metrics = HarmonizerMetrics(telemetry)
     }
 
     // MARK: - Creating
@@ -113,7 +121,8 @@ public final class HarmonizerRegistry: Sendable {
             count: count,
             participants: participants,
             timeout: timeout,
-            timer: timer
+            timer: timer,
+            metrics: metrics
         )
         let id = ObjectIdentifier(harmonizer)
         // Immediate, so the name is free before the count-down that completed it returns.

@@ -56,6 +56,7 @@ public final class Launcher: StartupTask, Sendable {
     private let timer: DeadlineTimer
     /// Makes the launch's own clock source when it starts, so its times count from then.
     private let makeLaunchClock: @Sendable () -> ClockSource
+    private let telemetry: Telemetry
 
     /// A launcher with no tasks.
     ///
@@ -65,14 +66,19 @@ public final class Launcher: StartupTask, Sendable {
     ///   - isRequired: As a task of an outer launcher; see ``StartupTask/isRequired``.
     ///   - clock: Measures readiness deadlines, retry backoff and the report's times.
     ///   - logger: Receives a structured log line per event; nothing is logged without one.
+    ///   - telemetry: Receives the launch's span (named `name`, with an event per readiness
+    ///     set), a span per task attempt and the launch's metrics; by default whatever the
+    ///     process bootstrapped, read now.
     public init(
         _ name: String = "launch",
         dependsOn dependencies: [String]? = nil,
         isRequired: Bool = true,
         clock: some Clock<Duration> = ContinuousClock(),
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        telemetry: Telemetry = .bootstrapped
     ) {
         self.name = name
+        self.telemetry = telemetry
         self.dependencies = dependencies
         self.isRequired = isRequired
         self.timer = DeadlineTimer(clock: ClockSource(clock).purpose(.launchReadyTimeout))
@@ -203,7 +209,9 @@ public final class Launcher: StartupTask, Sendable {
         // taken, and thrown away if another caller started the launch in between.
         let launchClock = makeLaunchClock()
         let now = launchClock.now
-        let storage = GraphRunStorage(concurrencyLimit: nil, clock: launchClock, log: log)
+        // Made outside the lock too: a metrics factory is user code.
+        let instruments = RunInstruments(telemetry, kind: .launch, spanName: name)
+        let storage = GraphRunStorage(concurrencyLimit: nil, clock: launchClock, log: log, instruments: instruments)
         let started = try state.withLock {
             (state) throws(LaunchError) -> GraphRunStorage.PendingWakeups? in
             guard case .idle = state.phase else { return nil }

@@ -1,0 +1,213 @@
+import CoreMetrics
+import HTTPTypes
+import Instrumentation
+import Tracing
+
+/// A gate's spans and metrics, made once per gate and only when its ``Telemetry`` records
+/// something; the gate's storage calls it at the points where it emits events.
+///
+/// A request's span is started and ended by ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:)``
+/// in the caller's task; ``record(_:)`` turns the events the storage emits into span events
+/// and metrics. It runs after the gate's lock is released — but `initial` is emitted under
+/// the coalescer's lock, so that event only updates this object's own state: the tracer and
+/// the metrics handlers (user code) are called with no lock held. The lock here guards the
+/// map from request ids to spans and the requests parked behind a refresh.
+final class GateInstruments: Sendable {
+    private struct State {
+        var traces: [UInt64: RequestTrace] = [:]
+        var priorities: [UInt64: PriorityScheduler.Priority] = [:]
+        /// Requests parked behind the running refresh (`redirect`), which its end releases.
+        var parked: [UInt64] = []
+        /// The context of the running refresh's span, once its refresher has started.
+        var refresh: ServiceContext?
+    }
+
+    /// One request's span.
+    final class RequestTrace: Sendable {
+        let span: any Span
+        /// The storage's id for the request, once registered: a caller coalesced onto another's
+        /// flight never sees an end event of its own, so ``end(_:_:)`` forgets it by this id.
+        fileprivate let id = Lock<UInt64?>(nil)
+
+        init(_ span: any Span) {
+            self.span = span
+        }
+    }
+
+    let tracer: (any Tracer)?
+    private let metrics: GateMetrics?
+    private let state = Lock(State())
+
+    /// `nil` when `telemetry` records nothing.
+    init?(_ telemetry: Telemetry) {
+        let tracer = telemetry.activeTracer
+        let factory = telemetry.activeMetrics
+        guard tracer != nil || factory != nil else { return nil }
+        self.tracer = tracer
+        self.metrics = factory.map(GateMetrics.init)
+    }
+
+    // MARK: - Requests
+
+    /// Starts a request's span, a child of the caller's `ServiceContext`. Its attributes name
+    /// the method and path (never the query, never a header: no credential).
+    func startRequest(_ request: HTTPRequest, name: String, priority: PriorityScheduler.Priority) -> RequestTrace? {
+        guard let tracer else { return nil }
+        let span = tracer.startSpan(
+            request.method.rawValue, context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        span.attributes[Attribute.method] = request.method.rawValue
+        span.attributes[Attribute.request] = name
+        span.attributes[Attribute.priority] = "\(priority)"
+        span.addEvent("initial")
+        return RequestTrace(span)
+    }
+
+    /// Binds the span to the storage's id for the request, before any event of it is emitted.
+    func register(_ trace: RequestTrace, as id: UInt64) {
+        trace.id.withLock { $0 = id }
+        state.withLock { $0.traces[id] = trace }
+    }
+
+    func end(_ trace: RequestTrace, _ result: Result<GateResponse, GateError>) {
+        if let id = trace.id.withLock({ $0 }) {
+            state.withLock { state in
+                if state.traces[id] === trace { state.traces[id] = nil }
+            }
+        }
+        let span = trace.span
+        switch result {
+        case .success(let reply):
+            span.attributes[Attribute.status] = Int64(reply.response.status.code)
+            span.attributes[Attribute.outcome] = reply.isFromCache ? "cache" : "succeeded"
+        case .failure(let error):
+            span.attributes[Attribute.outcome] = "failed"
+            span.attributes[Attribute.errorCode] = "\(error.code)"
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error, message: "\(error.code)"))
+        }
+        span.end()
+    }
+
+    /// Writes the current trace context (the request's span, inherited by the flight's task)
+    /// into the request's header fields, before the transport sees it.
+    func inject(into request: inout HTTPRequest) {
+        guard let tracer, let context = ServiceContext.current else { return }
+        tracer.inject(context, into: &request.headerFields, using: HTTPFieldsInjector())
+    }
+
+    // MARK: - The refresh
+
+    /// Wraps the user's refresh so that each call runs in a span of its own — a child of the
+    /// request that started it — with that span's context current, so the user's own calls
+    /// nest under it; the requests it releases link to it.
+    func traced<Credential: Sendable>(
+        _ refresh: @escaping @Sendable (Credential?) async throws -> Credential
+    ) -> @Sendable (Credential?) async throws -> Credential {
+        guard let tracer else { return refresh }
+        return { [weak self] old in
+            let span = tracer.startSpan("gate.refresh", context: ServiceContext.current ?? .topLevel, ofKind: .client)
+            self?.state.withLock { $0.refresh = span.context }
+            do {
+                let credential = try await ServiceContext.$current.withValue(span.context) { try await refresh(old) }
+                span.attributes[Attribute.outcome] = "succeeded"
+                span.end()
+                return credential
+            } catch {
+                span.attributes[Attribute.outcome] = error is CancellationError ? "cancelled" : "failed"
+                span.recordError(error)
+                span.setStatus(SpanStatus(code: .error))
+                span.end()
+                throw error
+            }
+        }
+    }
+
+    // MARK: - Events
+
+    /// Called with the events of one transition, after the gate's lock is released;
+    /// `scheduler` gives the queue depth.
+    func record(_ events: some Collection<GateEvent>, scheduler: PriorityScheduler) {
+        var spanEvents: [(any Span, SpanEvent)] = []
+        var links: [(any Span, ServiceContext)] = []
+        var ended: [(outcome: String, priority: PriorityScheduler.Priority?)] = []
+        state.withLock { state in
+            for event in events {
+                switch event {
+                case .initial(let id, _, let priority):
+                    if metrics != nil { state.priorities[id] = priority }
+                case .queued(let id, let priority):
+                    if let span = state.traces[id]?.span {
+                        spanEvents.append(
+                            (span, SpanEvent(name: "queued", attributes: [Attribute.priority: "\(priority)"])))
+                    }
+                case .running(let id, let attempt, let version):
+                    if let span = state.traces[id]?.span {
+                        let attributes: SpanAttributes = [
+                            Attribute.attempt: .int64(Int64(attempt)),
+                            Attribute.credentialVersion: .int64(Int64(version)),
+                        ]
+                        spanEvents.append((span, SpanEvent(name: "running", attributes: attributes)))
+                    }
+                case .retry(let id, let attempt, let delay):
+                    if let span = state.traces[id]?.span {
+                        let attributes: SpanAttributes = [
+                            Attribute.attempt: .int64(Int64(attempt)), Attribute.delay: .int64(delay.nanoseconds),
+                        ]
+                        spanEvents.append((span, SpanEvent(name: "retry", attributes: attributes)))
+                    }
+                case .redirect(let id, let version):
+                    state.parked.append(id)
+                    if let span = state.traces[id]?.span {
+                        let attributes: SpanAttributes = [Attribute.credentialVersion: .int64(Int64(version))]
+                        spanEvents.append((span, SpanEvent(name: "redirect", attributes: attributes)))
+                    }
+                case .useCache(let id):
+                    if let span = state.traces[id]?.span { spanEvents.append((span, SpanEvent(name: "use-cache"))) }
+                    ended.append(("cache", state.priorities.removeValue(forKey: id)))
+                    state.traces[id] = nil
+                case .success(let id, _):
+                    ended.append(("succeeded", state.priorities.removeValue(forKey: id)))
+                    state.traces[id] = nil
+                case .failure(let id, _):
+                    ended.append(("failed", state.priorities.removeValue(forKey: id)))
+                    state.traces[id] = nil
+                case .refreshSucceeded, .refreshFailed:
+                    // Every request parked now waits for this refresh, and its end releases them.
+                    if let refresh = state.refresh {
+                        for id in state.parked {
+                            if let span = state.traces[id]?.span { links.append((span, refresh)) }
+                        }
+                    }
+                    state.parked.removeAll()
+                    state.refresh = nil
+                case .refreshCancelled, .signedIn, .signedOut:
+                    // Released by the sign-in, sign-out or shutdown, not by a refresh.
+                    state.parked.removeAll()
+                    state.refresh = nil
+                case .coalesced, .refreshStarted, .refreshWindowExceeded:
+                    break
+                }
+            }
+        }
+        for (span, event) in spanEvents { span.addEvent(event) }
+        for (span, context) in links {
+            span.addLink(SpanLink(context: context, attributes: [Attribute.link: "refresh"]))
+        }
+        guard let metrics else { return }
+        for event in events { metrics.record(event, scheduler: scheduler) }
+        for (outcome, priority) in ended { metrics.requestEnded(outcome, priority: priority) }
+    }
+
+    enum Attribute {
+        static let method = "http.request.method"
+        static let status = "http.response.status_code"
+        static let request = "conductor.gate.request"
+        static let priority = "conductor.gate.priority"
+        static let outcome = "conductor.gate.outcome"
+        static let errorCode = "conductor.gate.error_code"
+        static let attempt = "conductor.gate.attempt"
+        static let credentialVersion = "conductor.gate.credential_version"
+        static let delay = "conductor.gate.retry_delay_ns"
+        static let link = "conductor.gate.link"
+    }
+}
