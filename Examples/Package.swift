@@ -36,7 +36,11 @@ let package = Package(
         ),
         .testTarget(
             name: "DemoKitTests",
-            dependencies: ["DemoKit"]
+            dependencies: [
+                "DemoKit",
+                .product(name: "Conductor", package: "Conductor"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
     ]
 )

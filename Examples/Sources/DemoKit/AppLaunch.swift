@@ -21,7 +21,7 @@ struct AppLaunch {
     let saved: LaunchState?
     let recorder: Recorder
 
-    private let transport = URLSessionTransport()
+    private let transport = DemoTransport(base: URLSessionTransport())
 
     init(mirrors: [(name: String, authority: String)], saved: LaunchState?, recorder: Recorder) {
         self.mirrors = mirrors
@@ -127,7 +127,8 @@ struct AppLaunch {
             return body
         } catch {
             guard let saved else { throw error }
-            notes.note(id, "\(method) \(path) failed (\(error)); using the saved value", outcome: .fromCache)
+            notes.note(
+                id, "\(method) \(path) failed (\(ErrorText.short(error))); using the saved value", outcome: .fromCache)
             return saved
         }
     }

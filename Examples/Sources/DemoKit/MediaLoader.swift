@@ -39,7 +39,7 @@ final class MediaLoader: Sendable {
                     detail += " · \(error.message)"
                 } catch {
                     outcome = .failed
-                    detail += " · \(error)"
+                    detail += " · \(ErrorText.short(error))"
                 }
                 // A late leave after the limit returns false and changes nothing.
                 let inTime = harmonizer.leave(call.name)

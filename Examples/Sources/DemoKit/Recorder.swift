@@ -66,7 +66,10 @@ final class Recorder: Sendable {
             return value
         } catch {
             let outcome: Timeline.Outcome = Task.isCancelled || error is CancellationError ? .cancelled : .failed
-            add(Timeline.Row(group: group, name: name, start: start, end: now(), outcome: outcome, detail: "\(error)"))
+            let row = Timeline.Row(
+                group: group, name: name, start: start, end: now(), outcome: outcome,
+                detail: [detail, ErrorText.short(error)].filter { !$0.isEmpty }.joined(separator: " · "))
+            add(row)
             throw error
         }
     }
@@ -89,7 +92,7 @@ final class Recorder: Sendable {
                 }
             var detail = details[task.id] ?? ""
             if !task.outcome.isSuccess {
-                detail = [detail, task.outcome.description].filter { !$0.isEmpty }.joined(separator: " · ")
+                detail = [detail, task.outcome.shortDescription].filter { !$0.isEmpty }.joined(separator: " · ")
             }
             if task.attempts > 1 { detail += " · \(task.attempts) attempts" }
             let end = offset + task.endedAt
@@ -98,5 +101,13 @@ final class Recorder: Sendable {
                 end: end, outcome: outcome, detail: detail)
         }
         state.withLock { $0.timeline.rows.append(contentsOf: rows) }
+    }
+}
+
+extension TaskOutcome {
+    /// The outcome in a few words, an error as ``ErrorText`` says it.
+    var shortDescription: String {
+        if case .failed(let error) = self { return "failed: \(ErrorText.short(error))" }
+        return description
     }
 }

@@ -12,7 +12,7 @@ final class ShopAPI: Sendable {
     private let open = OpenRequests()
 
     init(authority: String, token: String, cache: ResponseStore, options: DemoOptions, recorder: Recorder) {
-        let transport = URLSessionTransport()
+        let transport = DemoTransport(base: URLSessionTransport())
         var configuration = GateConfiguration(
             maxConcurrentRequests: 6,  // a browser's per-host limit, so the lanes matter
             maxAttempts: 3,
