@@ -82,9 +82,6 @@ func visit(
 extension DemoReport {
     init(visit: Visit, options: DemoOptions, recorder: Recorder) {
         let log = recorder.gateLog
-        let (refreshRows, refreshMarkers) = NetworkSummary.refreshes(in: log)
-        for row in refreshRows { recorder.add(row) }
-        for marker in refreshMarkers { recorder.add(marker) }
         let network = NetworkSummary(log)
         let milestones = visit.pageReport.milestones.map { (name: $0.name, at: visit.pageOffset + $0.at) }
         let pageCalls = visit.pageReport.tasks.filter { $0.id != "media" }

@@ -42,6 +42,15 @@ public enum TimelineHTML {
                 body.append(
                     #"<rect class="bar" x="\#(f(x(row.start)))" y="\#(f(rowY + 3))" width="\#(f(width))" height="\#(f(rowHeight - 6))" rx="3" fill="\#(colours[row.outcome]!)"/>"#
                 )
+                // Waiting in the gate is drawn over the bar: the call was not on the wire then.
+                for wait in row.waits where wait.end > wait.start {
+                    let kind = wait.kind == .parked ? "parked" : "queued"
+                    let title =
+                        "\(row.name) \(wait.kind.rawValue) \(wait.start.shortDescription) → \(wait.end.shortDescription)"
+                    body.append(
+                        #"<rect class="wait \#(kind)" x="\#(f(x(wait.start)))" y="\#(f(rowY + 3))" width="\#(f(max(1, x(wait.end) - x(wait.start))))" height="\#(f(rowHeight - 6))"><title>\#(escape(title))</title></rect>"#
+                    )
+                }
                 body.append("</g>")
                 rowY += rowHeight
             }
@@ -93,9 +102,12 @@ public enum TimelineHTML {
             \(overlay.joined(separator: "\n"))
             </svg>
             """
-        let legend = Timeline.Outcome.allCases.map {
-            #"<span class="key"><span class="swatch" style="background:\#(colours[$0]!)"></span>\#($0.rawValue)</span>"#
-        }.joined(separator: " ")
+        let legend =
+            Timeline.Outcome.allCases.map {
+                #"<span class="key"><span class="swatch" style="background:\#(colours[$0]!)"></span>\#($0.rawValue)</span>"#
+            }.joined(separator: " ")
+            + #" <span class="key"><span class="swatch parked"></span>waiting for the refresh</span>"#
+            + #" <span class="key"><span class="swatch queued"></span>queued for a slot</span>"#
         let title = "Conductor demo — \(report.options.scenario)"
         return """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -115,6 +127,10 @@ public enum TimelineHTML {
             .gantt .tick { stroke: #e1e4e8; stroke-width: 1; }
             .gantt .tick-label { fill: #6a737d; text-anchor: middle; font-size: 11px; }
             .gantt .task:hover .bar { stroke: #1f2328; stroke-width: 1.5; }
+            .gantt .wait { fill: #fff; fill-opacity: 0.7; stroke-width: 1; }
+            .gantt .wait.parked { stroke: #e8912d; stroke-dasharray: 3 2; }
+            .gantt .wait.queued { fill-opacity: 0.45; stroke: none; }
+            .swatch.parked { background: #fff; border: 1px dashed #e8912d; } .swatch.queued { background: #c8e6d2; }
             .gantt .marker line { stroke-width: 1.5; stroke-dasharray: 4 3; }
             .gantt .marker text { font-size: 11px; font-weight: 600; }
             .gantt .milestone line { stroke: #6f42c1; } .gantt .milestone text { fill: #6f42c1; }

@@ -85,6 +85,8 @@ final class Console: Sendable {
             counts.update { $0.ended += 1 }
             let mark = outcome == .succeeded ? "✓" : outcome == .fromCache ? "↺" : "✗"
             line = "\(stamp(at))  \(mark) \(group)/\(name) \(outcome.rawValue)\(detail.isEmpty ? "" : " — \(detail)")"
+        case .waiting(let group, let name, let refresh, let at):
+            line = "\(stamp(at))  ⏸ \(group)/\(name) waits for \(refresh)"
         case .marker(let marker):
             line = "\(stamp(marker.at))  ◆ \(marker.kind.rawValue): \(marker.name)"
         case .note(let text):

@@ -42,6 +42,11 @@ import Testing
         #expect(markers.filter { $0.attributes["class"] == "marker refresh" }.count == 1)
         #expect(collector.elements.contains { $0.name == "svg" })
         #expect(collector.elements.filter { $0.name == "title" }.count >= bars.count)
+
+        // The calls parked behind the refresh are drawn waiting.
+        let parked = collector.elements.filter { $0.name == "rect" && $0.attributes["class"] == "wait parked" }
+        #expect(parked.count >= report.network.parked)
+        #expect(report.network.parked > 0)
     }
 
     @Test func theTimelineLoadsNothingFromOutside() async throws {
