@@ -6,7 +6,8 @@ public enum TimelineHTML {
     static let chartWidth = 860.0
     static let rowHeight = 20.0
     static let groupGap = 26.0
-    static let top = 40.0
+    /// Room above the rows for the top axis and two lines of marker labels.
+    static let top = 60.0
 
     static let colours: [Timeline.Outcome: String] = [
         .succeeded: "#2f9e5b", .fromCache: "#3b7dd8", .failed: "#d64541", .timedOut: "#e8912d",
@@ -83,20 +84,25 @@ public enum TimelineHTML {
                 #"<text x="\#(f(labelX))" y="\#(f(top - 16 - Double(line) * 13))">\#(escape(marker.name))</text>"#)
             overlay.append("</g>")
         }
+        // The time axis at the top and at the bottom: a long page keeps its scale in view.
         var axis: [String] = []
+        var topLabels: [String] = []
+        var bottomLabels: [String] = []
         let step = tickStep(total)
         var tick = 0.0
         while tick <= total + 0.5 {
             let tx = labelWidth + tick * scale
-            axis.append(#"<line class="tick" x1="\#(f(tx))" y1="\#(f(top))" x2="\#(f(tx))" y2="\#(f(height))"/>"#)
-            axis.append(
-                #"<text class="tick-label" x="\#(f(tx))" y="\#(f(height + 14))">\#(Duration.milliseconds(Int(tick)).shortDescription)</text>"#
-            )
+            let label = Duration.milliseconds(Int(tick)).shortDescription
+            axis.append(#"<line class="tick" x1="\#(f(tx))" y1="\#(f(top - 36))" x2="\#(f(tx))" y2="\#(f(height))"/>"#)
+            topLabels.append(#"<text class="tick-label" x="\#(f(tx))" y="\#(f(12))">\#(label)</text>"#)
+            bottomLabels.append(#"<text class="tick-label" x="\#(f(tx))" y="\#(f(height + 14))">\#(label)</text>"#)
             tick += step
         }
+        axis.append(#"<g class="axis top">"# + topLabels.joined() + "</g>")
+        axis.append(#"<g class="axis bottom">"# + bottomLabels.joined() + "</g>")
         let svgWidth = labelWidth + chartWidth + 110  // room for a label on a marker at the very end
         let svg = """
-            <svg xmlns="http://www.w3.org/2000/svg" class="gantt" width="\(f(svgWidth))" height="\(f(height + 24))" viewBox="0 0 \(f(svgWidth)) \(f(height + 24))">
+            <svg xmlns="http://www.w3.org/2000/svg" class="gantt" width="100%" viewBox="0 0 \(f(svgWidth)) \(f(height + 24))" preserveAspectRatio="xMinYMin meet">
             \(axis.joined(separator: "\n"))
             \(body.joined(separator: "\n"))
             \(overlay.joined(separator: "\n"))
@@ -121,6 +127,7 @@ public enum TimelineHTML {
             h1 { font-size: 20px; margin: 0 0 4px; }
             .verdict { font-size: 15px; padding: 8px 12px; border-radius: 6px; margin: 8px 0 16px; }
             .verdict.pass { background: #e6f4ea; } .verdict.fail { background: #fdecea; }
+            .gantt { display: block; width: 100%; height: auto; }
             .gantt text { font-size: 12px; fill: #1f2328; }
             .gantt .group-label { font-weight: 600; font-size: 13px; }
             .gantt .band { fill: #f6f8fa; }
