@@ -39,6 +39,10 @@ struct ConductorDemo: AsyncParsableCommand {
 
         say("\nTimeline\n" + TextTimeline.render(report.timeline))
         say("\n" + TextTimeline.summary(report))
+        say(
+            "\nSpans of one request — what your tracer receives (\(report.spanTree.spanCount) spans in all)\n"
+                + TelemetryText.render(report.spanTree))
+        say("\nMetrics — what your metrics backend receives\n" + TelemetryText.render(report.metrics))
 
         let directory = URL(fileURLWithPath: out, isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
