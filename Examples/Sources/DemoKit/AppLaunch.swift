@@ -131,8 +131,7 @@ struct AppLaunch {
             return body
         } catch {
             guard let saved else { throw error }
-            notes.note(
-                id, "\(method) \(path) failed (\(ErrorText.short(error))); using the saved value", outcome: .fromCache)
+            notes.note(id, "\(method) \(path): \(ErrorText.short(error)) · saved value used", outcome: .fromCache)
             return saved
         }
     }

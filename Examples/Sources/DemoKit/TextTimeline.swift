@@ -32,9 +32,8 @@ public enum TextTimeline {
             }
         }
         lines.append("")
-        lines.append(
-            "  █ succeeded  ▓ from cache  ✕ failed  ! timed out  - skipped/cancelled  "
-                + "░ waiting for the refresh  ▒ queued   │ milestone  ¦ refresh")
+        lines.append("  █ succeeded  ▓ from cache  ✕ failed  ! timed out  - skipped/cancelled")
+        lines.append("  ░ waiting for the refresh  ▒ queued for a slot   │ milestone  ¦ refresh")
         for marker in timeline.markers.sorted(by: { $0.at < $1.at }) {
             let span = marker.end.map { " – \($0.shortDescription)" } ?? ""
             lines.append(
