@@ -13,6 +13,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.20.0"),
+        // The demo's stand-ins for an app's tracer and metrics backend.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
     ],
     targets: [
         // Everything the demo does, as functions the tests can call.
@@ -24,6 +27,9 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .executableTarget(
@@ -36,7 +42,11 @@ let package = Package(
         ),
         .testTarget(
             name: "DemoKitTests",
-            dependencies: ["DemoKit"]
+            dependencies: [
+                "DemoKit",
+                .product(name: "Conductor", package: "Conductor"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
     ]
 )

@@ -20,13 +20,17 @@ struct AppLaunch {
     let mirrors: [(name: String, authority: String)]
     let saved: LaunchState?
     let recorder: Recorder
+    let telemetry: Telemetry
 
-    private let transport = URLSessionTransport()
+    private let transport = DemoTransport(base: URLSessionTransport())
 
-    init(mirrors: [(name: String, authority: String)], saved: LaunchState?, recorder: Recorder) {
+    init(
+        mirrors: [(name: String, authority: String)], saved: LaunchState?, recorder: Recorder, telemetry: Telemetry
+    ) {
         self.mirrors = mirrors
         self.saved = saved
         self.recorder = recorder
+        self.telemetry = telemetry
     }
 
     /// Runs start-up until it is ready and returns its state, the launch's report, and when
@@ -34,7 +38,7 @@ struct AppLaunch {
     func run() async throws -> (LaunchState, RunReport, offset: Duration, ready: Duration) {
         let notes = CallNotes()
         let state = Guarded(LaunchState(mirror: "", authority: "", token: "", config: ""))
-        let launcher = Launcher()
+        let launcher = Launcher(telemetry: telemetry)
         try launcher.add(
             Startup("chooseMirror", dependsOn: []) {
                 let (name, authority) = try await chooseMirror(notes: notes)
@@ -127,7 +131,7 @@ struct AppLaunch {
             return body
         } catch {
             guard let saved else { throw error }
-            notes.note(id, "\(method) \(path) failed (\(error)); using the saved value", outcome: .fromCache)
+            notes.note(id, "\(method) \(path): \(ErrorText.short(error)) · saved value used", outcome: .fromCache)
             return saved
         }
     }

@@ -8,7 +8,8 @@ enum AppServices {
     static let media = QueueExecutor(label: "media")
 
     static func assemble(
-        launch: LaunchState, savedCache: [String: GateResponse], options: DemoOptions, recorder: Recorder
+        launch: LaunchState, savedCache: [String: GateResponse], options: DemoOptions, recorder: Recorder,
+        telemetry: Telemetry
     ) -> Assembly {
         let assembly = Assembly()
         assembly.register(ResponseStore.self, on: storage) { _ in
@@ -21,14 +22,14 @@ enum AppServices {
                 let cache = try await resolver.resolve(ResponseStore.self)
                 return ShopAPI(
                     authority: launch.authority, token: launch.token, cache: cache, options: options,
-                    recorder: recorder)
+                    recorder: recorder, telemetry: telemetry)
             }
         }
         assembly.register(MediaLoader.self, on: media) { resolver in
             try await recorder.measure("services", "MediaLoader", detail: "on \(media.label)") {
                 MediaLoader(
                     api: try await resolver.resolve(ShopAPI.self), recorder: recorder,
-                    limit: options.scaled(.seconds(2)))
+                    limit: options.scaled(.seconds(2)), telemetry: telemetry)
             }
         }
         return assembly

@@ -48,7 +48,7 @@ extension Recorder {
         case .taskSucceeded(let id, let at):
             ended(id, group(id), notes.outcome(of: id) ?? .succeeded, offset + at, notes.detail(of: id))
         case .taskFailed(let id, let error, let at):
-            ended(id, group(id), .failed, offset + at, "\(error)")
+            ended(id, group(id), .failed, offset + at, ErrorText.short(error))
         case .taskTimedOut(let id, let at):
             ended(id, group(id), .timedOut, offset + at, notes.detail(of: id))
         case .taskSkipped(let id, let dependency, let at):

@@ -16,21 +16,25 @@ public func runDemo(
     var saved: (launch: LaunchState, cache: [String: GateResponse])?
     if options.scenario == .offlineWithCache {
         // Yesterday's visit, unrecorded: it leaves a saved session and a full cache behind.
-        let yesterday = try await visit(server: server, options: options, saved: nil, recorder: Recorder { _ in })
+        let yesterday = try await visit(
+            server: server, options: options, saved: nil, recorder: Recorder { _ in }, telemetry: .disabled)
         saved = (yesterday.launch, yesterday.cache)
         await server.stop()
         progress(.note("yesterday's visit filled the cache; today both mirrors are unreachable"))
     }
     let recorder = Recorder(progress: progress)
+    // Today's visit is traced and measured, as an app's tracer and metrics backend would see it.
+    let recording = DemoTelemetry()
     let visit: Visit
     do {
-        visit = try await DemoKit.visit(server: server, options: options, saved: saved, recorder: recorder)
+        visit = try await DemoKit.visit(
+            server: server, options: options, saved: saved, recorder: recorder, telemetry: recording.telemetry)
     } catch {
         await server.stop()
         throw error
     }
     await server.stop()
-    return DemoReport(visit: visit, options: options, recorder: recorder)
+    return DemoReport(visit: visit, options: options, recorder: recorder, recording: recording)
 }
 
 /// One visit: launch, assemble, load the page.
@@ -47,17 +51,17 @@ struct Visit {
 
 func visit(
     server: DemoServer, options: DemoOptions, saved: (launch: LaunchState, cache: [String: GateResponse])?,
-    recorder: Recorder
+    recorder: Recorder, telemetry: Telemetry
 ) async throws -> Visit {
     recorder.report(.phase("launch"))
     let (launch, launchReport, launchOffset, ready) = try await AppLaunch(
-        mirrors: server.authorities, saved: saved?.launch, recorder: recorder
+        mirrors: server.authorities, saved: saved?.launch, recorder: recorder, telemetry: telemetry
     ).run()
     recorder.add(Timeline.Marker(kind: .ready, name: "ready", at: ready))
 
     recorder.report(.phase("services"))
     let assembly = AppServices.assemble(
-        launch: launch, savedCache: saved?.cache ?? [:], options: options, recorder: recorder)
+        launch: launch, savedCache: saved?.cache ?? [:], options: options, recorder: recorder, telemetry: telemetry)
     // Asked for together: the media loader needs the API, whose creation both share.
     async let api = assembly.resolve(ShopAPI.self)
     async let media = assembly.resolve(MediaLoader.self)
@@ -65,7 +69,7 @@ func visit(
 
     recorder.report(.phase("page"))
     let pageOffset = recorder.now()
-    let run = try page.start()
+    let run = try page.start(telemetry: telemetry)
     recorder.follow(run, offset: pageOffset, notes: page.notes) { ProductPage.stageOfTask[$0] ?? "page" }
     let pageReport = await run.report()
     recorder.addRows(
@@ -80,11 +84,8 @@ func visit(
 }
 
 extension DemoReport {
-    init(visit: Visit, options: DemoOptions, recorder: Recorder) {
+    init(visit: Visit, options: DemoOptions, recorder: Recorder, recording: DemoTelemetry) {
         let log = recorder.gateLog
-        let (refreshRows, refreshMarkers) = NetworkSummary.refreshes(in: log)
-        for row in refreshRows { recorder.add(row) }
-        for marker in refreshMarkers { recorder.add(marker) }
         let network = NetworkSummary(log)
         let milestones = visit.pageReport.milestones.map { (name: $0.name, at: visit.pageOffset + $0.at) }
         let pageCalls = visit.pageReport.tasks.filter { $0.id != "media" }
@@ -106,6 +107,8 @@ extension DemoReport {
         self.criticalPath = visible(visit.launchReport.criticalPath) + visible(visit.pageReport.criticalPath)
         self.pageCalls = pageCalls.count
         self.pageCallsFromCache = fromCache
+        self.spanTree = recording.spanTree()
+        self.metrics = recording.metricsTable()
 
         let ordered =
             milestones.map(\.name) == ["firstScreen", "fullPage"]

@@ -23,6 +23,10 @@ public struct DemoReport: Sendable {
     /// Page calls answered from the cache.
     public let pageCallsFromCache: Int
     public let pageCalls: Int
+    /// One request's spans, as the tracer received them.
+    public let spanTree: SpanTree
+    /// Every metric series the visit recorded.
+    public let metrics: [MetricRow]
     /// One sentence: what the scenario showed, and whether it went as it should.
     public let verdict: String
     /// Whether the scenario behaved as it should (a failure scenario passes when its failures

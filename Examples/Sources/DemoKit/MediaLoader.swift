@@ -7,9 +7,11 @@ final class MediaLoader: Sendable {
     private let api: ShopAPI
     private let recorder: Recorder
     private let limit: Duration
+    private let telemetry: Telemetry
     private let downloads = Guarded<[Task<Void, Never>]>([])
 
-    init(api: ShopAPI, recorder: Recorder, limit: Duration) {
+    init(api: ShopAPI, recorder: Recorder, limit: Duration, telemetry: Telemetry) {
+        self.telemetry = telemetry
         self.api = api
         self.recorder = recorder
         self.limit = limit
@@ -22,7 +24,7 @@ final class MediaLoader: Sendable {
     /// `URLSession.data(for:)` completes can deadlock inside FoundationNetworking.
     func loadAll() async throws -> Harmonizer.Outcome {
         let calls = PageCatalog.media
-        let harmonizer = try Harmonizer(participants: calls.map(\.name), timeout: limit)
+        let harmonizer = try Harmonizer(participants: calls.map(\.name), timeout: limit, telemetry: telemetry)
         let downloads = calls.map { call in
             Task {
                 let start = recorder.now()
@@ -39,7 +41,7 @@ final class MediaLoader: Sendable {
                     detail += " · \(error.message)"
                 } catch {
                     outcome = .failed
-                    detail += " · \(error)"
+                    detail += " · \(ErrorText.short(error))"
                 }
                 // A late leave after the limit returns false and changes nothing.
                 let inTime = harmonizer.leave(call.name)

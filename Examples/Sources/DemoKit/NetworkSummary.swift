@@ -46,42 +46,4 @@ public struct NetworkSummary: Sendable {
             }
         }
     }
-
-    /// The refreshes as rows of the `network` group, and a marker for each.
-    static func refreshes(in log: [(at: Duration, event: GateEvent)]) -> (
-        rows: [Timeline.Row], markers: [Timeline.Marker]
-    ) {
-        var rows: [Timeline.Row] = []
-        var markers: [Timeline.Marker] = []
-        var started: (Duration, Int)?
-        var parked = 0
-        for (at, event) in log {
-            switch event {
-            case .refreshStarted(let version, _):
-                started = (at, version)
-            case .redirect:
-                parked += 1
-            case .refreshSucceeded(let version), .refreshFailed(let version):
-                guard let (start, from) = started else { continue }
-                let succeeded: Bool
-                if case .refreshSucceeded = event { succeeded = true } else { succeeded = false }
-                let name = "token refresh \(rows.count + 1)"
-                let detail =
-                    succeeded
-                    ? "POST /token · unique lane · v\(from) → v\(version) · \(parked) calls waited"
-                    : "POST /token · unique lane · refused; v\(from) kept · \(parked) parked calls failed"
-                rows.append(
-                    Timeline.Row(
-                        group: "network", name: name, start: start, end: at,
-                        outcome: succeeded ? .succeeded : .failed, detail: detail))
-                markers.append(
-                    Timeline.Marker(kind: succeeded ? .refresh : .refreshFailed, name: name, at: start, end: at))
-                started = nil
-                parked = 0
-            default:
-                break
-            }
-        }
-        return (rows, markers)
-    }
 }

@@ -42,8 +42,8 @@ struct ProductPage {
     }
 
     /// Starts the page.
-    func start() throws -> GraphRun {
-        try schedule.start()
+    func start(telemetry: Telemetry) throws -> GraphRun {
+        try schedule.start(telemetry: telemetry)
     }
 
     private func step(_ call: PageCall, failure: FailurePolicy) -> Step {

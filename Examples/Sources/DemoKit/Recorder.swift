@@ -7,6 +7,8 @@ public enum ProgressEvent: Sendable {
     case started(group: String, name: String, at: Duration)
     case ended(group: String, name: String, outcome: Timeline.Outcome, at: Duration, detail: String)
     case marker(Timeline.Marker)
+    /// A call is waiting in the request gate, parked behind the token refresh `refresh`.
+    case waiting(group: String, name: String, refresh: String, at: Duration)
     /// Something worth a line of its own.
     case note(String)
 }
@@ -17,6 +19,7 @@ final class Recorder: Sendable {
     private struct State {
         var timeline = Timeline()
         var gateLog: [(at: Duration, event: GateEvent)] = []
+        var gate = GateTrack()
     }
 
     private let clock = ContinuousClock()
@@ -32,7 +35,17 @@ final class Recorder: Sendable {
     /// Time since the demo started.
     func now() -> Duration { clock.now - origin }
 
-    var timeline: Timeline { state.withLock { $0.timeline } }
+    /// The timeline, each gate call's row with the waits its request had.
+    var timeline: Timeline {
+        state.withLock { state in
+            var timeline = state.timeline
+            for index in timeline.rows.indices
+            where !["launch", "services", "network"].contains(timeline.rows[index].group) {
+                timeline.rows[index].waits = state.gate.waits[timeline.rows[index].name] ?? []
+            }
+            return timeline
+        }
+    }
 
     var gateLog: [(at: Duration, event: GateEvent)] { state.withLock { $0.gateLog } }
 
@@ -43,14 +56,31 @@ final class Recorder: Sendable {
         progress(.ended(group: row.group, name: row.name, outcome: row.outcome, at: row.end, detail: row.detail))
     }
 
-    func add(_ marker: Timeline.Marker) {
+    func add(_ marker: Timeline.Marker, report: Bool = true) {
         state.withLock { $0.timeline.markers.append(marker) }
-        progress(.marker(marker))
+        if report { progress(.marker(marker)) }
     }
 
+    /// Takes the gate's events as they happen, in order: the refresh and the calls parked
+    /// behind it are reported live, not after the page.
     func log(_ event: GateEvent) {
         let at = now()
-        state.withLock { $0.gateLog.append((at, event)) }
+        let action = state.withLock { state in
+            state.gateLog.append((at, event))
+            return state.gate.take(event, at: at)
+        }
+        switch action {
+        case .refreshStarted(let name, let at, let startedBy):
+            progress(.started(group: "network", name: name, at: at))
+            progress(.note("\(startedBy)'s call was rejected: the token expired; refreshing it once"))
+        case .parked(let group, let name, let refresh, let at):
+            progress(.waiting(group: group, name: name, refresh: refresh, at: at))
+        case .refreshEnded(let row, let marker):
+            add(row)
+            add(marker, report: false)
+        case nil:
+            break
+        }
     }
 
     /// Runs `body` as one row of `group`, reporting its start and end.
@@ -66,7 +96,10 @@ final class Recorder: Sendable {
             return value
         } catch {
             let outcome: Timeline.Outcome = Task.isCancelled || error is CancellationError ? .cancelled : .failed
-            add(Timeline.Row(group: group, name: name, start: start, end: now(), outcome: outcome, detail: "\(error)"))
+            let row = Timeline.Row(
+                group: group, name: name, start: start, end: now(), outcome: outcome,
+                detail: [detail, ErrorText.short(error)].filter { !$0.isEmpty }.joined(separator: " · "))
+            add(row)
             throw error
         }
     }
@@ -89,7 +122,7 @@ final class Recorder: Sendable {
                 }
             var detail = details[task.id] ?? ""
             if !task.outcome.isSuccess {
-                detail = [detail, task.outcome.description].filter { !$0.isEmpty }.joined(separator: " · ")
+                detail = [detail, task.outcome.shortDescription].filter { !$0.isEmpty }.joined(separator: " · ")
             }
             if task.attempts > 1 { detail += " · \(task.attempts) attempts" }
             let end = offset + task.endedAt
@@ -98,5 +131,13 @@ final class Recorder: Sendable {
                 end: end, outcome: outcome, detail: detail)
         }
         state.withLock { $0.timeline.rows.append(contentsOf: rows) }
+    }
+}
+
+extension TaskOutcome {
+    /// The outcome in a few words, an error as ``ErrorText`` says it.
+    var shortDescription: String {
+        if case .failed(let error) = self { return "failed: \(ErrorText.short(error))" }
+        return description
     }
 }

@@ -11,8 +11,11 @@ final class ShopAPI: Sendable {
     private let logging: Task<Void, Never>
     private let open = OpenRequests()
 
-    init(authority: String, token: String, cache: ResponseStore, options: DemoOptions, recorder: Recorder) {
-        let transport = URLSessionTransport()
+    init(
+        authority: String, token: String, cache: ResponseStore, options: DemoOptions, recorder: Recorder,
+        telemetry: Telemetry
+    ) {
+        let transport = DemoTransport(base: URLSessionTransport())
         var configuration = GateConfiguration(
             maxConcurrentRequests: 6,  // a browser's per-host limit, so the lanes matter
             maxAttempts: 3,
@@ -21,6 +24,7 @@ final class ShopAPI: Sendable {
             jitterSeed: options.seed
         )
         configuration.eventRetention = 10_000
+        configuration.telemetry = telemetry
         self.authority = authority
         self.gate = RequestGate(
             transport: transport,

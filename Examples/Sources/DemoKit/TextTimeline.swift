@@ -22,13 +22,18 @@ public enum TextTimeline {
                 }
                 let (from, to) = (column(row.start), max(column(row.start), column(row.end)))
                 for index in from...to { cells[index] = symbol(row.outcome) }
+                // Time spent waiting in the gate shows as waiting, not as work on the wire.
+                for wait in row.waits where column(wait.end) > column(wait.start) {
+                    for index in column(wait.start)..<column(wait.end) { cells[index] = symbol(wait.kind) }
+                }
                 let timing = "\(row.start.shortDescription) +\((row.end - row.start).shortDescription)"
                 let outcome = row.outcome == .succeeded ? "" : "  \(row.outcome.rawValue)"
-                lines.append("  " + pad(row.name, nameWidth) + String(cells) + "  " + timing + outcome)
+                lines.append("  " + pad(row.name, nameWidth) + String(cells) + "  " + timing + outcome + waited(row))
             }
         }
         lines.append("")
-        lines.append("  █ succeeded  ▓ from cache  ✕ failed  ! timed out  - skipped/cancelled   │ milestone  ¦ refresh")
+        lines.append("  █ succeeded  ▓ from cache  ✕ failed  ! timed out  - skipped/cancelled")
+        lines.append("  ░ waiting for the refresh  ▒ queued for a slot   │ milestone  ¦ refresh")
         for marker in timeline.markers.sorted(by: { $0.at < $1.at }) {
             let span = marker.end.map { " – \($0.shortDescription)" } ?? ""
             lines.append(
@@ -55,6 +60,19 @@ public enum TextTimeline {
         line("every call ended", network.everyRequestEndedOnce ? "exactly once" : "NOT exactly once")
         line("critical path", report.criticalPath.joined(separator: " → "))
         return lines.joined(separator: "\n")
+    }
+
+    static func symbol(_ kind: Timeline.Wait.Kind) -> Character {
+        switch kind {
+        case .parked: "░"
+        case .queued: "▒"
+        }
+    }
+
+    /// "  parked 120 ms" when the row's request waited behind a refresh.
+    static func waited(_ row: Timeline.Row) -> String {
+        let parked = row.waits.filter { $0.kind == .parked }.reduce(Duration.zero) { $0 + ($1.end - $1.start) }
+        return parked > .zero ? "  waited \(parked.shortDescription) for the refresh" : ""
     }
 
     static func symbol(_ outcome: Timeline.Outcome) -> Character {

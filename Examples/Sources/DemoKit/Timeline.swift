@@ -11,7 +11,7 @@ public struct Timeline: Sendable {
     }
 
     /// One task: a start-up task, a service's creation, a page call or a download.
-    public struct Row: Sendable {
+    public struct Row: Sendable, Equatable {
         /// The group it is drawn in: `launch`, `services`, a stage's name, `media`, `network`.
         public var group: String
         public var name: String
@@ -20,10 +20,25 @@ public struct Timeline: Sendable {
         public var outcome: Outcome
         /// What happened, for hover titles: the request, its lane, the answer.
         public var detail: String
+        /// When its request waited in the gate: queued for a slot, parked behind a refresh.
+        public var waits: [Wait] = []
+    }
+
+    /// A stretch of a row's time spent waiting in the request gate, not on the wire.
+    public struct Wait: Sendable, Equatable {
+        public enum Kind: String, Sendable, CaseIterable {
+            /// Parked behind the token refresh (the gate's `redirect`).
+            case parked = "waiting for the refresh"
+            /// Waiting for a slot: the concurrency limit or higher lanes held it back.
+            case queued = "queued for a slot"
+        }
+        public var kind: Kind
+        public var start: Duration
+        public var end: Duration
     }
 
     /// A moment worth a vertical line: a milestone, the app being ready, a refresh.
-    public struct Marker: Sendable {
+    public struct Marker: Sendable, Equatable {
         public enum Kind: String, Sendable {
             case milestone, ready, refresh
             case refreshFailed = "refresh failed"

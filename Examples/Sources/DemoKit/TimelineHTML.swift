@@ -6,7 +6,8 @@ public enum TimelineHTML {
     static let chartWidth = 860.0
     static let rowHeight = 20.0
     static let groupGap = 26.0
-    static let top = 40.0
+    /// Room above the rows for the top axis and two lines of marker labels.
+    static let top = 60.0
 
     static let colours: [Timeline.Outcome: String] = [
         .succeeded: "#2f9e5b", .fromCache: "#3b7dd8", .failed: "#d64541", .timedOut: "#e8912d",
@@ -42,6 +43,15 @@ public enum TimelineHTML {
                 body.append(
                     #"<rect class="bar" x="\#(f(x(row.start)))" y="\#(f(rowY + 3))" width="\#(f(width))" height="\#(f(rowHeight - 6))" rx="3" fill="\#(colours[row.outcome]!)"/>"#
                 )
+                // Waiting in the gate is drawn over the bar: the call was not on the wire then.
+                for wait in row.waits where wait.end > wait.start {
+                    let kind = wait.kind == .parked ? "parked" : "queued"
+                    let title =
+                        "\(row.name) \(wait.kind.rawValue) \(wait.start.shortDescription) → \(wait.end.shortDescription)"
+                    body.append(
+                        #"<rect class="wait \#(kind)" x="\#(f(x(wait.start)))" y="\#(f(rowY + 3))" width="\#(f(max(1, x(wait.end) - x(wait.start))))" height="\#(f(rowHeight - 6))"><title>\#(escape(title))</title></rect>"#
+                    )
+                }
                 body.append("</g>")
                 rowY += rowHeight
             }
@@ -74,28 +84,36 @@ public enum TimelineHTML {
                 #"<text x="\#(f(labelX))" y="\#(f(top - 16 - Double(line) * 13))">\#(escape(marker.name))</text>"#)
             overlay.append("</g>")
         }
+        // The time axis at the top and at the bottom: a long page keeps its scale in view.
         var axis: [String] = []
+        var topLabels: [String] = []
+        var bottomLabels: [String] = []
         let step = tickStep(total)
         var tick = 0.0
         while tick <= total + 0.5 {
             let tx = labelWidth + tick * scale
-            axis.append(#"<line class="tick" x1="\#(f(tx))" y1="\#(f(top))" x2="\#(f(tx))" y2="\#(f(height))"/>"#)
-            axis.append(
-                #"<text class="tick-label" x="\#(f(tx))" y="\#(f(height + 14))">\#(Duration.milliseconds(Int(tick)).shortDescription)</text>"#
-            )
+            let label = Duration.milliseconds(Int(tick)).shortDescription
+            axis.append(#"<line class="tick" x1="\#(f(tx))" y1="\#(f(top - 36))" x2="\#(f(tx))" y2="\#(f(height))"/>"#)
+            topLabels.append(#"<text class="tick-label" x="\#(f(tx))" y="\#(f(12))">\#(label)</text>"#)
+            bottomLabels.append(#"<text class="tick-label" x="\#(f(tx))" y="\#(f(height + 14))">\#(label)</text>"#)
             tick += step
         }
+        axis.append(#"<g class="axis top">"# + topLabels.joined() + "</g>")
+        axis.append(#"<g class="axis bottom">"# + bottomLabels.joined() + "</g>")
         let svgWidth = labelWidth + chartWidth + 110  // room for a label on a marker at the very end
         let svg = """
-            <svg xmlns="http://www.w3.org/2000/svg" class="gantt" width="\(f(svgWidth))" height="\(f(height + 24))" viewBox="0 0 \(f(svgWidth)) \(f(height + 24))">
+            <svg xmlns="http://www.w3.org/2000/svg" class="gantt" width="100%" viewBox="0 0 \(f(svgWidth)) \(f(height + 24))" preserveAspectRatio="xMinYMin meet">
             \(axis.joined(separator: "\n"))
             \(body.joined(separator: "\n"))
             \(overlay.joined(separator: "\n"))
             </svg>
             """
-        let legend = Timeline.Outcome.allCases.map {
-            #"<span class="key"><span class="swatch" style="background:\#(colours[$0]!)"></span>\#($0.rawValue)</span>"#
-        }.joined(separator: " ")
+        let legend =
+            Timeline.Outcome.allCases.map {
+                #"<span class="key"><span class="swatch" style="background:\#(colours[$0]!)"></span>\#($0.rawValue)</span>"#
+            }.joined(separator: " ")
+            + #" <span class="key"><span class="swatch parked"></span>waiting for the refresh</span>"#
+            + #" <span class="key"><span class="swatch queued"></span>queued for a slot</span>"#
         let title = "Conductor demo — \(report.options.scenario)"
         return """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -109,12 +127,17 @@ public enum TimelineHTML {
             h1 { font-size: 20px; margin: 0 0 4px; }
             .verdict { font-size: 15px; padding: 8px 12px; border-radius: 6px; margin: 8px 0 16px; }
             .verdict.pass { background: #e6f4ea; } .verdict.fail { background: #fdecea; }
+            .gantt { display: block; width: 100%; height: auto; }
             .gantt text { font-size: 12px; fill: #1f2328; }
             .gantt .group-label { font-weight: 600; font-size: 13px; }
             .gantt .band { fill: #f6f8fa; }
             .gantt .tick { stroke: #e1e4e8; stroke-width: 1; }
             .gantt .tick-label { fill: #6a737d; text-anchor: middle; font-size: 11px; }
             .gantt .task:hover .bar { stroke: #1f2328; stroke-width: 1.5; }
+            .gantt .wait { fill: #fff; fill-opacity: 0.7; stroke-width: 1; }
+            .gantt .wait.parked { stroke: #e8912d; stroke-dasharray: 3 2; }
+            .gantt .wait.queued { fill-opacity: 0.45; stroke: none; }
+            .swatch.parked { background: #fff; border: 1px dashed #e8912d; } .swatch.queued { background: #c8e6d2; }
             .gantt .marker line { stroke-width: 1.5; stroke-dasharray: 4 3; }
             .gantt .marker text { font-size: 11px; font-weight: 600; }
             .gantt .milestone line { stroke: #6f42c1; } .gantt .milestone text { fill: #6f42c1; }

@@ -39,6 +39,10 @@ struct ConductorDemo: AsyncParsableCommand {
 
         say("\nTimeline\n" + TextTimeline.render(report.timeline))
         say("\n" + TextTimeline.summary(report))
+        say(
+            "\nSpans of one request — what your tracer receives (\(report.spanTree.spanCount) spans in all)\n"
+                + TelemetryText.render(report.spanTree))
+        say("\nMetrics — what your metrics backend receives\n" + TelemetryText.render(report.metrics))
 
         let directory = URL(fileURLWithPath: out, isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -85,6 +89,8 @@ final class Console: Sendable {
             counts.update { $0.ended += 1 }
             let mark = outcome == .succeeded ? "✓" : outcome == .fromCache ? "↺" : "✗"
             line = "\(stamp(at))  \(mark) \(group)/\(name) \(outcome.rawValue)\(detail.isEmpty ? "" : " — \(detail)")"
+        case .waiting(let group, let name, let refresh, let at):
+            line = "\(stamp(at))  ⏸ \(group)/\(name) waits for \(refresh)"
         case .marker(let marker):
             line = "\(stamp(marker.at))  ◆ \(marker.kind.rawValue): \(marker.name)"
         case .note(let text):

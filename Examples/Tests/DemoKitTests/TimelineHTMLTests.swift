@@ -42,6 +42,31 @@ import Testing
         #expect(markers.filter { $0.attributes["class"] == "marker refresh" }.count == 1)
         #expect(collector.elements.contains { $0.name == "svg" })
         #expect(collector.elements.filter { $0.name == "title" }.count >= bars.count)
+
+        // The calls parked behind the refresh are drawn waiting.
+        let parked = collector.elements.filter { $0.name == "rect" && $0.attributes["class"] == "wait parked" }
+        #expect(parked.count >= report.network.parked)
+        #expect(report.network.parked > 0)
+
+        // The time axis at the top and at the bottom, with the same ticks.
+        let svg = try #require(collector.elements.first { $0.name == "svg" })
+        let topAxis = try #require(
+            collector.elements.firstIndex { $0.name == "g" && $0.attributes["class"] == "axis top" })
+        let bottomAxis = try #require(
+            collector.elements.firstIndex { $0.name == "g" && $0.attributes["class"] == "axis bottom" })
+        let topTicks = collector.elements[(topAxis + 1)..<bottomAxis].filter { $0.attributes["class"] == "tick-label" }
+        let bottomTicks = collector.elements[(bottomAxis + 1)...].prefix { $0.attributes["class"] == "tick-label" }
+        #expect(topTicks.count >= 2 && topTicks.count == bottomTicks.count)
+        #expect(topTicks.map { $0.attributes["x"] } == bottomTicks.map { $0.attributes["x"] })
+        let topY = Double(topTicks.first?.attributes["y"] ?? "") ?? .infinity
+        let firstBarY = bars.compactMap { Double($0.attributes["y"] ?? "") }.min() ?? 0
+        #expect(topY < firstBarY)
+
+        // It scales to the page's width instead of a fixed size.
+        #expect(svg.attributes["width"] == "100%")
+        #expect(svg.attributes["height"] == nil)
+        #expect(svg.attributes["viewBox"]?.hasPrefix("0 0 ") == true)
+        #expect(html.contains(".gantt { display: block; width: 100%;"))
     }
 
     @Test func theTimelineLoadsNothingFromOutside() async throws {
