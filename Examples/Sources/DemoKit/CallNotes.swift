@@ -56,6 +56,7 @@ extension Recorder {
         case .taskCancelled(let id, let at):
             ended(id, group(id), .cancelled, offset + at, notes.detail(of: id))
         case .milestoneReached(let name, let at):
+            catchUpWithGate()
             add(Timeline.Marker(kind: .milestone, name: name, at: offset + at))
         default:
             break

@@ -22,6 +22,10 @@ final class Recorder: Sendable {
         var gate = GateTrack()
     }
 
+    /// The gate's journal, once the API exists, and how much of it is logged. Logging holds
+    /// this lock, progress lines included: the gate's reader and a milestone's report both
+    /// catch up with the journal, and their lines must come out in the journal's order.
+    private let gateJournal = Guarded<(read: (@Sendable () -> [GateEvent])?, logged: Int)>((nil, 0))
     private let clock = ContinuousClock()
     private let origin: ContinuousClock.Instant
     private let state = Guarded(State())
@@ -61,9 +65,28 @@ final class Recorder: Sendable {
         if report { progress(.marker(marker)) }
     }
 
+    /// Follows the gate whose journal `read` returns.
+    func attachGate(_ read: @escaping @Sendable () -> [GateEvent]) {
+        gateJournal.withLock { $0.read = read }
+    }
+
+    /// Logs every gate event journaled so far and not logged yet, in journal order. The
+    /// gate's reader calls it for each event; a milestone calls it before it is reported, so
+    /// a refresh that ended before the milestone (the calls it held are what the milestone
+    /// waited for) is told before it, however late the reader runs.
+    func catchUpWithGate() {
+        gateJournal.withLock { journal in
+            guard let read = journal.read else { return }
+            let events = read()
+            guard events.count > journal.logged else { return }
+            for event in events[journal.logged...] { log(event) }
+            journal.logged = events.count
+        }
+    }
+
     /// Takes the gate's events as they happen, in order: the refresh and the calls parked
     /// behind it are reported live, not after the page.
-    func log(_ event: GateEvent) {
+    private func log(_ event: GateEvent) {
         let at = now()
         let action = state.withLock { state in
             state.gateLog.append((at, event))

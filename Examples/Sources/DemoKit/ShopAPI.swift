@@ -42,9 +42,10 @@ final class ShopAPI: Sendable {
         )
         let gate = self.gate
         let open = self.open
+        recorder.attachGate { gate.recordedEvents }
         self.logging = Task {
             for await event in gate.events {
-                recorder.log(event)
+                recorder.catchUpWithGate()
                 open.count(event)
             }
         }

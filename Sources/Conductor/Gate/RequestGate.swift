@@ -75,6 +75,15 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     /// The gate's events, starting with the oldest one still retained.
     public var events: EventSequence<GateEvent> { EventSequence(journal: storage.journal, startIndex: 0) }
 
+    /// The events journaled so far, oldest retained first, without waiting: what a log line
+    /// or a failure report shows of the gate's recent past. A request's final event is
+    /// journaled before its caller returns, so after `send` returns its whole story is here.
+    ///
+    /// ```swift
+    /// if let error = failure { logger.error("\(error); gate: \(gate.recordedEvents.suffix(10))") }
+    /// ```
+    public var recordedEvents: [GateEvent] { storage.journal.snapshot }
+
     /// The version of the current credential: 0 before the first, plus one per successful
     /// refresh and per ``signIn(_:)``.
     public var credentialVersion: Int { storage.credentialVersion }
