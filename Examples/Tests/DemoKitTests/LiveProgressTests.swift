@@ -16,9 +16,9 @@ import Testing
 
     // MARK: - The whole demo
 
-    /// The order is the gate's journal order (one task reads it), so start, parked calls and
-    /// end can come in no other; `fullPage` needs the parked calls sent again after the refresh
-    /// and the extras and media loaded after them, so it comes network round trips later.
+    /// The lines follow the gate's journal order, so start, parked calls and end can come in
+    /// no other; `fullPage` needs the parked calls sent again after the refresh, and a milestone
+    /// first logs every gate event journaled before it, so the end is always told before it.
     @Test func theRefreshIsReportedWhileThePageLoadsStartBeforeEnd() async throws {
         let events = Events()
         let report = try await runDemo(DemoOptions(scenario: .tokenExpiry, seed: 7, latencyScale: 0.1)) {
