@@ -65,6 +65,12 @@ struct SchedulerStateMachine<Payload> {
     /// Entries waiting to start.
     var queuedCount: Int { entries.count }
 
+    /// Entries waiting to start in `priority`'s lane (raised ones count in their new lane).
+    /// - Complexity: O(queued); for test hooks.
+    func queuedCount(in priority: Priority) -> Int {
+        entries.values.count { $0.priority == priority }
+    }
+
     /// Nothing runs and nothing waits.
     var isIdle: Bool { running == 0 && !uniqueRunning && entries.isEmpty }
 
