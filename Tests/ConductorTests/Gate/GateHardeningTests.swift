@@ -221,7 +221,7 @@ struct GateHardeningTests {
         await scheduler.queued(atLeast: 2)
         let urgent = Task { try await scheduler.run(priority: .high, coalescingKey: "avatar") { -1 } }
         // The joiner raised the flight to high before any slot freed up.
-        await scheduler.queued(atLeast: 1, in: .high)
+        await scheduler.waitUntilQueued(atLeast: 1, in: .high)
         latch.open()
         try await blocker.value
         #expect(try await lowFlight.value == 7)
