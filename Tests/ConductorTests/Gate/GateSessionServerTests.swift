@@ -1,9 +1,14 @@
 import Conductor
 import ConductorTestKit
 import ConductorURLSession
+import Foundation
 import HTTPTypes
 import Synchronization
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The races of ``GateSessionPropertyTests`` against the real loopback server in its fault mode (latency, 401s, 429s,
 /// 500s, dropped connections and slow bodies on `/data/*`), in real time. A script of sends
@@ -30,7 +35,14 @@ struct GateSessionServerTests {
             seed: seed, latencyMilliseconds: 0...15, unauthorized: 0.1, tooManyRequests: 0.05,
             retryAfterSeconds: [0], serverError: 0.05, drop: 0.05, slowBody: 0.05)
         let server = try await TokenServer.start(faults: faults)
-        let transport = URLSessionTransport()
+        // As a real client would (and as GateServerFaultTests does): a transport task that
+        // never completes ends as a transport error, and a request by its deadline, instead
+        // of holding a slot for ever.
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = 10
+        let session = URLSession(configuration: sessionConfiguration)
+        defer { session.finishTasksAndInvalidate() }
+        let transport = URLSessionTransport(session: session)
         let authority = server.authority
         let configuration = GateConfiguration(
             maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
@@ -38,6 +50,8 @@ struct GateSessionServerTests {
             initialBackoff: .milliseconds(2),
             maxBackoff: .milliseconds(10),
             maxRetryAfter: .seconds(1),
+            refreshTimeout: .seconds(15),
+            requestTimeout: .seconds(20),
             jitterSeed: seed,
             eventRetention: 100_000
         )
@@ -114,13 +128,20 @@ struct GateSessionServerTests {
                 }
             }
         }
-        for caller in callers { await caller.value }
+        guard await awaitAll(callers) else {
+            let open = requests.map(\.index).filter { ledger.outcome(of: $0) == nil }
+            Issue.record(
+                "seed \(seed): requests \(open) never ended; the gate's last events: \(gate.eventsSnapshot.suffix(20))")
+            gate.shutdown()
+            await server.stop()
+            return
+        }
         await RefreshInvariant.settle(gate)
         let context = "seed \(seed)"
         SessionChecks.check(
             ledger: ledger, requests: requests, events: gate.eventsSnapshot, startVersion: 1,
             credentialVersion: gate.credentialVersion, refreshesIssued: server.tokensIssued, context: context,
-            allowedFailures: [.signedOut, .refreshFailed, .retriesExhausted, .transport])
+            allowedFailures: [.signedOut, .refreshFailed, .refreshTimedOut, .retriesExhausted, .transport, .timedOut])
         for hit in server.publicHits {
             #expect(hit.token == nil, "\(context): \(hit.path) carried \(hit.token ?? "")")
         }
