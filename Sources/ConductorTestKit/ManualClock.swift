@@ -262,6 +262,13 @@ extension ManualClock {
         public static let harmonizerTimeout = SleepPurpose(.harmonizerTimeout)
         /// A `Launcher`'s readiness deadlines, from `ready(_:timeout:)`.
         public static let launchReadyTimeout = SleepPurpose(.launchReadyTimeout)
+        /// A `RequestGate`'s timer for its requests' timeouts: one sleeper however many
+        /// requests have a deadline.
+        public static let requestTimeout = SleepPurpose(.requestTimeout)
+        /// A `RequestGate`'s timer for the running refresh's deadline.
+        public static let refreshTimeout = SleepPurpose(.refreshTimeout)
+        /// The pause before a `RequestGate` request's next attempt (backoff or `Retry-After`).
+        public static let gateBackoff = SleepPurpose(.gateBackoff)
 
         public var description: String { tag.name }
     }

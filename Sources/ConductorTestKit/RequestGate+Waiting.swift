@@ -17,4 +17,10 @@ extension PriorityScheduler {
     public func waitUntilQueued(atLeast count: Int) async {
         await queued(atLeast: count)
     }
+
+    /// Suspends until at least `count` submissions are queued in `priority`'s lane: for a test
+    /// that checks a caller joining a coalesced flight raised it before a slot freed up.
+    public func waitUntilQueued(atLeast count: Int, in priority: PriorityScheduler.Priority) async {
+        await queued(atLeast: count, in: priority)
+    }
 }

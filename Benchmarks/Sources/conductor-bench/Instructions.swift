@@ -59,6 +59,12 @@ let countedContenders: [CountedContender] = [
         let table = LayeredDAG(count: n, width: 100).table()
         return { await readyCountScheduler(table) {} }
     },
+    CountedContender(name: "gate.schedule/PriorityScheduler.submit", isSubject: true) { n in
+        { await prioritySchedulerSubmit(jobs: n, limit: 8) }
+    },
+    CountedContender(name: "gate.schedule/hand-limited-TaskGroup", isSubject: false) { n in
+        { await handLimitedTaskGroup(jobs: n, limit: 8) }
+    },
     CountedContender(name: "harmonizer.registry/countDown", isSubject: true) { n in registryCountDown(n) },
     CountedContender(name: "harmonizer.registry/DispatchGroup", isSubject: false) { n in
         dispatchGroupCountDown(n)

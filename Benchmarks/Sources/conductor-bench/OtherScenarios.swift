@@ -198,15 +198,10 @@ func assemblyScenario(_ n: Int) -> Scenario {
 
 /// gate.schedule: no-op jobs through a PriorityScheduler limited to 8, priorities mixed.
 func gateScheduleScenario(_ n: Int) -> Scenario {
-    let priorities: [PriorityScheduler.Priority] = [.low, .default, .high]
-    return Scenario(
+    Scenario(
         name: "gate.schedule", n: n, unit: "ns/job",
         subject: Contender(name: "PriorityScheduler.submit") {
-            await nanosecondsPerOperation(n) {
-                let scheduler = PriorityScheduler(maxConcurrent: 8)
-                for job in 0..<n { try! scheduler.submit(priority: priorities[job % 3]) {} }
-                try! await scheduler.whenIdle()
-            }
+            await nanosecondsPerOperation(n) { await prioritySchedulerSubmit(jobs: n, limit: 8) }
         },
         baselines: [
             Contender(name: "TaskGroup limited to 8 by hand") {
@@ -217,17 +212,22 @@ func gateScheduleScenario(_ n: Int) -> Scenario {
     )
 }
 
-/// An in-memory server: answers 401 to any token but the valid one, 200 otherwise.
+/// An in-memory server: answers 401 to any token but the valid one, 200 otherwise; counts
+/// the requests that arrive with the starting token.
 final class StormServer: GateTransport, Sendable {
-    private let state: Mutex<(valid: String, refreshes: Int)>
+    private let state: Mutex<(valid: String, refreshes: Int, sendsWithStartingToken: Int)>
 
-    init(valid: String) { state = Mutex((valid, 0)) }
+    init(valid: String) { state = Mutex((valid, 0, 0)) }
 
     var refreshes: Int { state.withLock { $0.refreshes } }
+    var sendsWithStartingToken: Int { state.withLock { $0.sendsWithStartingToken } }
 
     func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
         let token = request.headerFields[.authorization]
-        let valid = state.withLock { $0.valid }
+        let valid = state.withLock { state in
+            if token == "t0" { state.sendsWithStartingToken += 1 }
+            return state.valid
+        }
         return (HTTPResponse(status: token == valid ? .ok : .unauthorized), [])
     }
 
@@ -240,40 +240,105 @@ final class StormServer: GateTransport, Sendable {
     }
 }
 
+/// What a refresh storm did, read from the server and from the gate's journal.
+struct StormCounts: CustomStringConvertible {
+    var refreshes: Int
+    /// Requests that reached the server with the starting token.
+    var oldCredentialSends: Int
+    /// Attempts the gate authorized with the starting credential (v1) after the transition
+    /// that decided the refresh (`refreshStarted`): the issue's goal is 0.
+    var oldCredentialSendsAfterDecision: Int
+    /// Attempts re-sent after a 401 (the requests already on the wire with the old token).
+    var resent: Int
+
+    var description: String {
+        "\(refreshes) refresh(es), \(oldCredentialSends) send(s) with the old credential "
+            + "(\(oldCredentialSendsAfterDecision) after the refresh was decided), \(resent) re-sent"
+    }
+}
+
 /// Sends `n` concurrent requests through a fresh gate whose starting token is `token`;
-/// returns the nanoseconds per request and the number of refreshes.
-func refreshStorm(_ n: Int, startingWith token: String, server: StormServer) async -> (Double, Int) {
-    let gate = RequestGate<String>(
+/// returns the nanoseconds per request and what the storm did (counted after the timing).
+func refreshStorm(_ n: Int, startingWith token: String, server: StormServer) async -> (Double, StormCounts) {
+    let gate = stormGate(n, startingWith: token, server: server)
+    let perRequest = await nanosecondsPerOperation(n) { await stormBurst(n, through: gate) }
+    // Untimed: finish the journal, then read it through.
+    gate.shutdown()
+    var decided = false
+    var counts = StormCounts(
+        refreshes: server.refreshes, oldCredentialSends: server.sendsWithStartingToken,
+        oldCredentialSendsAfterDecision: 0, resent: 0)
+    for await event in gate.events {
+        switch event {
+        case .refreshStarted: decided = true
+        case .running(_, let attempt, let version):
+            if decided && version == 1 { counts.oldCredentialSendsAfterDecision += 1 }
+            if attempt > 1 { counts.resent += 1 }
+        default: break
+        }
+    }
+    return (perRequest, counts)
+}
+
+/// A gate on `server` whose starting token is `token`. Every event of a burst of `n` is kept,
+/// so the journal can be read afterwards; both contenders pay for the same retention.
+func stormGate(_ n: Int, startingWith token: String, server: StormServer) -> RequestGate<String> {
+    RequestGate<String>(
         transport: server,
         credential: token,
+        configuration: GateConfiguration(eventRetention: 8 * n),
         authorize: { request, token in request.headerFields[.authorization] = token },
         refresh: { _ in server.issueToken() }
     )
-    let request = HTTPRequest(method: .get, scheme: "http", authority: "bench", path: "/item")
-    let perRequest = await nanosecondsPerOperation(n) {
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<n { group.addTask { _ = try! await gate.send(request) } }
-        }
-    }
-    return (perRequest, server.refreshes)
 }
 
-/// gate.refresh-storm: every request of a burst meets an expired token; exactly one refresh.
+/// `n` concurrent requests through `gate`: the timed part of gate.refresh-storm.
+func stormBurst(_ n: Int, through gate: RequestGate<String>) async {
+    let request = HTTPRequest(method: .get, scheme: "http", authority: "bench", path: "/item")
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<n { group.addTask { _ = try! await gate.send(request) } }
+    }
+}
+
+private let stormCountsPrinted = Atomic(false)
+
+/// gate.refresh-storm: every request of a burst meets an expired token. Checked every round:
+/// exactly one refresh, and no attempt authorized with the old credential once the refresh
+/// was decided (only requests already on the wire are re-sent).
 func gateRefreshStormScenario(_ n: Int) -> Scenario {
     Scenario(
         name: "gate.refresh-storm", n: n, unit: "ns/request",
         subject: Contender(name: "RequestGate, token expired") {
-            let (time, refreshes) = await refreshStorm(n, startingWith: "t0", server: StormServer(valid: "t1"))
-            precondition(refreshes == 1, "a refresh storm made \(refreshes) refreshes")
+            let (time, counts) = await refreshStorm(n, startingWith: "t0", server: StormServer(valid: "t1"))
+            precondition(counts.refreshes == 1, "a refresh storm made \(counts.refreshes) refreshes")
+            precondition(
+                counts.oldCredentialSendsAfterDecision == 0,
+                "\(counts.oldCredentialSendsAfterDecision) send(s) with the old credential after the refresh was decided")
+            precondition(counts.resent == counts.oldCredentialSends, "re-sent \(counts.resent) of \(counts.oldCredentialSends)")
+            if !stormCountsPrinted.exchange(true, ordering: .relaxed) {
+                print("gate.refresh-storm (n = \(n), first round): \(counts)")
+            }
             return time
         },
         baselines: [
             Contender(name: "RequestGate, token valid") {
-                await refreshStorm(n, startingWith: "t0", server: StormServer(valid: "t0")).0
+                let (time, counts) = await refreshStorm(n, startingWith: "t0", server: StormServer(valid: "t0"))
+                precondition(counts.refreshes == 0 && counts.resent == 0, "the no-expiry run: \(counts)")
+                return time
             }
         ],
-        note: "in-memory transport; the expired run checks that exactly 1 refresh happened"
+        note: "in-memory transport; every round checks exactly 1 refresh and 0 attempts authorized with the old "
+            + "credential after the refresh was decided (only requests already on the wire are re-sent)"
     )
+}
+
+/// gate.schedule's subject: `jobs` no-op jobs submitted to a scheduler limited to `limit`,
+/// low/default/high in turn, then waiting until it is idle.
+func prioritySchedulerSubmit(jobs: Int, limit: Int) async {
+    let priorities: [PriorityScheduler.Priority] = [.low, .default, .high]
+    let scheduler = PriorityScheduler(maxConcurrent: limit)
+    for job in 0..<jobs { try! scheduler.submit(priority: priorities[job % 3]) {} }
+    try! await scheduler.whenIdle()
 }
 
 /// The gate.schedule baseline: a TaskGroup kept to `limit` children in flight by hand.

@@ -3,6 +3,6 @@ extension Assembly {
     /// flight (the first requester included), so a test can hold a factory until every racing
     /// resolver has joined it — no sleeping, no polling.
     package convenience init(onWait: @escaping @Sendable () -> Void) {
-        self.init(root: ServiceTable(onWait: onWait))
+        self.init(root: ServiceTable(probe: ServiceTableProbe(resolverWaits: onWait)))
     }
 }

@@ -6,18 +6,17 @@ final class ServiceTable: Sendable {
     private let state: Lock<ServiceTableState>
     /// The assembly's own table, when this is an override scope's table.
     private let root: ServiceTable?
-    /// Called when a resolver starts waiting for a creation: lets a test start a factory's
-    /// failure or success only once every racing resolver has joined it.
-    private let onWait: (@Sendable () -> Void)?
+    /// Test hook (ServiceTable+Testing.swift); `nil` outside tests.
+    let probe: ServiceTableProbe?
 
     init(
         _ state: sending ServiceTableState = ServiceTableState(),
         root: ServiceTable? = nil,
-        onWait: (@Sendable () -> Void)? = nil
+        probe: ServiceTableProbe? = nil
     ) {
         self.state = Lock(state)
         self.root = root
-        self.onWait = onWait
+        self.probe = probe
     }
 
     /// Identifies the assembly this table belongs to, in ``ResolutionContext``.
@@ -26,7 +25,7 @@ final class ServiceTable: Sendable {
     /// A table with the same registrations and nothing created, for an override scope.
     func makeScope() -> ServiceTable {
         let entries = state.withLock { $0.entries.mapValues { ServiceTableState.Entry(registration: $0.registration) } }
-        return ServiceTable(ServiceTableState(entries: entries), root: root ?? self, onWait: onWait)
+        return ServiceTable(ServiceTableState(entries: entries), root: root ?? self, probe: probe)
     }
 
     var registrations: [ServiceKey: ServiceRegistration] {
@@ -77,7 +76,7 @@ final class ServiceTable: Sendable {
         waiter: ServiceTableState.CreationID?
     ) async throws -> ServiceInstance {
         defer { state.withLock { $0.endWait(waiter, on: id) } }
-        onWait?()
+        probe?.resolverWaits()
         guard let result = await creation.wait() else { throw CancellationError() }
         return try result.get()
     }

@@ -81,6 +81,13 @@ package struct SleepPurpose: Hashable, Sendable {
     /// A launcher's readiness deadlines: `ready(_:timeout:)`. (Its tasks' timeouts are
     /// ``taskTimeout``: they run in a graph run.)
     package static let launchReadyTimeout = SleepPurpose("launchReadyTimeout")
+    /// A request gate's timer for its requests' timeouts (`send(…, timeout:)` and
+    /// `GateConfiguration.requestTimeout`).
+    package static let requestTimeout = SleepPurpose("requestTimeout")
+    /// A request gate's timer for the running refresh's deadline (`refreshTimeout`).
+    package static let refreshTimeout = SleepPurpose("refreshTimeout")
+    /// The pause before a request gate's next attempt (backoff or `Retry-After`).
+    package static let gateBackoff = SleepPurpose("gateBackoff")
 }
 
 /// A clock that accepts a purpose with each sleep. Only test clocks adopt it.

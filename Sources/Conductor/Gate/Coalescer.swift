@@ -8,7 +8,7 @@ import Synchronization
 /// cancelled and the key is free for a fresh start. Each flight ends exactly once, through
 /// its `OnceCell`; `onSettle` runs for the outcome that won.
 final class Coalescer: Sendable {
-    private struct Key: Hashable, Sendable {
+    fileprivate struct Key: Hashable, Sendable {
         var base: any Hashable & Sendable
         var type: ObjectIdentifier
 
@@ -22,7 +22,7 @@ final class Coalescer: Sendable {
         }
     }
 
-    private struct Flight: Sendable {
+    fileprivate struct Flight: Sendable {
         var token: UInt64
         var subscribers: Int
         var priority: FlightPriority
@@ -35,29 +35,24 @@ final class Coalescer: Sendable {
         var settled: OnceFlag
     }
 
-    private struct State {
-        var flights: [Key: Flight] = [:]
+    struct State {
+        fileprivate var flights: [Key: Flight] = [:]
         var nextToken: UInt64 = 0
         var shutdownError: (any Error)?
-        /// Test hook: callers waiting until so many callers are subscribed to flights.
-        var subscriberWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Test hook's waiters (Coalescer+Testing.swift): `nil` until a test waits.
+        var probe: CoalescerProbe?
 
         var subscriberCount: Int { flights.values.reduce(0) { $0 + $1.subscribers } }
 
-        mutating func takeSatisfiedWaiters() -> [CheckedContinuation<Void, Never>] {
-            guard !subscriberWaiters.isEmpty else { return [] }
+        /// The test hook's waiters that the subscriber count now satisfies.
+        mutating func takeSatisfiedProbeWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard probe != nil else { return [] }
             let count = subscriberCount
-            var ready: [CheckedContinuation<Void, Never>] = []
-            subscriberWaiters.removeAll { waiter in
-                guard count >= waiter.count else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
+            return probe?.takeSatisfied(subscribers: count) ?? []
         }
     }
 
-    private let state = Lock(State())
+    let state = Lock(State())
 
     init() {}
 
@@ -94,7 +89,7 @@ final class Coalescer: Sendable {
                         state.flights[key] = flight
                         return (
                             flight.cell as! Cell, flight.token, flight.priority, false, flight.settled,
-                            state.takeSatisfiedWaiters()
+                            state.takeSatisfiedProbeWaiters()
                         )
                     }
                     // Under the lock, so the flight's start is recorded before anything (a
@@ -121,7 +116,7 @@ final class Coalescer: Sendable {
                         },
                         settled: settled
                     )
-                    return (cell, token, flightPriority, true, settled, state.takeSatisfiedWaiters())
+                    return (cell, token, flightPriority, true, settled, state.takeSatisfiedProbeWaiters())
                 }
         for waiter in subscription.ready { waiter.resume() }
         let (cell, token, flightPriority, created, _, _) = subscription
@@ -153,18 +148,6 @@ final class Coalescer: Sendable {
             _ = await cell.waitIgnoringCancellation()
         }
         throw cancelled()
-    }
-
-    /// Test hook: suspends until at least `count` callers are subscribed to flights.
-    func subscribers(atLeast count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.subscriberCount >= count { return true }
-                state.subscriberWaiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
     }
 
     /// Refuses new work and ends every flight with `error`, cancelling its work.

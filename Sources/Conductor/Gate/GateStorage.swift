@@ -62,7 +62,15 @@ final class GateStorage<Credential: Sendable>: Sendable {
     let coalescer = Coalescer()
     private let transport: any GateTransport
     private let cache: (any ResponseCache)?
+    /// Read for `now` (refresh window, deadlines); the gate sleeps only through the three below,
+    /// each tagged with its purpose so a test clock tells them apart.
     private let clock: ClockSource
+    /// Requests' timeouts: one timer task at most, however many requests have a deadline.
+    private let requestTimer: DeadlineTimer
+    /// The running refresh's deadline. A timer of its own, so it sleeps apart from requests'.
+    private let refreshTimer: DeadlineTimer
+    /// Sleeps between a request's attempts.
+    private let backoffClock: ClockSource
     private let logger: Logger?
     private let authorize: @Sendable (inout HTTPRequest, Credential) -> Void
     private let classify: @Sendable (HTTPResponse) -> ResponseVerdict
@@ -86,6 +94,9 @@ final class GateStorage<Credential: Sendable>: Sendable {
         self.configuration = configuration
         self.cache = cache
         self.clock = clock
+        self.requestTimer = DeadlineTimer(clock: clock.purpose(.requestTimeout))
+        self.refreshTimer = DeadlineTimer(clock: clock.purpose(.refreshTimeout))
+        self.backoffClock = clock.purpose(.gateBackoff)
         self.logger = logger
         self.authorize = authorize
         self.classify = classify
@@ -204,11 +215,15 @@ final class GateStorage<Credential: Sendable>: Sendable {
         }
         do {
             guard let timeout else { return try await work() }
-            switch await race(work, deadline: clock.now + timeout) {
-            case .finished(let result): return try result.get()
-            case .deadlineMissed: throw GateError.timedOut(name, after: timeout)
-            case .cancelled: throw GateError.cancelled(name)
-            }
+            let outcome: Result<GateResponse, any Error> = await requestTimer.race(
+                {
+                    do { return .success(try await work()) } catch { return .failure(error) }
+                },
+                until: clock.now + timeout,
+                onDeadline: { .failure(GateError.timedOut(name, after: timeout)) },
+                onCancel: { .failure(GateError.cancelled(name)) }
+            )
+            return try outcome.get()
         } catch let error as GateError where [.transport, .retriesExhausted, .timedOut].contains(error.code) {
             guard let cache, var cached = await cache.response(for: request) else { throw error }
             cached.isFromCache = true
@@ -447,7 +462,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
         let delay = retryAfter ?? state.withLock { $0.machine.backoffDelay(afterAttempt: attempt) }
         emit(.retry(request: id, attempt: attempt, delay: delay))
         do {
-            try await clock.sleep(for: delay)
+            try await backoffClock.sleep(for: delay)
         } catch {
             throw GateError.cancelled(name)
         }
@@ -474,11 +489,21 @@ final class GateStorage<Credential: Sendable>: Sendable {
     private func startRefresh(_ flight: Flight, replacing old: Credential?) {
         let refresher = self.refresher
         let timeout = configuration.refreshTimeout
+        let timer = refreshTimer
         let task = Task {
-            let outcome: RaceOutcome<Credential>
+            let outcome: RefreshOutcome
             do {
                 outcome = try await self.scheduler.run(priority: .unique) {
-                    await self.race({ try await refresher(old) }, deadline: self.clock.now + timeout)
+                    await timer.race(
+                        {
+                            do { return .finished(.success(try await refresher(old))) } catch {
+                                return .finished(.failure(error))
+                            }
+                        },
+                        until: timer.clock.now + timeout,
+                        onDeadline: { .deadlineMissed },
+                        onCancel: { .cancelled }
+                    )
                 }
             } catch {
                 // Cancelled or shut down while waiting for the slot: whatever did it has
@@ -496,7 +521,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
         if !current { task.cancel() }
     }
 
-    private func finishRefresh(_ flight: Flight, _ outcome: RaceOutcome<Credential>, timeout: Duration) {
+    private func finishRefresh(_ flight: Flight, _ outcome: RefreshOutcome, timeout: Duration) {
         let action = transition { state, events -> Machine.RefreshEndAction in
             let action: Machine.RefreshEndAction
             switch outcome {
@@ -582,42 +607,12 @@ final class GateStorage<Credential: Sendable>: Sendable {
         for waiter in action.waiters { waiter.resume(returning: resumption) }
     }
 
-    // MARK: - The deadline seam
-
-    enum RaceOutcome<Value: Sendable>: Sendable {
-        case finished(Result<Value, any Error>)
+    /// How a refresh ended, as its race against the refresh deadline saw it.
+    private enum RefreshOutcome: Sendable {
+        case finished(Result<Credential, any Error>)
         case deadlineMissed
-        /// The awaiting task was cancelled.
+        /// The refresh task was cancelled (a sign-in, sign-out or shutdown replaced it).
         case cancelled
-    }
-
-    /// The one place the gate races work against a deadline (a request's timeout, the
-    /// refresh's deadline). The work runs in a task of its own and the first of the work, the
-    /// deadline and the caller's cancellation settles the outcome, so work that ignores
-    /// cancellation cannot hold the caller past its deadline. Everything else in the gate goes
-    /// through this seam, so switching it to the shared deadline helper is a change here only.
-    private func race<Value: Sendable>(
-        _ work: @escaping @Sendable () async throws -> Value,
-        deadline: Duration
-    ) async -> RaceOutcome<Value> {
-        let outcome = OnceCell<RaceOutcome<Value>>()
-        let worker = Task {
-            do { outcome.resolve(.finished(.success(try await work()))) } catch {
-                outcome.resolve(.finished(.failure(error)))
-            }
-        }
-        let timer = Task { [clock] in
-            guard (try? await clock.sleep(until: deadline)) != nil else { return }
-            outcome.resolve(.deadlineMissed)
-        }
-        let result = await withTaskCancellationHandler {
-            await outcome.waitIgnoringCancellation()
-        } onCancel: {
-            outcome.resolve(.cancelled)
-        }
-        worker.cancel()
-        timer.cancel()
-        return result
     }
 
     // MARK: - Events

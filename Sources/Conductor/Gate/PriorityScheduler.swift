@@ -27,51 +27,28 @@ import Synchronization
 ///
 /// - Complexity: submitting, starting and cancelling are O(1) amortized, under one lock.
 public final class PriorityScheduler: Sendable {
-    private enum Payload {
+    enum Payload {
         /// A caller of `run`, waiting for its slot.
         case waiter(CheckedContinuation<Void, any Error>)
         /// A submitted job, run by a worker.
         case job(Job)
     }
 
-    private struct Job: Sendable {
+    struct Job: Sendable {
         var priority: Priority
         var body: @Sendable () async -> Void
     }
 
-    private struct State {
+    struct State {
         var machine: SchedulerStateMachine<Payload>
         var nextID: UInt64 = 0
         var idleWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
-        /// Test hook: callers of `queued(atLeast:)`.
-        var queueWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        /// Test hook: queued entries moved to a higher lane so far, and callers of `raised(atLeast:)`.
-        var raises = 0
-        var raiseWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Test hooks' waiters (PriorityScheduler+Testing.swift): `nil` until a test waits.
+        var probe: SchedulerProbe?
 
-        /// Moves queued entry `id` to `priority`'s lane; returns the test-hook waiters to wake.
-        mutating func raise(id: UInt64, to priority: Priority) -> [CheckedContinuation<Void, Never>] {
-            guard machine.raise(id: id, to: priority) else { return [] }
-            raises += 1
-            guard !raiseWaiters.isEmpty else { return [] }
-            var ready: [CheckedContinuation<Void, Never>] = []
-            raiseWaiters.removeAll { waiter in
-                guard raises >= waiter.count else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
-        }
-
-        mutating func takeSatisfiedQueueWaiters() -> [CheckedContinuation<Void, Never>] {
-            guard !queueWaiters.isEmpty else { return [] }
-            var ready: [CheckedContinuation<Void, Never>] = []
-            queueWaiters.removeAll { waiter in
-                guard machine.queuedCount >= waiter.count else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
+        /// The test hooks' waiters whose condition the queue now meets, to resume after unlocking.
+        mutating func takeSatisfiedProbeWaiters() -> [CheckedContinuation<Void, Never>] {
+            probe?.takeSatisfied(by: machine) ?? []
         }
 
         mutating func makeID() -> UInt64 {
@@ -84,10 +61,16 @@ public final class PriorityScheduler: Sendable {
             defer { idleWaiters.removeAll() }
             return Array(idleWaiters.values)
         }
+
+        /// Moves queued entry `id` to `priority`'s lane; returns the test hooks' waiters to wake.
+        mutating func raise(id: UInt64, to priority: Priority) -> [CheckedContinuation<Void, Never>] {
+            guard machine.raise(id: id, to: priority) else { return [] }
+            return takeSatisfiedProbeWaiters()
+        }
     }
 
-    private let state: Lock<State>
-    private let coalescer = Coalescer()
+    let state: Lock<State>
+    let coalescer = Coalescer()
 
     /// Creates a scheduler.
     ///
@@ -184,7 +167,7 @@ public final class PriorityScheduler: Sendable {
         let (action, queueWaiters) = state.withLock { state in
             (
                 state.machine.submit(id: state.makeID(), priority: priority, payload: .job(job)),
-                state.takeSatisfiedQueueWaiters()
+                state.takeSatisfiedProbeWaiters()
             )
         }
         for waiter in queueWaiters { waiter.resume() }
@@ -265,7 +248,7 @@ public final class PriorityScheduler: Sendable {
                     // either it finds the entry or this sees the cancellation.
                     if Task.isCancelled { return (nil, []) }
                     let action = state.machine.submit(id: id, priority: priority, payload: .waiter(continuation))
-                    return (action, state.takeSatisfiedQueueWaiters())
+                    return (action, state.takeSatisfiedProbeWaiters())
                 }
                 for waiter in queueWaiters { waiter.resume() }
                 switch action {
@@ -339,34 +322,4 @@ public final class PriorityScheduler: Sendable {
 
     /// How many entries wait for a slot now: the gate's queue-depth gauge.
     var queuedCount: Int { state.withLock { $0.machine.queuedCount } }
-
-    /// Test hook: suspends until queued entries were moved to a higher lane at least `count` times.
-    package func raised(atLeast count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.raises >= count { return true }
-                state.raiseWaiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    /// Test hook: suspends until at least `count` submissions are queued — the event a test
-    /// waits for before it releases running work, so queue order is never a race.
-    package func queued(atLeast count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.machine.queuedCount >= count { return true }
-                state.queueWaiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    /// Test hook: suspends until at least `count` callers are subscribed to coalesced flights.
-    package func coalescedCallers(atLeast count: Int) async {
-        await coalescer.subscribers(atLeast: count)
-    }
 }

@@ -46,10 +46,20 @@ struct SchedulerStateMachine<Payload> {
     private(set) var running = 0
     private(set) var uniqueRunning = false
     private(set) var isShutDown = false
+    /// A lane's copy of what ordering needs, so picking the next lane looks nothing up.
+    private struct Queued {
+        var id: UInt64
+        var enqueuedAtDispatch: UInt64
+        var order: UInt64
+    }
+
     /// Indexed by `Priority.rawValue` for low, default, high. Ids whose entry was cancelled
     /// or raised to another lane stay in the deque until they reach its head, so cancelling
     /// and raising are O(1).
-    private var lanes: [Deque<UInt64>] = [[], [], []]
+    private var lanes: [Deque<Queued>] = [[], [], []]
+    /// How many of each lane's ids are dead (their entry was cancelled or moved to another
+    /// lane): while a lane has none, its head is live without a lookup.
+    private var deadInLane = [0, 0, 0]
     private var uniqueLane: Deque<UInt64> = []
     private var entries: [UInt64: Entry] = [:]
     private var dispatches: UInt64 = 0
@@ -64,6 +74,12 @@ struct SchedulerStateMachine<Payload> {
 
     /// Entries waiting to start.
     var queuedCount: Int { entries.count }
+
+    /// Entries waiting to start in `priority`'s lane (raised ones count in their new lane).
+    /// - Complexity: O(queued); for test hooks.
+    func queuedCount(in priority: Priority) -> Int {
+        entries.values.count { $0.priority == priority }
+    }
 
     /// Nothing runs and nothing waits.
     var isIdle: Bool { running == 0 && !uniqueRunning && entries.isEmpty }
@@ -88,7 +104,7 @@ struct SchedulerStateMachine<Payload> {
         if priority == .unique {
             uniqueLane.append(id)
         } else {
-            lanes[priority.rawValue].append(id)
+            lanes[priority.rawValue].append(Queued(id: id, enqueuedAtDispatch: dispatches, order: enqueues))
         }
         return .enqueued
     }
@@ -112,6 +128,7 @@ struct SchedulerStateMachine<Payload> {
         // The id stays in its lane as a tombstone, skipped when it reaches the head, so
         // cancelling is O(1).
         guard let entry = entries.removeValue(forKey: id) else { return nil }
+        if entry.priority != .unique { deadInLane[entry.priority.rawValue] += 1 }
         return (entry.payload, dispatch())
     }
 
@@ -125,7 +142,9 @@ struct SchedulerStateMachine<Payload> {
         // The id stays in its old lane as a tombstone: `nextLane` skips ids whose entry lives
         // in another lane now.
         entries[id]!.priority = priority
-        lanes[priority.rawValue].append(id)
+        deadInLane[entry.priority.rawValue] += 1
+        lanes[priority.rawValue].append(
+            Queued(id: id, enqueuedAtDispatch: entry.enqueuedAtDispatch, order: entry.order))
         return true
     }
 
@@ -136,11 +155,12 @@ struct SchedulerStateMachine<Payload> {
         isShutDown = true
         var dropped: [Payload] = []
         dropped.reserveCapacity(entries.count)
-        for id in uniqueLane + lanes[2] + lanes[1] + lanes[0] {
+        for id in uniqueLane + lanes[2].map(\.id) + lanes[1].map(\.id) + lanes[0].map(\.id) {
             if let entry = entries.removeValue(forKey: id) { dropped.append(entry.payload) }
         }
         uniqueLane.removeAll()
         for index in lanes.indices { lanes[index].removeAll() }
+        deadInLane = [0, 0, 0]
         return dropped
     }
 
@@ -181,8 +201,8 @@ struct SchedulerStateMachine<Payload> {
                 break
             }
             if let limit, running >= limit { break }
-            guard let lane = nextLane(), let id = lanes[lane].popFirst() else { break }
-            let entry = entries.removeValue(forKey: id)!
+            guard let lane = nextLane(), let head = lanes[lane].popFirst() else { break }
+            let entry = entries.removeValue(forKey: head.id)!
             started.append(entry.payload)
             start(entry.priority)
         }
@@ -203,13 +223,18 @@ struct SchedulerStateMachine<Payload> {
         var highest: Int?
         var oldestAged: (lane: Int, order: UInt64)?
         for lane in stride(from: 2, through: 0, by: -1) {
-            while let id = lanes[lane].first, entries[id]?.priority.rawValue != lane { lanes[lane].removeFirst() }
-            guard let id = lanes[lane].first, let entry = entries[id] else { continue }
-            if highest == nil { highest = lane }
-            if dispatches &- entry.enqueuedAtDispatch >= agingThreshold,
-                oldestAged.map({ entry.order < $0.order }) ?? true
+            while deadInLane[lane] > 0, let head = lanes[lane].first,
+                entries[head.id]?.priority.rawValue != lane
             {
-                oldestAged = (lane, entry.order)
+                lanes[lane].removeFirst()
+                deadInLane[lane] -= 1
+            }
+            guard let head = lanes[lane].first else { continue }
+            if highest == nil { highest = lane }
+            if dispatches &- head.enqueuedAtDispatch >= agingThreshold,
+                oldestAged.map({ head.order < $0.order }) ?? true
+            {
+                oldestAged = (lane, head.order)
             }
         }
         return oldestAged?.lane ?? highest

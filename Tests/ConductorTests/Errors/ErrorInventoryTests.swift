@@ -311,7 +311,7 @@ import Testing
                     return "never"
                 })
             let request = Task { try await gate.send(Self.get("/feed")) }
-            await clock.sleepers(atLeast: 1)
+            await clock.sleepers(atLeast: 1, for: .refreshTimeout)
             clock.advance(by: .seconds(30))
             let error = await #expect(throws: GateError.self) { try await request.value }
             #expect(error?.code == .refreshTimedOut)
@@ -409,8 +409,9 @@ import Testing
                 }
             )
             let request = Task { try await gate.send(Self.get("/feed"), timeout: .seconds(1)) }
-            // The request's deadline and the refresh's.
-            await clock.sleepers(atLeast: 2)
+            // The request's deadline and the refresh's, each on a timer of its own.
+            await clock.sleepers(atLeast: 1, for: .requestTimeout)
+            await clock.sleepers(atLeast: 1, for: .refreshTimeout)
             clock.advance(by: .seconds(1))
             let error = await #expect(throws: GateError.self) { try await request.value }
             #expect(error?.code == .timedOut)

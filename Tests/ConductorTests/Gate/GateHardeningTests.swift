@@ -46,7 +46,7 @@ struct GateHardeningTests {
             }
         }
         await gate.queuedAttempts(atLeast: 1)
-        await clock.sleepers(atLeast: 1)
+        await clock.sleepers(atLeast: 1, for: .requestTimeout)
         clock.advance(by: .seconds(5))
         await queued.value
         #expect(ledger.outcome(of: "queued") == "timedOut")
@@ -74,13 +74,47 @@ struct GateHardeningTests {
             }
         )
         let request = Task { try await gate.send(Self.get("/feed"), timeout: .seconds(2)) }
-        // The request's deadline and the refresh's deadline both wait on the clock.
-        await clock.sleepers(atLeast: 2)
+        // The request's deadline and the refresh's deadline both wait on the clock, each on a
+        // timer of its own.
+        await clock.sleepers(atLeast: 1, for: .requestTimeout)
+        await clock.sleepers(atLeast: 1, for: .refreshTimeout)
         clock.advance(by: .seconds(2))
         let error = await #expect(throws: GateError.self) { try await request.value }
         #expect(error?.code == .timedOut)
         #expect(error?.message == "GET /feed timed out after 2.0 seconds")
         refreshRelease.open()
+    }
+
+    /// The gate's deadlines are on the shared `DeadlineTimer`: however many requests wait
+    /// with a timeout, one sleeper (tagged `.requestTimeout`) serves them all, and each
+    /// request still ends at its own deadline.
+    @Test func requestDeadlinesShareOneTimer() async throws {
+        let clock = ManualClock()
+        let held = Latch()
+        let transport = HeldTransport(base: MemoryTransport(validToken: "t0"), latch: held)
+        let gate = RequestGate<String>(
+            transport: transport,
+            credential: "t0",
+            configuration: GateConfiguration(jitterSeed: 1),
+            clock: clock,
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in "t1" }
+        )
+        let early = Task { try await gate.send(Self.get("/early"), timeout: .seconds(1)) }
+        let late = Task { try await gate.send(Self.get("/late"), timeout: .seconds(2)) }
+        await transport.arrivals(atLeast: 2)
+        await clock.sleepers(atLeast: 1, for: .requestTimeout)
+        #expect(clock.sleeperCount(for: .requestTimeout) == 1)
+        #expect(clock.sleeperCount == 1)
+        clock.advance(by: .seconds(1))
+        let first = await #expect(throws: GateError.self) { try await early.value }
+        #expect(first?.code == .timedOut)
+        // The timer goes back to sleep for the later deadline.
+        await clock.sleepers(atLeast: 1, for: .requestTimeout)
+        clock.advance(by: .seconds(1))
+        let second = await #expect(throws: GateError.self) { try await late.value }
+        #expect(second?.message == "GET /late timed out after 2.0 seconds")
+        held.open()
     }
 
     @Test func aTimedOutRequestFallsBackToTheCache() async throws {
@@ -101,7 +135,7 @@ struct GateHardeningTests {
         await cache.store(GateResponse(response: HTTPResponse(status: .ok), body: [1]), for: Self.get("/feed"))
         let request = Task { try await gate.send(Self.get("/feed"), timeout: .seconds(1)) }
         await transport.arrivals(atLeast: 1)
-        await clock.sleepers(atLeast: 1)
+        await clock.sleepers(atLeast: 1, for: .requestTimeout)
         clock.advance(by: .seconds(1))
         let reply = try await request.value
         #expect(reply.isFromCache && reply.body == [1])
@@ -122,7 +156,7 @@ struct GateHardeningTests {
         )
         let request = Task { try await gate.send(Self.get("/slow")) }
         await transport.arrivals(atLeast: 1)
-        await clock.sleepers(atLeast: 1)
+        await clock.sleepers(atLeast: 1, for: .requestTimeout)
         clock.advance(by: .seconds(3))
         let error = await #expect(throws: GateError.self) { try await request.value }
         #expect(error?.code == .timedOut)
@@ -187,7 +221,7 @@ struct GateHardeningTests {
         await scheduler.queued(atLeast: 2)
         let urgent = Task { try await scheduler.run(priority: .high, coalescingKey: "avatar") { -1 } }
         // The joiner raised the flight to high before any slot freed up.
-        await scheduler.raised(atLeast: 1)
+        await scheduler.waitUntilQueued(atLeast: 1, in: .high)
         latch.open()
         try await blocker.value
         #expect(try await lowFlight.value == 7)

@@ -74,7 +74,7 @@ import Testing
             }
         )
         let request = Task { try await gate.send(Self.get("/feed")) }
-        await clock.sleepers(atLeast: 1)
+        await clock.sleepers(atLeast: 1, for: .refreshTimeout)
         clock.advance(by: .seconds(30))
         let error = await #expect(throws: GateError.self) { try await request.value }
         #expect(error?.code == .refreshTimedOut)
@@ -114,9 +114,9 @@ import Testing
         authority.transport.state.withLock { $0.script = [.tooManyRequests, .serviceUnavailable, .serviceUnavailable] }
         let gate = Self.makeGate(authority, credential: "t0", clock: clock)
         let request = Task { try await gate.send(Self.get("/feed")) }
-        await clock.sleepers(atLeast: 1)
+        await clock.sleepers(atLeast: 1, for: .gateBackoff)
         clock.advance(by: .seconds(3))  // Retry-After: 3
-        await clock.sleepers(atLeast: 1)
+        await clock.sleepers(atLeast: 1, for: .gateBackoff)
         clock.advance(by: .seconds(1))  // exponential backoff with jitter, below 200ms · 2
         let error = await #expect(throws: GateError.self) { try await request.value }
         #expect(error?.code == .retriesExhausted)

@@ -195,4 +195,66 @@ import Testing
         let worst = overtakes.values.max() ?? 0
         #expect(worst <= threshold, "seed \(seed): overtaken \(worst) times with a threshold of \(threshold)")
     }
+
+    /// Cancelled and raised entries leave dead ids in their old lanes: over random submits,
+    /// cancels, raises and finishes (no aging), the machine starts exactly what a plain model
+    /// of FIFO lanes starts — the front of the highest non-empty lane — and each entry once.
+    @Test(arguments: StressConfiguration.seeds(default: 200, base: 0xA9E_0003))
+    func cancelledAndRaisedEntriesNeverStartOutOfTurn(seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
+        var machine = SchedulerStateMachine<UInt64>(
+            limit: Int.random(in: 1...3, using: &generator), agingThreshold: 1_000_000)
+        var model: [[UInt64]] = [[], [], []]  // live queued ids per lane, front first
+        var running = 0
+        var ended: Set<UInt64> = []
+        var nextID: UInt64 = 0
+        func started(_ ids: [UInt64]) {
+            for id in ids {
+                running += 1
+                let lane = model.lastIndex { !$0.isEmpty }
+                #expect(lane.map { model[$0].first } == id, "seed \(seed): started \(id), model \(model)")
+                if let lane { model[lane].removeFirst() }
+                #expect(ended.insert(id).inserted, "seed \(seed): \(id) ended twice")
+            }
+        }
+        for _ in 0..<500 {
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<3 where running > 0:
+                running -= 1
+                started(machine.finish(unique: false))
+            case 3:
+                guard let id = model.flatMap({ $0 }).randomElement(using: &generator) else { continue }
+                let removed = machine.cancel(id: id)
+                #expect(removed?.cancelled == id, "seed \(seed)")
+                for lane in model.indices { model[lane].removeAll { $0 == id } }
+                ended.insert(id)
+                started(removed?.started ?? [])
+            case 4:
+                guard let id = model[0...1].flatMap({ $0 }).randomElement(using: &generator) else { continue }
+                let from = model.firstIndex { $0.contains(id) }!
+                let to = Int.random(in: (from + 1)...2, using: &generator)
+                let raised = machine.raise(id: id, to: PriorityScheduler.Priority(rawValue: to)!)
+                #expect(raised, "seed \(seed)")
+                model[from].removeAll { $0 == id }
+                model[to].append(id)
+            default:
+                let lane = Int.random(in: 0...2, using: &generator)
+                let id = nextID
+                nextID += 1
+                switch machine.submit(id: id, priority: PriorityScheduler.Priority(rawValue: lane)!, payload: id) {
+                case .start:
+                    running += 1
+                    ended.insert(id)
+                case .enqueued: model[lane].append(id)
+                case .rejected: Issue.record("seed \(seed): rejected")
+                }
+            }
+            #expect(machine.queuedCount == model.reduce(0) { $0 + $1.count }, "seed \(seed)")
+        }
+        while running > 0 {
+            running -= 1
+            started(machine.finish(unique: false))
+        }
+        #expect(model.allSatisfy(\.isEmpty) && ended.count == Int(nextID), "seed \(seed)")
+    }
 }

@@ -18,6 +18,12 @@ import Testing
 ///    late, and the gate discards that token — so a server may issue more tokens than the
 ///    gate used, never more than refreshes started. With no failed refresh the three are
 ///    equal.
+/// 5. A request goes out only with the credential the gate holds at that moment: every
+///    `running` that carries a credential (version > 0) carries the newest version, and none
+///    goes out between a sign-out and the next sign-in.
+/// 6. A stale refresh never overwrites a newer credential: a `refreshSucceeded(version: v)`
+///    ends the one running refresh, which started from v − 1, with no sign-in or sign-out
+///    since (either would have cancelled it), so v is exactly one past the version held.
 enum RefreshInvariant {
     static func check(
         _ events: [GateEvent], startVersion: Int, credentialVersion: Int, tokensIssued: Int, context: String,
@@ -28,7 +34,30 @@ enum RefreshInvariant {
         var succeeded = 0
         var signIns = 0
         var staleSends = 0
+        var current = startVersion
+        var signedOut = false
         for event in events {
+            switch event {
+            case .running(let request, let attempt, let version) where version > 0:
+                let held = signedOut ? "no credential (signed out)" : "v\(current)"
+                #expect(
+                    version == current && !signedOut,
+                    "\(context): #\(request) attempt \(attempt) went out with v\(version) while the gate held \(held)",
+                    sourceLocation: sourceLocation)
+            case .refreshSucceeded(let version):
+                #expect(
+                    version == current + 1 && open[current] == 1 && !signedOut,
+                    "\(context): a refresh installed v\(version) over v\(current) (open: \(open))",
+                    sourceLocation: sourceLocation)
+                current = version
+            case .signedIn(let version):
+                current = version
+                signedOut = false
+            case .signedOut:
+                signedOut = true
+            default:
+                break
+            }
             switch event {
             case .refreshStarted(let version, _):
                 started += 1

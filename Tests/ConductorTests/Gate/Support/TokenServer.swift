@@ -12,6 +12,9 @@ import Synchronization
 ///   only accepted token.
 /// - `GET /data/<anything>`: 200 with body `<path>` when `Authorization: Bearer <current>`,
 ///   else 401. Requests whose path starts with `/data/held` wait for ``releaseHeld()``.
+/// - `POST /login`: a sign-in, needing no credential: issues `s1`, `s2`, … and makes it the
+///   only accepted token.
+/// - `GET /public/<anything>`: 200, credential or not (recorded in ``publicHits``).
 ///
 /// Started with ``Faults``, it also misbehaves on `/data/*`, as drawn from a seeded generator.
 final class TokenServer: Sendable {
@@ -48,7 +51,11 @@ final class TokenServer: Sendable {
 
     fileprivate struct State {
         var validToken: String?
+        /// The newest token issued, by a refresh or a login.
+        var newest: String?
         var issued = 0
+        var logins = 0
+        var publicHits: [Hit] = []
         var refreshRequests = 0
         var failRefresh = false
         var hits: [Hit] = []
@@ -117,6 +124,9 @@ final class TokenServer: Sendable {
 
     var hits: [Hit] { state.withLock { $0.hits } }
 
+    /// `GET /public/*` requests received.
+    var publicHits: [Hit] { state.withLock { $0.publicHits } }
+
     /// How many faults of each kind the server injected.
     var injected: [Fault: Int] { state.withLock { $0.injected } }
 
@@ -157,10 +167,30 @@ final class TokenServer: Sendable {
                 guard !state.failRefresh else { return nil }
                 state.issued += 1
                 state.validToken = "t\(state.issued)"
+                state.newest = state.validToken
                 return state.validToken
             }
             guard let token else { return HTTPResponse(statusCode: .internalServerError) }
             return HTTPResponse(statusCode: .ok, body: Data(token.utf8))
+        }
+        await server.appendRoute("POST /login") { [self] _ in
+            let token = state.withLock { state -> String in
+                state.logins += 1
+                state.validToken = "s\(state.logins)"
+                state.newest = state.validToken
+                return "s\(state.logins)"
+            }
+            return HTTPResponse(statusCode: .ok, body: Data(token.utf8))
+        }
+        await server.appendRoute("GET /public/*") { [self] request in
+            let authorization = request.headers[HTTPHeader("Authorization")]
+            state.withLock { state in
+                state.publicHits.append(
+                    Hit(
+                        path: request.path, token: authorization.map { String($0.dropFirst("Bearer ".count)) },
+                        requestTag: request.headers[HTTPHeader("X-Tag")], newest: state.newest))
+            }
+            return HTTPResponse(statusCode: .ok, body: Data(request.path.utf8))
         }
         await server.appendRoute("GET /data/*") { [self] request in
             let authorization = request.headers[HTTPHeader("Authorization")]
@@ -171,7 +201,7 @@ final class TokenServer: Sendable {
                 state.hits.append(
                     Hit(
                         path: path, token: token, requestTag: request.headers[HTTPHeader("X-Tag")],
-                        newest: state.issued == 0 ? nil : "t\(state.issued)"))
+                        newest: state.newest))
                 state.receivedPerToken[token ?? "none", default: 0] += 1
                 let plan = state.drawFault()
                 if plan?.fault == .unauthorized { state.validToken = nil }

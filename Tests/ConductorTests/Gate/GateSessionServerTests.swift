@@ -1,0 +1,164 @@
+import Conductor
+import ConductorTestKit
+import ConductorURLSession
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The races of ``GateSessionPropertyTests`` against the real loopback server in its fault mode (latency, 401s, 429s,
+/// 500s, dropped connections and slow bodies on `/data/*`), in real time. A script of sends
+/// (some to `/public/*`, anonymous), logins (an anonymous `POST /login` through the gate, then
+/// `signIn` with its token), sign-outs and expiries runs in order; between steps the script
+/// may wait for the next request to end (a journal event), so operations land while requests
+/// are on the wire, parked or queued.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct GateSessionServerTests {
+    static let seeds = StressConfiguration.seeds(default: 3, base: 0x5E55_F001)
+
+    enum Step {
+        case send(anonymous: Bool, priority: PriorityScheduler.Priority)
+        case signIn
+        case signOut
+        case expire
+        case awaitAnEnd
+    }
+
+    @Test(arguments: seeds)
+    func signInSignOutAndRefreshRacesAgainstAFaultyServer(seed: UInt64) async throws {
+        var generator = SeededGenerator(seed: seed)
+        let faults = TokenServer.Faults(
+            seed: seed, latencyMilliseconds: 0...15, unauthorized: 0.1, tooManyRequests: 0.05,
+            retryAfterSeconds: [0], serverError: 0.05, drop: 0.05, slowBody: 0.05)
+        let server = try await TokenServer.start(faults: faults)
+        // As a real client would (and as GateServerFaultTests does): a transport task that
+        // never completes ends as a transport error, and a request by its deadline, instead
+        // of holding a slot for ever.
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = 10
+        let session = URLSession(configuration: sessionConfiguration)
+        defer { session.finishTasksAndInvalidate() }
+        let transport = URLSessionTransport(session: session)
+        let authority = server.authority
+        let configuration = GateConfiguration(
+            maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
+            maxAttempts: 5,
+            initialBackoff: .milliseconds(2),
+            maxBackoff: .milliseconds(10),
+            maxRetryAfter: .seconds(1),
+            refreshTimeout: .seconds(15),
+            requestTimeout: .seconds(20),
+            jitterSeed: seed,
+            eventRetention: 100_000
+        )
+        let gate = RequestGate<String>(
+            transport: transport,
+            credential: "stale",
+            configuration: configuration,
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in
+                let request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/token")
+                let (response, body) = try await transport.send(request, body: .bytes([]))
+                guard response.status == .ok else { throw RefreshRejected(status: response.status.code) }
+                return String(decoding: body, as: UTF8.self)
+            }
+        )
+        let steps: [Step] = (0..<Int.random(in: 16...28, using: &generator)).map { _ in
+            switch Int.random(in: 0..<20, using: &generator) {
+            case 0..<2: .signIn
+            case 2: .signOut
+            case 3..<5: .expire
+            case 5..<9: .awaitAnEnd
+            default:
+                .send(
+                    anonymous: Int.random(in: 0..<4, using: &generator) == 0,
+                    priority: [.low, .default, .high].randomElement(using: &generator)!)
+            }
+        }
+        let ledger = OutcomeLedger<Int>()
+        var requests: [(index: Int, anonymous: Bool)] = []
+        var callers: [Task<Void, Never>] = []
+        var events = gate.events.makeAsyncIterator()
+        var endsConsumed = 0
+        for (index, step) in steps.enumerated() {
+            switch step {
+            case .send(let anonymous, let priority):
+                ledger.expect(index)
+                requests.append((index, anonymous))
+                let path = anonymous ? "/public/\(index)" : "/data/\(index)"
+                callers.append(
+                    Task {
+                        do {
+                            let reply = try await gate.send(
+                                GateServerTests.request(server, path, tag: "\(index)"), priority: priority,
+                                authorization: anonymous ? .anonymous : .required)
+                            ledger.record(index, "status \(reply.response.status.code)")
+                        } catch {
+                            ledger.record(index, (error as? GateError).map { "\($0.code)" } ?? "\(error)")
+                        }
+                    })
+            case .signIn:
+                // The login call itself needs no credential, and is a request like any other.
+                ledger.expect(index)
+                requests.append((index, true))
+                let login = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/login")
+                do {
+                    let reply = try await gate.send(login, body: .bytes([]), authorization: .anonymous)
+                    ledger.record(index, "status \(reply.response.status.code)")
+                    gate.signIn(String(decoding: reply.body, as: UTF8.self))
+                } catch {
+                    ledger.record(index, (error as? GateError).map { "\($0.code)" } ?? "\(error)")
+                }
+            case .signOut:
+                gate.signOut()
+            case .expire:
+                server.expireToken()
+            case .awaitAnEnd:
+                // Suspends on the journal until one more flight has ended, if any is open.
+                let snapshot = gate.eventsSnapshot
+                let opened = snapshot.count { if case .initial = $0 { true } else { false } }
+                let ended = snapshot.count(where: Self.isEnd)
+                guard opened > ended else { continue }
+                while endsConsumed <= ended, let event = await events.next() {
+                    if Self.isEnd(event) { endsConsumed += 1 }
+                }
+            }
+        }
+        guard await awaitAll(callers) else {
+            let open = requests.map(\.index).filter { ledger.outcome(of: $0) == nil }
+            Issue.record(
+                "seed \(seed): requests \(open) never ended; the gate's last events: \(gate.eventsSnapshot.suffix(20))")
+            gate.shutdown()
+            await server.stop()
+            return
+        }
+        await RefreshInvariant.settle(gate)
+        let context = "seed \(seed)"
+        SessionChecks.check(
+            ledger: ledger, requests: requests, events: gate.eventsSnapshot, startVersion: 1,
+            credentialVersion: gate.credentialVersion, refreshesIssued: server.tokensIssued, context: context,
+            allowedFailures: [.signedOut, .refreshFailed, .refreshTimedOut, .retriesExhausted, .transport, .timedOut])
+        for hit in server.publicHits {
+            #expect(hit.token == nil, "\(context): \(hit.path) carried \(hit.token ?? "")")
+        }
+        for (index, anonymous) in requests where !anonymous && ledger.outcome(of: index) == "status 200" {
+            let last = server.hits.last { $0.requestTag == "\(index)" }
+            #expect(
+                last != nil && last?.token == last?.newest,
+                "\(context): request \(index) last sent with \(String(describing: last))")
+        }
+        gate.shutdown()
+        await server.stop()
+    }
+
+    static func isEnd(_ event: GateEvent) -> Bool {
+        switch event {
+        case .success, .failure, .useCache: true
+        default: false
+        }
+    }
+}
