@@ -9,6 +9,4 @@ extension RequestGate {
         try await storage.scheduler.whenIdle()
     }
 
-    /// Test hook: the retained events, oldest first.
-    package var eventsSnapshot: [GateEvent] { storage.journal.snapshot }
 }

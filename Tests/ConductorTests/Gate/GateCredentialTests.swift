@@ -42,7 +42,7 @@ struct GateCredentialTests {
         #expect(authority.issued == 1)
         await RefreshInvariant.settle(gate)
         RefreshInvariant.check(
-            gate.eventsSnapshot, startVersion: 1, credentialVersion: gate.credentialVersion,
+            gate.recordedEvents, startVersion: 1, credentialVersion: gate.credentialVersion,
             tokensIssued: authority.issued, context: "run \(run)")
     }
 
@@ -50,7 +50,7 @@ struct GateCredentialTests {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
         let gate = Self.gate(authority, credential: "old")
         _ = try await gate.send(Self.get("/feed"))
-        let started = gate.eventsSnapshot.compactMap { event -> UInt64? in
+        let started = gate.recordedEvents.compactMap { event -> UInt64? in
             if case .refreshStarted(1, let request) = event { request } else { nil }
         }
         #expect(started == [0])
@@ -107,7 +107,7 @@ struct GateCredentialTests {
         #expect(gate.credentialVersion == 2)
         var endings = ended.makeAsyncIterator()
         #expect(await endings.next() == true, "the refresh was cancelled")
-        let events = gate.eventsSnapshot
+        let events = gate.recordedEvents
         #expect(events.contains(.refreshCancelled(fromVersion: 1)))
         #expect(events.contains(.signedIn(version: 2)))
         #expect(!events.contains { if case .refreshSucceeded = $0 { true } else { false } })
@@ -145,7 +145,7 @@ struct GateCredentialTests {
         gate.signIn("new")
         authority.transport.state.withLock { $0.validToken = "new" }
         _ = try await gate.send(Self.get("/after"))
-        let events = gate.eventsSnapshot
+        let events = gate.recordedEvents
         #expect(events.contains(.signedOut) && events.contains(.refreshCancelled(fromVersion: 1)))
         #expect(authority.transport.sends.map(\.token) == ["old", nil, "new"])
         let failures = events.filter { if case .failure(_, .signedOut) = $0 { true } else { false } }
@@ -175,7 +175,7 @@ struct GateCredentialTests {
         var endings = ended.makeAsyncIterator()
         #expect(await endings.next() == true)
         #expect(gate.credentialVersion == 1)
-        #expect(gate.eventsSnapshot.contains(.refreshCancelled(fromVersion: 1)))
+        #expect(gate.recordedEvents.contains(.refreshCancelled(fromVersion: 1)))
     }
 
     // MARK: - The refresh window
@@ -206,7 +206,7 @@ struct GateCredentialTests {
         let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/later")) }
         #expect(error?.code == .refreshWindowExceeded)
         #expect(refreshes.load(ordering: .relaxed) == 4)
-        let events = gate.eventsSnapshot
+        let events = gate.recordedEvents
         let refused = events.filter { if case .refreshWindowExceeded(2, .seconds(60)) = $0 { true } else { false } }
         #expect(refused.count == 4)
         let ends = events.filter { if case .failure = $0 { true } else { false } }

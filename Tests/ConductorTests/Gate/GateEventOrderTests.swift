@@ -10,7 +10,7 @@ import Testing
             let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
             let gate = RequestGateTests.makeGate(authority)
             _ = try await gate.send(RequestGateTests.get("/item/\(index)"))
-            let ended = gate.eventsSnapshot.contains { event in
+            let ended = gate.recordedEvents.contains { event in
                 if case .success = event { return true }
                 return false
             }

@@ -55,7 +55,7 @@ struct GateHardeningTests {
         ledger.verify()
         // The timed-out request never reached the transport.
         #expect(authority.transport.sends.map(\.path) == ["/held"])
-        let failures = gate.eventsSnapshot.filter { if case .failure(_, .timedOut) = $0 { true } else { false } }
+        let failures = gate.recordedEvents.filter { if case .failure(_, .timedOut) = $0 { true } else { false } }
         #expect(failures.count == 1)
     }
 

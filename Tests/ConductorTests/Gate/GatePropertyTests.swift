@@ -100,7 +100,7 @@ struct GatePropertyTests {
             let outcome = ledger.outcome(of: index) ?? "none"
             #expect(allowed.contains(outcome), "seed \(seed): request \(index) ended with \(outcome)")
         }
-        let events = gate.eventsSnapshot
+        let events = gate.recordedEvents
         RefreshInvariant.check(
             events, startVersion: scenario.startsWithCredential ? 1 : 0, credentialVersion: gate.credentialVersion,
             tokensIssued: transport.issued, context: "seed \(seed)")

@@ -85,7 +85,7 @@ struct GateServerFaultTests {
         guard await awaitAll(callers) else {
             let open = (0..<count).filter { ledger.outcome(of: $0) == nil }
             Issue.record(
-                "seed \(seed): requests \(open) never ended; the gate's last events: \(gate.eventsSnapshot.suffix(20))")
+                "seed \(seed): requests \(open) never ended; the gate's last events: \(gate.recordedEvents.suffix(20))")
             gate.shutdown()
             await server.stop()
             return
@@ -97,7 +97,7 @@ struct GateServerFaultTests {
             let outcome = ledger.outcome(of: index) ?? "none"
             #expect(allowed.contains(outcome), "seed \(seed): request \(index) ended with \(outcome)")
         }
-        let events = gate.eventsSnapshot
+        let events = gate.recordedEvents
         RefreshInvariant.check(
             events, startVersion: 1, credentialVersion: gate.credentialVersion, tokensIssued: server.tokensIssued,
             context: "seed \(seed)")

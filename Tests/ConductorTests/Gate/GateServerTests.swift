@@ -81,7 +81,7 @@ import Testing
         // No request reached the server twice, so none was re-sent with the old token.
         let perTag = Dictionary(grouping: server.hits, by: { $0.requestTag ?? "" })
         #expect(perTag.values.allSatisfy { $0.count == 1 })
-        let failures = gate.eventsSnapshot.filter { if case .failure = $0 { true } else { false } }
+        let failures = gate.recordedEvents.filter { if case .failure = $0 { true } else { false } }
         #expect(failures.count == 100)
         await server.stop()
     }

@@ -93,7 +93,7 @@ struct GateSessionPropertyTests {
 
         let context = "seed \(seed)"
         SessionChecks.check(
-            ledger: ledger, requests: script.requests, events: gate.eventsSnapshot,
+            ledger: ledger, requests: script.requests, events: gate.recordedEvents,
             startVersion: script.startsSignedIn ? 1 : 0, credentialVersion: gate.credentialVersion,
             refreshesIssued: server.refreshesIssued, context: context)
         // Server side: every authorized success was accepted, so sent with the newest

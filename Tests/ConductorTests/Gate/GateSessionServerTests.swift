@@ -119,7 +119,7 @@ struct GateSessionServerTests {
                 server.expireToken()
             case .awaitAnEnd:
                 // Suspends on the journal until one more flight has ended, if any is open.
-                let snapshot = gate.eventsSnapshot
+                let snapshot = gate.recordedEvents
                 let opened = snapshot.count { if case .initial = $0 { true } else { false } }
                 let ended = snapshot.count(where: Self.isEnd)
                 guard opened > ended else { continue }
@@ -131,7 +131,7 @@ struct GateSessionServerTests {
         guard await awaitAll(callers) else {
             let open = requests.map(\.index).filter { ledger.outcome(of: $0) == nil }
             Issue.record(
-                "seed \(seed): requests \(open) never ended; the gate's last events: \(gate.eventsSnapshot.suffix(20))")
+                "seed \(seed): requests \(open) never ended; the gate's last events: \(gate.recordedEvents.suffix(20))")
             gate.shutdown()
             await server.stop()
             return
@@ -139,7 +139,7 @@ struct GateSessionServerTests {
         await RefreshInvariant.settle(gate)
         let context = "seed \(seed)"
         SessionChecks.check(
-            ledger: ledger, requests: requests, events: gate.eventsSnapshot, startVersion: 1,
+            ledger: ledger, requests: requests, events: gate.recordedEvents, startVersion: 1,
             credentialVersion: gate.credentialVersion, refreshesIssued: server.tokensIssued, context: context,
             allowedFailures: [.signedOut, .refreshFailed, .refreshTimedOut, .retriesExhausted, .transport, .timedOut])
         for hit in server.publicHits {

@@ -130,7 +130,7 @@ struct GateStressTests {
             }
             guard await awaitAll(callers) else {
                 Issue.record(
-                    "seed \(seed): a caller never ended; the gate's last events: \(gate.eventsSnapshot.suffix(20))")
+                    "seed \(seed): a caller never ended; the gate's last events: \(gate.recordedEvents.suffix(20))")
                 return
             }
             for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }
@@ -141,7 +141,7 @@ struct GateStressTests {
             }
             if shutdownAt == nil {
                 RefreshInvariant.check(
-                    gate.eventsSnapshot, startVersion: 1, credentialVersion: gate.credentialVersion,
+                    gate.recordedEvents, startVersion: 1, credentialVersion: gate.credentialVersion,
                     tokensIssued: authority.issued, context: "seed \(seed)")
             } else {
                 RefreshInvariant.checkWithoutJournal(

@@ -161,7 +161,7 @@ import Testing
         let cached = try await gate.send(Self.get("/feed"))
         #expect(cached.isFromCache)
         #expect(cached.body == fresh.body)
-        let ends = gate.eventsSnapshot.filter {
+        let ends = gate.recordedEvents.filter {
             switch $0 {
             case .success, .failure, .useCache: true
             default: false
@@ -178,7 +178,7 @@ import Testing
         #expect(error?.code == .rejected)
         #expect(error?.message.contains("GET /feed") == true)
         #expect(error?.message.contains("secret") == false)
-        #expect(gate.eventsSnapshot.allSatisfy { !$0.description.contains("secret") })
+        #expect(gate.recordedEvents.allSatisfy { !$0.description.contains("secret") })
     }
 
     // MARK: - Shutdown
@@ -206,7 +206,7 @@ import Testing
             let error = await #expect(throws: GateError.self) { try await request.value }
             #expect(error?.code == .shutDown)
         }
-        let failures = gate.eventsSnapshot.filter { if case .failure = $0 { true } else { false } }
+        let failures = gate.recordedEvents.filter { if case .failure = $0 { true } else { false } }
         #expect(failures.count == 20)
         let late = await #expect(throws: GateError.self) { try await gate.send(Self.get("/late")) }
         #expect(late?.code == .shutDown)
@@ -240,7 +240,7 @@ import Testing
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(outcomes.count == 40)
-        let events = gate.eventsSnapshot
+        let events = gate.recordedEvents
         let ends = events.filter {
             switch $0 {
             case .success, .failure, .useCache: true

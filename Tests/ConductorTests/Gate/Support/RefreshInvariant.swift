@@ -116,7 +116,7 @@ enum RefreshInvariant {
     static func settle(_ gate: RequestGate<String>) async {
         while !Task.isCancelled {
             try? await gate.whenIdle()
-            let snapshot = gate.eventsSnapshot
+            let snapshot = gate.recordedEvents
             if openRefreshes(snapshot) == 0 { return }
             var events = gate.events.makeAsyncIterator()
             for _ in 0...snapshot.count {
