@@ -8,5 +8,4 @@ extension RequestGate {
     package func whenIdle() async throws {
         try await storage.scheduler.whenIdle()
     }
-
 }
