@@ -32,38 +32,17 @@ struct GateServerFaultTests {
             slowBody: 0.1
         )
         let server = try await TokenServer.start(faults: faults)
-        // As a real client would: a transport task that never completes (a body cut off in
-        // a way the platform's URL loading does not notice) ends as a transport error, and
-        // a request as a whole ends by its deadline, instead of holding a slot for ever.
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = 10
-        let session = URLSession(configuration: sessionConfiguration)
-        defer { session.finishTasksAndInvalidate() }
-        let transport = URLSessionTransport(session: session)
-        let authority = server.authority
         let configuration = GateConfiguration(
             maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
             maxAttempts: 4,
             initialBackoff: .milliseconds(5),
             maxBackoff: .milliseconds(20),
             maxRetryAfter: .seconds(1),
-            refreshTimeout: .seconds(15),
-            requestTimeout: .seconds(20),
             jitterSeed: seed,
             eventRetention: 100_000
         )
-        let gate = RequestGate<String>(
-            transport: transport,
-            credential: "stale",
-            configuration: configuration,
-            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
-            refresh: { _ in
-                let request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/token")
-                let (response, body) = try await transport.send(request, body: .bytes([]))
-                guard response.status == .ok else { throw RefreshRejected(status: response.status.code) }
-                return String(decoding: body, as: UTF8.self)
-            }
-        )
+        let (gate, finishSession) = server.gate(configuration)
+        defer { finishSession() }
         let ledger = OutcomeLedger<Int>()
         let count = 24
         var callers: [Task<Void, Never>] = []

@@ -35,38 +35,17 @@ struct GateSessionServerTests {
             seed: seed, latencyMilliseconds: 0...15, unauthorized: 0.1, tooManyRequests: 0.05,
             retryAfterSeconds: [0], serverError: 0.05, drop: 0.05, slowBody: 0.05)
         let server = try await TokenServer.start(faults: faults)
-        // As a real client would (and as GateServerFaultTests does): a transport task that
-        // never completes ends as a transport error, and a request by its deadline, instead
-        // of holding a slot for ever.
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = 10
-        let session = URLSession(configuration: sessionConfiguration)
-        defer { session.finishTasksAndInvalidate() }
-        let transport = URLSessionTransport(session: session)
-        let authority = server.authority
         let configuration = GateConfiguration(
             maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
             maxAttempts: 5,
             initialBackoff: .milliseconds(2),
             maxBackoff: .milliseconds(10),
             maxRetryAfter: .seconds(1),
-            refreshTimeout: .seconds(15),
-            requestTimeout: .seconds(20),
             jitterSeed: seed,
             eventRetention: 100_000
         )
-        let gate = RequestGate<String>(
-            transport: transport,
-            credential: "stale",
-            configuration: configuration,
-            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
-            refresh: { _ in
-                let request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/token")
-                let (response, body) = try await transport.send(request, body: .bytes([]))
-                guard response.status == .ok else { throw RefreshRejected(status: response.status.code) }
-                return String(decoding: body, as: UTF8.self)
-            }
-        )
+        let (gate, finishSession) = server.gate(configuration)
+        defer { finishSession() }
         let steps: [Step] = (0..<Int.random(in: 16...28, using: &generator)).map { _ in
             switch Int.random(in: 0..<20, using: &generator) {
             case 0..<2: .signIn
@@ -105,7 +84,7 @@ struct GateSessionServerTests {
                 // The login call itself needs no credential, and is a request like any other.
                 ledger.expect(index)
                 requests.append((index, true))
-                let login = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/login")
+                let login = HTTPRequest(method: .post, scheme: "http", authority: server.authority, path: "/login")
                 do {
                     let reply = try await gate.send(login, body: .bytes([]), authorization: .anonymous)
                     ledger.record(index, "status \(reply.response.status.code)")

@@ -1,0 +1,41 @@
+import Conductor
+import ConductorURLSession
+import Foundation
+import HTTPTypes
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension TokenServer {
+    /// A gate in front of this server, set up as a real client would: a URL session whose
+    /// tasks end after 10 s without data (a body cut off in a way the platform's URL loading
+    /// does not notice ends as a transport error), requests and refreshes with deadlines (so
+    /// none holds its slot for ever), and a refresh that is a `POST /token` sent straight to
+    /// the transport. The gate starts with the credential `"stale"`; `finish` ends the session.
+    func gate(
+        _ configuration: GateConfiguration
+    ) -> (gate: RequestGate<String>, finish: @Sendable () -> Void) {
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.timeoutIntervalForRequest = 10
+        let session = URLSession(configuration: sessionConfiguration)
+        let transport = URLSessionTransport(session: session)
+        var configuration = configuration
+        configuration.refreshTimeout = .seconds(15)
+        configuration.requestTimeout = .seconds(20)
+        let authority = authority
+        let gate = RequestGate<String>(
+            transport: transport,
+            credential: "stale",
+            configuration: configuration,
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in
+                let request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/token")
+                let (response, body) = try await transport.send(request, body: .bytes([]))
+                guard response.status == .ok else { throw RefreshRejected(status: response.status.code) }
+                return String(decoding: body, as: UTF8.self)
+            }
+        )
+        return (gate, { session.finishTasksAndInvalidate() })
+    }
+}
