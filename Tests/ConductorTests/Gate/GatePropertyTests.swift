@@ -1,7 +1,6 @@
 import Conductor
 import ConductorTestKit
 import HTTPTypes
-import Synchronization
 import Testing
 
 /// The gate's invariants under random arrivals, 401s, 429s with `Retry-After`, 500s, dropped
@@ -71,23 +70,13 @@ struct GatePropertyTests {
                     })
             }
         }
-        let settled = Atomic(false)
-        let finishLine = Task {
-            for caller in callers { await caller.value }
-            await RefreshInvariant.settle(gate)
-            settled.store(true, ordering: .releasing)
-            clock.stateChanged()
-        }
-        var stepper = SeededGenerator(seed: seed ^ 0xD21E)
-        let reachedTheEnd = try await clock.advance(
-            until: { settled.load(ordering: .acquiring) },
-            step: { .milliseconds(Int.random(in: 10...150, using: &stepper)) })
+        let reachedTheEnd = try await RefreshInvariant.drive(
+            callers, gate: gate, clock: clock, seed: seed)
         guard reachedTheEnd else {
             Issue.record("seed \(seed): the scenario had not settled after the driver's step budget")
             gate.shutdown()
             return
         }
-        await finishLine.value
 
         // Every caller returned (or the driver would still be waiting) and ended exactly once.
         for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }

@@ -1,7 +1,6 @@
 import Conductor
 import ConductorTestKit
 import HTTPTypes
-import Synchronization
 import Testing
 
 /// Sign-in, sign-out and refresh racing each other and a stream of requests, some of them
@@ -73,23 +72,13 @@ struct GateSessionPropertyTests {
                     }
                 })
         }
-        let settled = Atomic(false)
-        let finishLine = Task {
-            for task in tasks { await task.value }
-            await RefreshInvariant.settle(gate)
-            settled.store(true, ordering: .releasing)
-            clock.stateChanged()
-        }
-        var stepper = SeededGenerator(seed: seed ^ 0xD21E)
-        let reachedTheEnd = try await clock.advance(
-            until: { settled.load(ordering: .acquiring) },
-            maxSteps: 5_000, step: { .milliseconds(Int.random(in: 10...120, using: &stepper)) })
+        let reachedTheEnd = try await RefreshInvariant.drive(
+            tasks, gate: gate, clock: clock, seed: seed, stepMilliseconds: 10...120, maxSteps: 5_000)
         guard reachedTheEnd else {
             Issue.record("seed \(seed): the scenario had not settled after the driver's step budget")
             gate.shutdown()
             return
         }
-        await finishLine.value
 
         let context = "seed \(seed)"
         SessionChecks.check(
