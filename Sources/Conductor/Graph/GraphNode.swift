@@ -36,6 +36,9 @@ final class TaskSpec: Sendable {
 
     let operation: Operation
     let priority: TaskPriority
+    /// `priority.rawValue`, read once: `TaskPriority` is resilient outside Apple platforms,
+    /// so comparing or copying one on the hot path goes through the runtime.
+    let priorityRank: UInt8
     let timeout: Duration?
     let retry: RetryPolicy
     let failure: FailurePolicy
@@ -57,6 +60,7 @@ final class TaskSpec: Sendable {
     ) {
         self.operation = operation
         self.priority = priority
+        self.priorityRank = priority.rawValue
         self.timeout = timeout
         self.retry = retry
         self.failure = failure

@@ -35,7 +35,7 @@ final class GraphRunStorage: Sendable {
     ) {
         self.init(concurrencyLimit: concurrencyLimit, clock: clock, log: GraphEventLog())
         var effects = GraphStateMachine.Effects()
-        transition { machine in machine.insert(definitions, compiled: compiled, now: .zero, effects: &effects) }
+        transition { machine in machine.insert(definitions, compiled: compiled, now: 0, effects: &effects) }
         registerMilestones(of: definitions)
         apply(effects)
     }
@@ -84,14 +84,7 @@ final class GraphRunStorage: Sendable {
         try state.withLock {
             (machine) throws(Failure) in
             let value = try body(&machine)
-            if !machine.inserted.isEmpty {
-                for chunk in machine.inserted { log.register(chunk.definitions, from: chunk.first) }
-                machine.inserted.removeAll()
-            }
-            guard !machine.outbox.isEmpty else { return (value, .none) }
-            let wakeup = log.records.append(contentsOf: machine.outbox)
-            machine.outbox.removeAll(keepingCapacity: true)
-            return (value, wakeup)
+            return (value, machine.drainOutbox(into: log))
         }
     }
 
@@ -127,7 +120,7 @@ final class GraphRunStorage: Sendable {
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 while true {
-                    let now = clock.now
+                    let now = clock.nanoseconds
                     let action = transition { machine in machine.nextForDriver(now: now) }
                     switch action {
                     case .spawn(let assignment, let inline):
@@ -166,21 +159,39 @@ final class GraphRunStorage: Sendable {
     /// created at its first task's priority; a next task of another priority runs in a child
     /// task created at that priority, so what a body sees never depends on which worker ran it.
     private func work(_ first: GraphStateMachine.Assignment) async {
-        let workerPriority = first.spec.priority
+        let workerPriority = first.spec.priorityRank
         var assignment = first
         while true {
             let next: GraphStateMachine.Assignment?
-            if assignment.spec.priority == workerPriority {
-                next = await runToEnd(assignment)
-            } else {
-                let current = assignment
-                next = await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
-                    group.addTask(priority: current.spec.priority) { await self.runToEnd(current) }
-                    return await group.next() ?? nil
+            if assignment.spec.priorityRank == workerPriority {
+                // The common case in this frame, not in `runToEnd`'s: each async frame
+                // costs an allocation and an executor check on entry and on return.
+                if assignment.spec.isPlain, case .global(let body) = assignment.spec.operation {
+                    do {
+                        let result = try await body(TaskContext(id: assignment.id, attempt: 1, storage: self))
+                        next = end(assignment.node, outcome: .succeeded, result: result)
+                    } catch {
+                        next = end(assignment.node, outcome: Self.outcome(of: error), result: nil)
+                    }
+                } else {
+                    next = await runToEnd(assignment)
                 }
+            } else {
+                next = await runInChild(assignment)
             }
             guard let next else { return }
             assignment = next
+        }
+    }
+
+    /// Runs a task of another priority than its worker's in a child task at its own.
+    /// Out of line, so `work` never handles the resilient `TaskPriority` or the group's
+    /// generic result.
+    @inline(never)
+    private func runInChild(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
+        await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
+            group.addTask(priority: assignment.spec.priority) { await self.runToEnd(assignment) }
+            return await group.next() ?? nil
         }
     }
 
@@ -188,13 +199,31 @@ final class GraphRunStorage: Sendable {
     private func runToEnd(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
         let (outcome, result) =
             assignment.spec.isPlain ? await runPlain(assignment) : await execute(assignment)
-        let now = clock.now
+        return end(assignment.node, outcome: outcome, result: result)
+    }
+
+    /// Records the end of `node` and returns the next ready task for this worker: the hot
+    /// transition, written out rather than through the generic `transition`. Never inlined
+    /// into the async worker: there, every non-trivial value (the effects, the wakeup) is
+    /// copied and destroyed through its type's metadata, here with plain retains.
+    @inline(never)
+    private func end(_ node: Int, outcome: TaskOutcome, result: (any Sendable)?) -> GraphStateMachine.Assignment? {
+        let now = clock.nanoseconds
         var effects = GraphStateMachine.Effects()
-        let next = transition { machine in
-            machine.complete(assignment.node, outcome: outcome, result: result, now: now, effects: &effects)
+        let (next, wakeup) = state.withLock { machine in
+            let next = machine.complete(node, outcome: outcome, result: result, now: now, effects: &effects)
+            return (next, machine.drainOutbox(into: log))
         }
+        wakeup.resume()
         apply(effects)
         return next
+    }
+
+    /// How a body that threw ended: cancelled if it threw `CancellationError` or was
+    /// cancelled, failed otherwise.
+    private static func outcome(of error: any Error) -> TaskOutcome {
+        if error is CancellationError || Task.isCancelled { return .cancelled }
+        return .failed(error)
     }
 
     // MARK: - Running one task
@@ -232,7 +261,7 @@ final class GraphRunStorage: Sendable {
                 default: GraphError.timedOut(assignment.id, after: assignment.spec.timeout ?? .zero)
                 }
             let failedAttempt = attempt
-            let now = clock.now
+            let now = clock.nanoseconds
             transition {
                 $0.attemptFailed(assignment.node, attempt: failedAttempt, error: error, delay: delay, now: now)
             }
@@ -243,7 +272,7 @@ final class GraphRunStorage: Sendable {
             }
             attempt += 1
             let nextAttempt = attempt
-            let restart = clock.now
+            let restart = clock.nanoseconds
             let decision = transition { $0.retryStarting(assignment.node, attempt: nextAttempt, now: restart) }
             guard case .start(let next) = decision else { return (.cancelled, nil) }
             detached = next
@@ -292,7 +321,7 @@ final class GraphRunStorage: Sendable {
     // MARK: - Outside requests
 
     func cancel() {
-        let now = clock.now
+        let now = clock.nanoseconds
         var effects = GraphStateMachine.Effects()
         transition { $0.cancel(now: now, effects: &effects) }
         apply(effects)
@@ -327,14 +356,14 @@ final class GraphRunStorage: Sendable {
                 throw .runFinished(adding: definitions.first?.id ?? "")
             }
             try GraphValidation.validate(definitions, existing: machine.indexByID)
-            machine.insert(definitions, now: now, effects: &effects)
+            machine.insert(definitions, now: now.nanoseconds, effects: &effects)
         }
         registerMilestones(of: definitions)
         return PendingWakeups(storage: self, wakeup: wakeup, effects: effects)
     }
 
     func remove(_ id: String) throws(GraphError) -> TaskRemoval {
-        let now = clock.now
+        let now = clock.nanoseconds
         var effects = GraphStateMachine.Effects()
         let result = transition { $0.remove(id, now: now, effects: &effects) }
         apply(effects)
@@ -360,63 +389,6 @@ final class GraphRunStorage: Sendable {
     // MARK: - Report
 
     private func makeReport() -> RunReport {
-        state.withLock { machine in
-            let nodes = machine.nodes
-            let definitions = machine.definitions
-            var last = -1
-            for index in nodes.indices where last < 0 || nodes[index].endedAt >= nodes[last].endedAt {
-                // Ties go to the later node: a dependent ends no earlier than its dependencies.
-                last = index
-            }
-            var path: [String] = []
-            var cursor = last
-            while cursor >= 0 {
-                let node = nodes[cursor]
-                if node.isReported, node.startedAt != nil { path.append(definitions[cursor].id) }
-                cursor = Int(node.lastDependency)
-            }
-            // The run's arrays are final now, so the records can be made from them later,
-            // only if someone reads them.
-            let indexByID = machine.indexByID
-            let records = TaskRecords {
-                Self.records(nodes: nodes, definitions: definitions, indexByID: indexByID)
-            }
-            return RunReport(
-                outcome: machine.outcome ?? .cancelled,
-                records: records,
-                milestones: machine.milestonesReached,
-                duration: machine.finishedAt,
-                criticalPath: path.reversed()
-            )
-        }
-    }
-
-    private static func records(
-        nodes: [GraphStateMachine.Node], definitions: [NodeDefinition], indexByID: [String: Int32]
-    ) -> [TaskRecord] {
-        var records: [TaskRecord] = []
-        records.reserveCapacity(nodes.count)
-        for index in nodes.indices {
-            let node = nodes[index]
-            guard node.isReported, let spec = node.spec else { continue }
-            var dependencies = definitions[index].requires
-            for id in definitions[index].after where indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false {
-                dependencies.append(id)
-            }
-            records.append(
-                TaskRecord(
-                    id: definitions[index].id,
-                    stage: definitions[index].stage,
-                    dependencies: dependencies,
-                    outcome: node.outcome ?? .cancelled,
-                    queuedAt: node.queuedAt,
-                    startedAt: node.startedAt,
-                    endedAt: node.endedAt,
-                    attempts: Int(node.attempts),
-                    placement: spec.placement
-                )
-            )
-        }
-        return records
+        state.withLock { $0.makeReport() }
     }
 }
