@@ -50,8 +50,8 @@ struct GraphStateMachine {
 
         static let never = Int64.min
 
-        init(definition kind: NodeDefinition.Kind, isHidden: Bool) {
-            if case .task(let spec) = kind {
+        init(spec: TaskSpec?, isHidden: Bool) {
+            if let spec {
                 var flags: Flags = .isTask
                 if !isHidden { flags.insert(.isReported) }
                 if spec.failure.isRequired { flags.insert(.failureIsRequired) }
@@ -220,9 +220,9 @@ struct GraphStateMachine {
         specs.reserveCapacity(first + newDefinitions.count)
         for offset in newDefinitions.indices {
             // Field by field: the definition itself is never copied.
-            let kind = newDefinitions[offset].kind
-            nodes.append(Node(definition: kind, isHidden: newDefinitions[offset].isHidden))
-            if case .task(let spec) = kind { specs.append(spec) } else { specs.append(nil) }
+            let spec = newDefinitions[offset].spec
+            nodes.append(Node(spec: spec, isHidden: newDefinitions[offset].isHidden))
+            specs.append(spec)
         }
         if !results.isEmpty { results.append(contentsOf: repeatElement(nil, count: newDefinitions.count)) }
         if isCompiled, let compiled {
