@@ -109,7 +109,6 @@ final class TaskSpec: Sendable {
     }
 
     let operation: Operation
-    let priority: TaskPriority
     /// `priority.rawValue`, read once: `TaskPriority` is resilient outside Apple platforms,
     /// so comparing or copying one on the hot path goes through the runtime.
     let priorityRank: UInt8
@@ -123,6 +122,12 @@ final class TaskSpec: Sendable {
     let runsDetached: Bool
     /// No timeout, no retry, not on the main actor: a worker calls the body directly.
     let isPlain: Bool
+    /// The operation returns `Void`: nothing to keep for dependents, so a run does not
+    /// store it (``TaskContext/value(of:)`` still reads `()`).
+    let returnsVoid: Bool
+    /// Last: a resilient type's size is known only at run time, so every stored property
+    /// after it would be found through an offset read from the class's metadata.
+    let priority: TaskPriority
 
     init(
         operation: Operation,
@@ -131,8 +136,10 @@ final class TaskSpec: Sendable {
         retry: RetryPolicy,
         failure: FailurePolicy,
         whenDependencyFails: DependencyFailureBehavior,
-        runsDetached: Bool? = nil
+        runsDetached: Bool? = nil,
+        returnsVoid: Bool = false
     ) {
+        self.returnsVoid = returnsVoid
         self.operation = operation
         self.priority = priority
         self.priorityRank = priority.rawValue

@@ -168,7 +168,7 @@ final class GraphRunStorage: Sendable {
                 // costs an allocation and an executor check on entry and on return.
                 if assignment.spec.isPlain, case .global(let body) = assignment.spec.operation {
                     do {
-                        let result = try await body(TaskContext(id: assignment.id, attempt: 1, storage: self))
+                        let result = try await body(TaskContext(node: assignment.node, attempt: 1, storage: self))
                         next = end(assignment.node, outcome: .succeeded, result: result)
                     } catch {
                         next = end(assignment.node, outcome: Self.outcome(of: error), result: nil)
@@ -232,7 +232,7 @@ final class GraphRunStorage: Sendable {
     private func runPlain(_ assignment: GraphStateMachine.Assignment) async -> (TaskOutcome, (any Sendable)?) {
         guard case .global(let body) = assignment.spec.operation else { return await execute(assignment) }
         do {
-            return (.succeeded, try await body(TaskContext(id: assignment.id, attempt: 1, storage: self)))
+            return (.succeeded, try await body(TaskContext(node: assignment.node, attempt: 1, storage: self)))
         } catch is CancellationError {
             return (.cancelled, nil)
         } catch {
@@ -243,7 +243,15 @@ final class GraphRunStorage: Sendable {
     private func execute(_ assignment: GraphStateMachine.Assignment) async -> (TaskOutcome, (any Sendable)?) {
         let retry = assignment.spec.retry
         var attempt = 1
-        var detached = assignment.detached
+        var detached: DetachedAttempt?
+        if assignment.spec.runsDetached {
+            // Abandoned (removed, or the run stopped) before this worker got here: the
+            // attempt settled as cancelled and its body must not start.
+            guard let attempt = state.withLock({ $0.detachedAttempt(of: assignment.node) }) else {
+                return (.cancelled, nil)
+            }
+            detached = attempt
+        }
         while true {
             let outcome: TaskOutcome
             switch await runAttempt(assignment, attempt: attempt, detached: detached) {
@@ -258,7 +266,7 @@ final class GraphRunStorage: Sendable {
             let error: any Error =
                 switch outcome {
                 case .failed(let error): error
-                default: GraphError.timedOut(assignment.id, after: assignment.spec.timeout ?? .zero)
+                default: GraphError.timedOut(id(of: assignment.node), after: assignment.spec.timeout ?? .zero)
                 }
             let failedAttempt = attempt
             let now = clock.nanoseconds
@@ -282,7 +290,7 @@ final class GraphRunStorage: Sendable {
     private func runAttempt(
         _ assignment: GraphStateMachine.Assignment, attempt: Int, detached: DetachedAttempt?
     ) async -> DetachedAttempt.Result {
-        let context = TaskContext(id: assignment.id, attempt: attempt, storage: self)
+        let context = TaskContext(node: assignment.node, attempt: attempt, storage: self)
         let operation = assignment.spec.operation
         guard let detached else {
             do {
@@ -352,7 +360,7 @@ final class GraphRunStorage: Sendable {
     func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingWakeups {
         var effects = GraphStateMachine.Effects()
         let (_, wakeup) = try transitionLeavingWakeup { (machine) throws(GraphError) in
-            guard case .running = machine.phase else {
+            guard machine.isRunning else {
                 throw .runFinished(adding: definitions.first?.id ?? "")
             }
             try GraphValidation.validate(definitions, existing: machine.indexByID)
@@ -376,6 +384,10 @@ final class GraphRunStorage: Sendable {
             case .settledFirst: return .alreadyEnded
             }
         }
+    }
+
+    func id(of node: Int) -> String {
+        state.withLock { $0.id(of: node) }
     }
 
     func result(of id: String) -> (any Sendable)? {

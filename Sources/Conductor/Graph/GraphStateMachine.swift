@@ -27,6 +27,8 @@ struct GraphStateMachine {
         static let runsAnywayAfterFailure = Flags(rawValue: 1 << 3)
         /// Running, but between attempts: a removal or a stop now prevents the next one.
         static let backingOff = Flags(rawValue: 1 << 4)
+        /// A task whose operation returns `Void`: its result is not kept.
+        static let returnsVoid = Flags(rawValue: 1 << 5)
     }
 
     /// The changing state of one node: plain integers, so the array of them is copied and
@@ -56,6 +58,7 @@ struct GraphStateMachine {
                 if !isHidden { flags.insert(.isReported) }
                 if spec.failure.isRequired { flags.insert(.failureIsRequired) }
                 if spec.whenDependencyFails.runsAnyway { flags.insert(.runsAnywayAfterFailure) }
+                if spec.returnsVoid { flags.insert(.returnsVoid) }
                 self.flags = flags
                 priorityRank = spec.priorityRank
             } else {
@@ -73,13 +76,18 @@ struct GraphStateMachine {
         case finished(RunOutcome)
     }
 
-    /// A task handed to a worker. `detached` is the first attempt of a task whose body runs
-    /// in a task of its own, registered before the worker sees it.
+    /// A task handed to a worker: a trivial value, which an async worker copies without
+    /// retains and without value witnesses (it copied the old one, which held the id and the
+    /// detached attempt, through its type's metadata twice per task). The first attempt of
+    /// a task whose body runs in a task of its own is registered before the worker sees the
+    /// assignment; the worker reads it with ``detachedAttempt(of:)``.
     struct Assignment {
         var node: Int
-        var id: String
-        var spec: TaskSpec
-        var detached: DetachedAttempt?
+        /// Unowned and unchecked, which is safe: the spec is held by `specs` (and the
+        /// definitions), which only ever grow, for as long as the storage that owns this
+        /// machine lives — and only that storage's workers, running methods of it, hold
+        /// assignments.
+        unowned(unsafe) var spec: TaskSpec
     }
 
     /// The driver's continuation while it is parked. Boxed: `CheckedContinuation` is a
@@ -117,7 +125,8 @@ struct GraphStateMachine {
     private var specs: [TaskSpec?] = []
     /// The outcomes that carry a payload (failed, timed out, skipped), by node.
     private var endings: [Int32: TaskOutcome] = [:]
-    /// Results by node, made when the first task ends: tasks still pending cost nothing here.
+    /// Results by node, made when the first task that returns something other than `Void`
+    /// ends: tasks still pending, and tasks that return nothing, cost nothing here.
     private var results: [(any Sendable)?] = []
     private(set) var indexByID: [String: Int32] = [:]
     /// The successors of the nodes of a compiled graph's first insertion, flat: node `i`'s
@@ -135,7 +144,16 @@ struct GraphStateMachine {
     private(set) var running = 0
     private(set) var liveWorkers = 0
     private(set) var ended = 0
-    private(set) var phase: RunPhase = .running
+    private(set) var phase: RunPhase = .running {
+        didSet {
+            isRunning = if case .running = phase { true } else { false }
+            isFinished = if case .finished = phase { true } else { false }
+        }
+    }
+    /// `phase` is `.running`; `phase` is `.finished`. Asked on every transition: matching
+    /// `phase` itself copies its payload (a `GraphError`) out and destroys it again.
+    private(set) var isRunning = true
+    private(set) var isFinished = false
     private(set) var milestonesReached: [(name: String, at: Duration)] = []
     private var driver: ParkedDriver?
     private var driverMustCancelAll = false
@@ -154,11 +172,6 @@ struct GraphStateMachine {
     init(concurrencyLimit: Int, parallelWorkers: Int) {
         self.concurrencyLimit = max(1, concurrencyLimit)
         self.parallelWorkers = max(0, parallelWorkers)
-    }
-
-    var isFinished: Bool {
-        if case .finished = phase { return true }
-        return false
     }
 
     var outcome: RunOutcome? {
@@ -327,7 +340,7 @@ struct GraphStateMachine {
 
     private var hasDriverWork: Bool {
         if driverMustCancelAll || isFinished { return true }
-        if case .running = phase { return !readyQueue.isEmpty && running < concurrencyLimit }
+        if isRunning { return !readyQueue.isEmpty && running < concurrencyLimit }
         return false
     }
 
@@ -350,7 +363,7 @@ struct GraphStateMachine {
         running -= 1
         if !detached.isEmpty { detached[node] = nil }
         if nodes[node].phase != .ended {
-            if let result { store(result, of: node) }
+            if let result, !nodes[node].flags.contains(.returnsVoid) { store(result, of: node) }
             end(node, outcome: outcome, now: now, effects: &effects)
         }
         let next = takeNext(now: now)
@@ -377,7 +390,7 @@ struct GraphStateMachine {
     /// running and the task was not removed meanwhile — the one place a retry wins the right
     /// to start, so nothing starts after a stop.
     mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> RetryDecision {
-        guard case .running = phase, nodes[node].phase == .running else { return .refused }
+        guard isRunning, nodes[node].phase == .running else { return .refused }
         nodes[node].flags.remove(.backingOff)
         nodes[node].attempts = Int32(clamping: attempt)
         outbox.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
@@ -394,7 +407,7 @@ struct GraphStateMachine {
     }
 
     private mutating func takeNext(now: Int64) -> Assignment? {
-        guard case .running = phase, running < concurrencyLimit else { return nil }
+        guard isRunning, running < concurrencyLimit else { return nil }
         while let entry = readyQueue.popFirst() {
             let index = Int(entry)
             guard nodes[index].phase == .ready, let spec = specs[index] else { continue }
@@ -403,12 +416,8 @@ struct GraphStateMachine {
             nodes[index].attempts = 1
             running += 1
             outbox.append(.started(node: entry, attempt: 1, at: now))
-            var attempt: DetachedAttempt?
-            if spec.runsDetached {
-                attempt = DetachedAttempt()
-                detached[index] = attempt
-            }
-            return Assignment(node: index, id: definitions[index].id, spec: spec, detached: attempt)
+            if spec.runsDetached { detached[index] = DetachedAttempt() }
+            return Assignment(node: index, spec: spec)
         }
         return nil
     }
@@ -451,7 +460,7 @@ struct GraphStateMachine {
     }
 
     private mutating func stop(_ outcome: RunOutcome, now: Int64, effects: inout Effects) {
-        guard case .running = phase else { return }
+        guard isRunning else { return }
         phase = .stopping(outcome)
         readyQueue.removeAll()
         for index in nodes.indices where nodes[index].phase == .waiting || nodes[index].phase == .ready {
@@ -468,7 +477,7 @@ struct GraphStateMachine {
     /// Ends a node and lets its successors go, cascading through markers and skips.
     private mutating func end(_ index: Int, outcome: TaskOutcome, now: Int64, effects: inout Effects) {
         endQuietly(index, outcome: outcome, now: now)
-        if nodes[index].flags.contains(.failureIsRequired), case .running = phase {
+        if nodes[index].flags.contains(.failureIsRequired), isRunning {
             switch outcome {
             case .failed(let error):
                 stop(.failed(.taskFailed(definitions[index].id, error)), now: now, effects: &effects)
@@ -552,7 +561,7 @@ struct GraphStateMachine {
             let next = work[cursor]
             cursor += 1
             let index = Int(next)
-            guard nodes[index].phase == .waiting, case .running = phase else { continue }
+            guard nodes[index].phase == .waiting, isRunning else { continue }
             if nodes[index].isTask {
                 if nodes[index].blockedBy >= 0, !nodes[index].flags.contains(.runsAnywayAfterFailure) {
                     let dependency = definitions[Int(nodes[index].blockedBy)].id
@@ -598,6 +607,14 @@ struct GraphStateMachine {
     }
 
     // MARK: - Reading
+
+    /// The attempt in flight of `node`'s body in a task of its own; nil once it has been
+    /// abandoned (removed, or the run stopped), which settled it as cancelled.
+    func detachedAttempt(of node: Int) -> DetachedAttempt? {
+        detached.isEmpty ? nil : detached[node]
+    }
+
+    func id(of node: Int) -> String { definitions[node].id }
 
     /// How `node` ended (`cancelled` if it has not), given its entry in `endings`.
     private static func outcome(of node: Node, _ ending: TaskOutcome?) -> TaskOutcome {

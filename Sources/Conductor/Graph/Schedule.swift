@@ -163,7 +163,8 @@ public struct Step: Sendable {
             timeout: timeout,
             retry: retry,
             failure: failure,
-            whenDependencyFails: whenDependencyFails
+            whenDependencyFails: whenDependencyFails,
+            returnsVoid: Result.self == Void.self
         )
     }
 }
