@@ -65,6 +65,10 @@ struct GraphEventRecord: Sendable {
 /// Readers materialize each batch under the side tables' lock; the engine only appends to
 /// the journal and, when nodes are added, registers their definitions (the arrays the run
 /// already holds, so nothing is copied per task).
+///
+/// While no reader is parked, the engine holds a run's common records back in its outbox and
+/// appends them in batches; a reader asks it to hand them over (``setFlusher(_:)``) before it
+/// reads and again once it has parked, so every reader sees every record, in order.
 final class GraphEventLog: Sendable {
     let records = EventJournal<GraphEventRecord>(retention: .everything)
 
@@ -76,8 +80,19 @@ final class GraphEventLog: Sendable {
     }
 
     private let tables = Lock(Tables())
+    private let flusher = Lock<(@Sendable () -> Void)?>(nil)
 
     init() {}
+
+    /// What hands over the records the engine holds back: called before every read and
+    /// whenever a reader parks.
+    func setFlusher(_ flush: @escaping @Sendable () -> Void) {
+        flusher.withLock { $0 = flush }
+    }
+
+    private func flush() {
+        flusher.withLock { $0 }?()
+    }
 
     /// Makes the nodes of `definitions`, the first of them at position `first`, readable by name.
     func register(_ definitions: [NodeDefinition], from first: Int) {
@@ -109,7 +124,10 @@ final class GraphEventLog: Sendable {
     var events: EventSequence<GraphEvent> { EventSequence(source: self, startIndex: 0) }
 
     /// Every event so far.
-    var snapshot: [GraphEvent] { materialize(records.snapshot) }
+    var snapshot: [GraphEvent] {
+        flush()
+        return materialize(records.snapshot)
+    }
 
     func finish() -> EventJournal<GraphEventRecord>.Wakeup { records.finish() }
 
@@ -146,6 +164,9 @@ extension GraphEventLog: EventBatchSource {
     func batch(
         from index: inout Int, limit: Int, isolation: isolated (any Actor)?
     ) async -> [GraphEvent] {
-        materialize(await records.batch(from: &index, limit: limit, isolation: isolation))
+        flush()
+        return materialize(
+            await records.batch(from: &index, limit: limit, isolation: isolation) { [weak self] in self?.flush() }
+        )
     }
 }

@@ -52,6 +52,13 @@ final class GraphRunStorage: Sendable {
             GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: max(1, cores - 1))
         )
         self.milestones = Lock([:])
+        log.setFlusher { [weak self] in self?.flushEvents() }
+    }
+
+    /// Hands the event records the state machine holds back to the journal: a reader is
+    /// about to read, or has parked.
+    private func flushEvents() {
+        state.withLock { $0.drainOutbox(into: log, always: true) }.resume()
     }
 
     private func registerMilestones(of definitions: [NodeDefinition]) {
@@ -68,23 +75,28 @@ final class GraphRunStorage: Sendable {
     // MARK: - Transitions
 
     /// Runs `body` under the lock and moves the events it produced into the journal, in
-    /// order; readers are woken after the lock is released.
+    /// order; readers are woken after the lock is released. Outside requests (cancel,
+    /// remove, add) and retries hand over every record held back, so a caller that reads
+    /// the journal afterwards sees all that happened before; the driver's and the workers'
+    /// transitions (`heldBack`) leave the common records in the outbox while no reader waits.
     @discardableResult
     private func transition<Value, Failure: Error>(
+        heldBack: Bool = false,
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> Value {
-        let (value, wakeup) = try transitionLeavingWakeup(body)
+        let (value, wakeup) = try transitionLeavingWakeup(heldBack: heldBack, body)
         wakeup.resume()
         return value
     }
 
     private func transitionLeavingWakeup<Value, Failure: Error>(
+        heldBack: Bool = false,
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> (Value, EventJournal<GraphEventRecord>.Wakeup) {
         try state.withLock {
             (machine) throws(Failure) in
             let value = try body(&machine)
-            return (value, machine.drainOutbox(into: log))
+            return (value, machine.drainOutbox(into: log, always: !heldBack))
         }
     }
 
@@ -121,7 +133,7 @@ final class GraphRunStorage: Sendable {
             await withDiscardingTaskGroup { group in
                 while true {
                     let now = clock.nanoseconds
-                    let action = transition { machine in machine.nextForDriver(now: now) }
+                    let action = transition(heldBack: true) { machine in machine.nextForDriver(now: now) }
                     switch action {
                     case .spawn(let assignment, let inline):
                         // `addImmediateTask` needs the OS 26 concurrency runtime (the 6.2 tools

@@ -179,14 +179,24 @@ struct GraphStateMachine {
         return nil
     }
 
-    /// Moves the records of the last transitions into `log`; resume the returned wakeup once
-    /// the lock is released.
-    mutating func drainOutbox(into log: GraphEventLog) -> EventJournal<GraphEventRecord>.Wakeup {
+    /// Records held back while no reader waits: a few thousand are 16 KB, and appending
+    /// them to the journal in one go costs a fraction of appending two or three per task.
+    private static let outboxLimit = 1024
+
+    /// Moves the records of the last transitions into `log`, or (`always` false) holds the
+    /// common ones back while no reader is parked — a reader that arrives asks for them
+    /// (``GraphEventLog/setFlusher(_:)``). Rare events, the run's end and a full outbox are
+    /// handed over at once. Resume the returned wakeup once the lock is released.
+    mutating func drainOutbox(into log: GraphEventLog, always: Bool = false) -> EventJournal<GraphEventRecord>.Wakeup {
         if !inserted.isEmpty {
             for chunk in inserted { log.register(chunk.definitions, from: chunk.first) }
             inserted.removeAll()
         }
         guard !outbox.isEmpty else { return .none }
+        guard
+            always || !rareOutbox.isEmpty || outbox.count >= Self.outboxLimit || isFinished
+                || log.records.hasParkedReaders
+        else { return .none }
         let wakeup = log.append(&outbox, rare: &rareOutbox)
         // `removeAll(keepingCapacity:)` goes through a generic `replaceSubrange`; a
         // transition leaves a few records, which `removeLast()` drops one load and store each.
