@@ -275,22 +275,35 @@ struct GraphStateMachine {
     /// out flat (a counting sort by dependency).
     private mutating func wireFlat(_ compiled: CompiledGraph) {
         let count = compiled.count
-        let dependencyStart = compiled.dependencyStart
-        let dependencies = compiled.dependencies
         var start = [Int32](repeating: 0, count: count + 1)
-        for node in 0..<count {
-            nodes[node].remaining = dependencyStart[node + 1] - dependencyStart[node]
-        }
-        for edge in dependencies { start[Int(edge.node) + 1] += 1 }
-        for node in 0..<count { start[node + 1] += start[node] }
-        var next = start
-        var flat = [Edge](repeating: Edge(node: 0, requiresSuccess: false), count: dependencies.count)
-        for node in 0..<count {
-            for position in Int(dependencyStart[node])..<Int(dependencyStart[node + 1]) {
-                let edge = dependencies[position]
-                let dependency = Int(edge.node)
-                flat[Int(next[dependency])] = Edge(node: Int32(node), requiresSuccess: edge.requiresSuccess)
-                next[dependency] += 1
+        var flat = [Edge](repeating: Edge(node: 0, requiresSuccess: false), count: compiled.dependencies.count)
+        // Unsafe buffers: this runs once per node and edge at the start of every run, and
+        // the checked subscripts cost more than the work.
+        compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
+            compiled.dependencies.withUnsafeBufferPointer { dependencies in
+                nodes.withUnsafeMutableBufferPointer { nodes in
+                    for node in 0..<count {
+                        nodes[node].remaining = dependencyStart[node + 1] - dependencyStart[node]
+                    }
+                }
+                start.withUnsafeMutableBufferPointer { start in
+                    for edge in dependencies { start[Int(edge.node) + 1] += 1 }
+                    for node in 0..<count { start[node + 1] += start[node] }
+                }
+                var next = start
+                next.withUnsafeMutableBufferPointer { next in
+                    flat.withUnsafeMutableBufferPointer { flat in
+                        for node in 0..<count {
+                            for position in Int(dependencyStart[node])..<Int(dependencyStart[node + 1]) {
+                                let edge = dependencies[position]
+                                let dependency = Int(edge.node)
+                                flat[Int(next[dependency])] = Edge(
+                                    node: Int32(node), requiresSuccess: edge.requiresSuccess)
+                                next[dependency] += 1
+                            }
+                        }
+                    }
+                }
             }
         }
         firstSuccessorStart = start
@@ -501,9 +514,12 @@ struct GraphStateMachine {
         }
         var ready = readyScratch
         readyScratch = []
-        if !ready.isEmpty { ready.removeAll(keepingCapacity: true) }
         appendSuccessorsMadeReady(by: index, to: &ready)
-        if !ready.isEmpty { release(&ready, now: now, effects: &effects) }
+        if !ready.isEmpty {
+            release(&ready, now: now, effects: &effects)
+            // `removeAll(keepingCapacity:)` goes through a generic `replaceSubrange`.
+            while !ready.isEmpty { ready.removeLast() }
+        }
         readyScratch = ready
     }
 
@@ -539,19 +555,29 @@ struct GraphStateMachine {
     private mutating func appendSuccessorsMadeReady(by index: Int, to ready: inout [Int32]) {
         let succeeded = nodes[index].ending == .succeeded
         if index + 1 < firstSuccessorStart.count {
-            var position = Int(firstSuccessorStart[index])
-            let end = Int(firstSuccessorStart[index + 1])
-            while position < end {
-                release(firstSuccessors[position], from: index, succeeded: succeeded, to: &ready)
-                position += 1
+            let range = Int(firstSuccessorStart[index])..<Int(firstSuccessorStart[index + 1])
+            if !range.isEmpty {
+                // One uniqueness check for the loop, not one per field of every successor.
+                firstSuccessors.withUnsafeBufferPointer { edges in
+                    nodes.withUnsafeMutableBufferPointer { nodes in
+                        for position in range {
+                            Self.release(edges[position], from: index, succeeded: succeeded, in: nodes, to: &ready)
+                        }
+                    }
+                }
             }
         }
         if !addedSuccessors.isEmpty, let added = addedSuccessors[Int32(index)] {
-            for edge in added { release(edge, from: index, succeeded: succeeded, to: &ready) }
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                for edge in added { Self.release(edge, from: index, succeeded: succeeded, in: nodes, to: &ready) }
+            }
         }
     }
 
-    private mutating func release(_ edge: Edge, from index: Int, succeeded: Bool, to ready: inout [Int32]) {
+    private static func release(
+        _ edge: Edge, from index: Int, succeeded: Bool, in nodes: UnsafeMutableBufferPointer<Node>,
+        to ready: inout [Int32]
+    ) {
         let successor = Int(edge.node)
         guard nodes[successor].phase == .waiting else { return }
         if edge.requiresSuccess, !succeeded, nodes[successor].blockedBy < 0 {
