@@ -129,15 +129,3 @@ package struct SleepPurpose: Hashable, Sendable {
 package protocol SleepPurposeAwareClock: Clock where Duration == Swift.Duration {
     func sleep(until deadline: Instant, purpose: SleepPurpose) async throws
 }
-
-extension Duration {
-    /// The duration in whole nanoseconds, truncated toward zero; saturates beyond ±292 years.
-    package var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return seconds < 0 ? .min : .max }
-        let (sum, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        guard !overflowAgain else { return seconds < 0 ? .min : .max }
-        return sum
-    }
-}
