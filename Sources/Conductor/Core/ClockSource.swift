@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A type-erased `Clock<Duration>` that measures time as an offset from the moment it was made.
 ///
 /// Every primitive that waits stores one of these, so the public API can take
@@ -9,6 +15,10 @@
 /// never sees the purpose, so production clocks pay nothing for it.
 package struct ClockSource: Sendable {
     private let elapsed: @Sendable () -> Duration
+    /// For a `ContinuousClock`, the platform clock it reads, at this source's origin: a graph
+    /// reads the time on every task, and reading it directly in nanoseconds costs neither a
+    /// closure call nor a division of `Duration`'s 128-bit attoseconds.
+    private let continuousOrigin: Int64?
     private let sleeper: @Sendable (Duration, SleepPurpose) async throws -> Void
     /// Why this source's sleeps happen.
     package private(set) var sleepPurpose = SleepPurpose.unspecified
@@ -16,6 +26,15 @@ package struct ClockSource: Sendable {
     package init<C: Clock>(_ clock: C) where C.Duration == Duration {
         if let aware = clock as? any SleepPurposeAwareClock {
             self = Self(aware: aware)
+            return
+        }
+        if C.self == ContinuousClock.self, let origin = Self.continuousNanoseconds() {
+            let instant = ContinuousClock.now
+            self.init(
+                elapsed: { .nanoseconds(Self.continuousNanoseconds()! &- origin) },
+                sleeper: { offset, _ in try await ContinuousClock().sleep(until: instant.advanced(by: offset)) },
+                continuousOrigin: origin
+            )
             return
         }
         let origin = clock.now
@@ -35,10 +54,27 @@ package struct ClockSource: Sendable {
 
     private init(
         elapsed: @escaping @Sendable () -> Duration,
-        sleeper: @escaping @Sendable (Duration, SleepPurpose) async throws -> Void
+        sleeper: @escaping @Sendable (Duration, SleepPurpose) async throws -> Void,
+        continuousOrigin: Int64? = nil
     ) {
         self.elapsed = elapsed
         self.sleeper = sleeper
+        self.continuousOrigin = continuousOrigin
+    }
+
+    /// What `ContinuousClock` reads, in nanoseconds: the same platform clock as the standard
+    /// library's (`CLOCK_BOOTTIME` on Linux, `CLOCK_MONOTONIC_RAW` on Apple platforms), so a
+    /// deadline computed from it is one `ContinuousClock` sleeps until. `nil` elsewhere.
+    private static func continuousNanoseconds() -> Int64? {
+        #if canImport(Glibc)
+            var time = timespec()
+            guard clock_gettime(CLOCK_BOOTTIME, &time) == 0 else { return nil }
+            return Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
+        #elseif canImport(Darwin)
+            return Int64(truncatingIfNeeded: clock_gettime_nsec_np(CLOCK_MONOTONIC_RAW))
+        #else
+            return nil
+        #endif
     }
 
     /// The same clock and origin, with every sleep made for `purpose`.
@@ -50,6 +86,12 @@ package struct ClockSource: Sendable {
 
     /// The time since this source was made.
     package var now: Duration { elapsed() }
+
+    /// The time since this source was made, in nanoseconds.
+    package var nanoseconds: Int64 {
+        if let continuousOrigin, let now = Self.continuousNanoseconds() { return now &- continuousOrigin }
+        return elapsed().nanoseconds
+    }
 
     /// Sleeps until `deadline`, an offset from this source's origin. Throws `CancellationError` when cancelled.
     package func sleep(until deadline: Duration) async throws {

@@ -52,12 +52,26 @@ package final class EventJournal<Event: Sendable>: Sendable {
         }
     }
 
+    private func takeWaiters(_ state: inout State) -> Wakeup {
+        let wakeup = state.takeWaiters()
+        if !wakeup.continuations.isEmpty { parkedReaders.store(0, ordering: .releasing) }
+        return wakeup
+    }
+
     private let retention: Retention
     private let state = Lock(State())
+    /// How many readers are parked, mirrored out of the lock so that an appender can ask
+    /// without taking it (see ``hasParkedReaders``).
+    private let parkedReaders = Atomic<Int>(0)
 
     package init(retention: Retention) {
         self.retention = retention
     }
+
+    /// Whether a reader is parked waiting for the next event. An appender that batches its
+    /// events may hold them back while this is false, provided readers that arrive later
+    /// get them first (``batch(from:limit:isolation:whenParked:)``'s `whenParked`).
+    package var hasParkedReaders: Bool { parkedReaders.load(ordering: .acquiring) > 0 }
 
     /// Appends one event. Resume the returned wakeup after releasing your own locks.
     package func append(_ event: Event) -> Wakeup {
@@ -65,7 +79,7 @@ package final class EventJournal<Event: Sendable>: Sendable {
             guard !state.finished else { return .none }
             state.events.append(event)
             trim(&state)
-            return state.takeWaiters()
+            return takeWaiters(&state)
         }
     }
 
@@ -75,7 +89,7 @@ package final class EventJournal<Event: Sendable>: Sendable {
             guard !state.finished else { return .none }
             state.events.append(contentsOf: events)
             trim(&state)
-            return state.takeWaiters()
+            return takeWaiters(&state)
         }
     }
 
@@ -83,7 +97,7 @@ package final class EventJournal<Event: Sendable>: Sendable {
     package func finish() -> Wakeup {
         state.withLock { state in
             state.finished = true
-            return state.takeWaiters()
+            return takeWaiters(&state)
         }
     }
 
@@ -104,6 +118,18 @@ package final class EventJournal<Event: Sendable>: Sendable {
         from index: inout Int,
         limit: Int = .max,
         isolation: isolated (any Actor)? = #isolation
+    ) async -> [Event] {
+        await batch(from: &index, limit: limit, isolation: isolation, whenParked: nil)
+    }
+
+    /// ``batch(from:limit:isolation:)``, with `whenParked` run each time the reader has
+    /// parked (outside the journal's lock): an appender that holds events back while
+    /// ``hasParkedReaders`` is false hands them over there.
+    package func batch(
+        from index: inout Int,
+        limit: Int,
+        isolation: isolated (any Actor)?,
+        whenParked: (@Sendable () -> Void)?
     ) async -> [Event] {
         while true {
             let outcome: (batch: [Event], done: Bool, waiterID: UInt64?) = state.withLock { state in
@@ -127,12 +153,22 @@ package final class EventJournal<Event: Sendable>: Sendable {
                     let resumeNow = state.withLock { state -> Bool in
                         if index < state.endIndex || state.finished || Task.isCancelled { return true }
                         state.waiters[id] = continuation
+                        parkedReaders.store(state.waiters.count, ordering: .releasing)
                         return false
                     }
-                    if resumeNow { continuation.resume() }
+                    if resumeNow {
+                        continuation.resume()
+                    } else {
+                        // An appender that held events back while no reader was parked
+                        // hands them over now; that wakes this reader if there were any.
+                        whenParked?()
+                    }
                 }
             } onCancel: {
-                let continuation = state.withLock { $0.waiters.removeValue(forKey: id) }
+                let continuation = state.withLock { state in
+                    defer { parkedReaders.store(state.waiters.count, ordering: .releasing) }
+                    return state.waiters.removeValue(forKey: id)
+                }
                 continuation?.resume()
             }
             if Task.isCancelled { return [] }

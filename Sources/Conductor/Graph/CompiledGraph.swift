@@ -5,9 +5,13 @@
 /// validation, and its run takes the index and the edges as they are instead of hashing every
 /// id again. The first task that breaks the rule switches this off; the full validation then
 /// decides, and the run resolves ids itself.
+///
+/// The dependencies are one flat table (node `i`'s are
+/// `dependencies[dependencyStart[i] ..< dependencyStart[i + 1]]`), not an array per node.
 struct CompiledGraph: Sendable {
     private(set) var index: [String: Int32] = [:]
-    private(set) var edges: [[GraphStateMachine.Edge]] = []
+    private(set) var dependencyStart: [Int32] = [0]
+    private(set) var dependencies: [GraphStateMachine.Edge] = []
     private(set) var isComplete = true
 
     init() {}
@@ -16,27 +20,34 @@ struct CompiledGraph: Sendable {
         for definition in definitions { append(definition) }
     }
 
+    /// How many nodes the table holds.
+    var count: Int { dependencyStart.count - 1 }
+
     mutating func append(_ definition: NodeDefinition) {
         guard isComplete else { return }
         guard !definition.id.isEmpty, index[definition.id] == nil else { return abandon() }
         if case .task(let spec) = definition.kind, spec.negativeDuration != nil { return abandon() }
-        var resolved: [GraphStateMachine.Edge] = []
-        resolved.reserveCapacity(definition.requires.count + definition.after.count)
+        let first = dependencies.count
         for id in definition.requires {
             guard let position = index[id] else { return abandon() }
-            resolved.append(GraphStateMachine.Edge(node: position, requiresSuccess: true))
+            dependencies.append(GraphStateMachine.Edge(node: position, requiresSuccess: true))
         }
         for id in definition.after {
             guard let position = index[id] else { return abandon() }
-            resolved.append(GraphStateMachine.Edge(node: position, requiresSuccess: false))
+            dependencies.append(GraphStateMachine.Edge(node: position, requiresSuccess: false))
         }
-        index[definition.id] = Int32(edges.count)
-        edges.append(resolved)
+        guard dependencies.count <= Int(Int32.max), count < Int(Int32.max) else {
+            dependencies.removeSubrange(first...)
+            return abandon()
+        }
+        index[definition.id] = Int32(count)
+        dependencyStart.append(Int32(dependencies.count))
     }
 
     private mutating func abandon() {
         isComplete = false
         index = [:]
-        edges = []
+        dependencyStart = [0]
+        dependencies = []
     }
 }

@@ -1,9 +1,39 @@
 /// What a node of a graph is: a task to run, or a marker (milestone or stage boundary)
 /// that is reached as soon as everything before it has ended.
+///
+/// 56 bytes: a graph (and each run's event log) holds one per node, so what only markers or
+/// schedule steps have (a marker's names, a step's stage) is boxed rather than stored inline.
 struct NodeDefinition: Sendable {
     enum Kind: Sendable {
         case task(TaskSpec)
         case marker(milestone: String?, startsStage: String?)
+    }
+
+    /// `Kind` as stored: one reference either way.
+    private enum Payload: Sendable {
+        case task(TaskSpec)
+        case marker(Marker)
+    }
+
+    private final class Marker: Sendable {
+        let milestone: String?
+        let startsStage: String?
+
+        init(milestone: String?, startsStage: String?) {
+            self.milestone = milestone
+            self.startsStage = startsStage
+        }
+    }
+
+    /// A schedule step's or stage marker's stage.
+    private final class Placement: Sendable {
+        let stage: String?
+        let stageIndex: Int?
+
+        init(stage: String?, stageIndex: Int?) {
+            self.stage = stage
+            self.stageIndex = stageIndex
+        }
     }
 
     var id: String
@@ -11,16 +41,48 @@ struct NodeDefinition: Sendable {
     var requires: [String]
     /// Dependencies that must merely have ended (stage order, milestones).
     var after: [String]
-    var kind: Kind
-    var stage: String?
+    private let payload: Payload
+    private let placement: Placement?
     /// Markers of a schedule have internal ids that never appear in reports or errors.
     var isHidden: Bool
+
+    init(
+        id: String, requires: [String], after: [String], kind: Kind, stage: String?, isHidden: Bool,
+        stageIndex: Int? = nil
+    ) {
+        self.id = id
+        self.requires = requires
+        self.after = after
+        switch kind {
+        case .task(let spec): payload = .task(spec)
+        case .marker(let milestone, let startsStage):
+            payload = .marker(Marker(milestone: milestone, startsStage: startsStage))
+        }
+        placement = stage == nil && stageIndex == nil ? nil : Placement(stage: stage, stageIndex: stageIndex)
+        self.isHidden = isHidden
+    }
+
+    var kind: Kind {
+        switch payload {
+        case .task(let spec): .task(spec)
+        case .marker(let marker): .marker(milestone: marker.milestone, startsStage: marker.startsStage)
+        }
+    }
+
+    /// The task's settings; nil for a marker.
+    var spec: TaskSpec? {
+        if case .task(let spec) = payload { return spec }
+        return nil
+    }
+
+    var stage: String? { placement?.stage }
+
     /// The position of a schedule's stage, so validation can tell a dependency on a later
     /// stage (which the stage barriers would turn into a cycle) from one on an earlier stage.
-    var stageIndex: Int? = nil
+    var stageIndex: Int? { placement?.stageIndex }
 
     var isTask: Bool {
-        if case .task = kind { return true }
+        if case .task = payload { return true }
         return false
     }
 }
@@ -34,10 +96,25 @@ final class TaskSpec: Sendable {
         case mainActor(@MainActor @Sendable (TaskContext) async throws -> any Sendable)
     }
 
+    /// A timeout or a retry policy, which most tasks do not have: boxed, so a task without
+    /// them costs 64 bytes rather than 128.
+    private final class Rare: Sendable {
+        let timeout: Duration?
+        let retry: RetryPolicy
+
+        init(timeout: Duration?, retry: RetryPolicy) {
+            self.timeout = timeout
+            self.retry = retry
+        }
+    }
+
     let operation: Operation
-    let priority: TaskPriority
-    let timeout: Duration?
-    let retry: RetryPolicy
+    /// `priority.rawValue`, read once: `TaskPriority` is resilient outside Apple platforms,
+    /// so comparing or copying one on the hot path goes through the runtime.
+    let priorityRank: UInt8
+    private let rare: Rare?
+    var timeout: Duration? { rare?.timeout }
+    var retry: RetryPolicy { rare?.retry ?? .never }
     let failure: FailurePolicy
     let whenDependencyFails: DependencyFailureBehavior
     /// Run the operation in a task of its own, so a timeout or a removal can abandon it at
@@ -45,6 +122,12 @@ final class TaskSpec: Sendable {
     let runsDetached: Bool
     /// No timeout, no retry, not on the main actor: a worker calls the body directly.
     let isPlain: Bool
+    /// The operation returns `Void`: nothing to keep for dependents, so a run does not
+    /// store it (``TaskContext/value(of:)`` still reads `()`).
+    let returnsVoid: Bool
+    /// Last: a resilient type's size is known only at run time, so every stored property
+    /// after it would be found through an offset read from the class's metadata.
+    let priority: TaskPriority
 
     init(
         operation: Operation,
@@ -53,12 +136,14 @@ final class TaskSpec: Sendable {
         retry: RetryPolicy,
         failure: FailurePolicy,
         whenDependencyFails: DependencyFailureBehavior,
-        runsDetached: Bool? = nil
+        runsDetached: Bool? = nil,
+        returnsVoid: Bool = false
     ) {
+        self.returnsVoid = returnsVoid
         self.operation = operation
         self.priority = priority
-        self.timeout = timeout
-        self.retry = retry
+        self.priorityRank = priority.rawValue
+        self.rare = timeout == nil && retry == .never ? nil : Rare(timeout: timeout, retry: retry)
         self.failure = failure
         self.whenDependencyFails = whenDependencyFails
         self.runsDetached = runsDetached ?? (timeout != nil)

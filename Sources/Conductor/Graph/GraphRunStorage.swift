@@ -43,7 +43,7 @@ final class GraphRunStorage: Sendable {
     ) {
         self.init(concurrencyLimit: concurrencyLimit, clock: clock, log: GraphEventLog(), instruments: instruments)
         var effects = GraphStateMachine.Effects()
-        transition { machine in machine.insert(definitions, compiled: compiled, now: .zero, effects: &effects) }
+        transition { machine in machine.insert(definitions, compiled: compiled, now: 0, effects: &effects) }
         registerMilestones(of: definitions)
         apply(effects)
     }
@@ -62,6 +62,13 @@ final class GraphRunStorage: Sendable {
             GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: max(1, cores - 1))
         )
         self.milestones = Lock([:])
+        log.setFlusher { [weak self] in self?.flushEvents() }
+    }
+
+    /// Hands the event records the state machine holds back to the journal: a reader is
+    /// about to read, or has parked.
+    private func flushEvents() {
+        state.withLock { $0.drainOutbox(into: log, always: true) }.resume()
     }
 
     private func registerMilestones(of definitions: [NodeDefinition]) {
@@ -78,30 +85,28 @@ final class GraphRunStorage: Sendable {
     // MARK: - Transitions
 
     /// Runs `body` under the lock and moves the events it produced into the journal, in
-    /// order; readers are woken after the lock is released.
+    /// order; readers are woken after the lock is released. Outside requests (cancel,
+    /// remove, add) and retries hand over every record held back, so a caller that reads
+    /// the journal afterwards sees all that happened before; the driver's and the workers'
+    /// transitions (`heldBack`) leave the common records in the outbox while no reader waits.
     @discardableResult
     private func transition<Value, Failure: Error>(
+        heldBack: Bool = false,
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> Value {
-        let (value, wakeup) = try transitionLeavingWakeup(body)
+        let (value, wakeup) = try transitionLeavingWakeup(heldBack: heldBack, body)
         wakeup.resume()
         return value
     }
 
     private func transitionLeavingWakeup<Value, Failure: Error>(
+        heldBack: Bool = false,
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> (Value, EventJournal<GraphEventRecord>.Wakeup) {
         try state.withLock {
             (machine) throws(Failure) in
             let value = try body(&machine)
-            if !machine.inserted.isEmpty {
-                for chunk in machine.inserted { log.register(chunk.definitions, from: chunk.first) }
-                machine.inserted.removeAll()
-            }
-            guard !machine.outbox.isEmpty else { return (value, .none) }
-            let wakeup = log.records.append(contentsOf: machine.outbox)
-            machine.outbox.removeAll(keepingCapacity: true)
-            return (value, wakeup)
+            return (value, machine.drainOutbox(into: log, always: !heldBack))
         }
     }
 
@@ -148,8 +153,8 @@ final class GraphRunStorage: Sendable {
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 while true {
-                    let now = clock.now
-                    let action = transition { machine in machine.nextForDriver(now: now) }
+                    let now = clock.nanoseconds
+                    let action = transition(heldBack: true) { machine in machine.nextForDriver(now: now) }
                     switch action {
                     case .spawn(let assignment, let inline):
                         // `addImmediateTask` needs the OS 26 concurrency runtime (the 6.2 tools
@@ -191,21 +196,39 @@ final class GraphRunStorage: Sendable {
     /// created at its first task's priority; a next task of another priority runs in a child
     /// task created at that priority, so what a body sees never depends on which worker ran it.
     private func work(_ first: GraphStateMachine.Assignment) async {
-        let workerPriority = first.spec.priority
+        let workerPriority = first.spec.priorityRank
         var assignment = first
         while true {
             let next: GraphStateMachine.Assignment?
-            if assignment.spec.priority == workerPriority {
-                next = await runToEnd(assignment)
-            } else {
-                let current = assignment
-                next = await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
-                    group.addTask(priority: current.spec.priority) { await self.runToEnd(current) }
-                    return await group.next() ?? nil
+            if assignment.spec.priorityRank == workerPriority {
+                // The common case in this frame, not in `runToEnd`'s: each async frame
+                // costs an allocation and an executor check on entry and on return.
+                if assignment.spec.isPlain, !tracesAttempts, case .global(let body) = assignment.spec.operation {
+                    do {
+                        let result = try await body(TaskContext(node: assignment.node, attempt: 1, storage: self))
+                        next = end(assignment.node, outcome: .succeeded, result: result)
+                    } catch {
+                        next = end(assignment.node, outcome: Self.outcome(of: error), result: nil)
+                    }
+                } else {
+                    next = await runToEnd(assignment)
                 }
+            } else {
+                next = await runInChild(assignment)
             }
             guard let next else { return }
             assignment = next
+        }
+    }
+
+    /// Runs a task of another priority than its worker's in a child task at its own.
+    /// Out of line, so `work` never handles the resilient `TaskPriority` or the group's
+    /// generic result.
+    @inline(never)
+    private func runInChild(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
+        await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
+            group.addTask(priority: assignment.spec.priority) { await self.runToEnd(assignment) }
+            return await group.next() ?? nil
         }
     }
 
@@ -213,13 +236,31 @@ final class GraphRunStorage: Sendable {
     private func runToEnd(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
         let (outcome, result) =
             assignment.spec.isPlain && !tracesAttempts ? await runPlain(assignment) : await execute(assignment)
-        let now = clock.now
+        return end(assignment.node, outcome: outcome, result: result)
+    }
+
+    /// Records the end of `node` and returns the next ready task for this worker: the hot
+    /// transition, written out rather than through the generic `transition`. Never inlined
+    /// into the async worker: there, every non-trivial value (the effects, the wakeup) is
+    /// copied and destroyed through its type's metadata, here with plain retains.
+    @inline(never)
+    private func end(_ node: Int, outcome: TaskOutcome, result: (any Sendable)?) -> GraphStateMachine.Assignment? {
+        let now = clock.nanoseconds
         var effects = GraphStateMachine.Effects()
-        let next = transition { machine in
-            machine.complete(assignment.node, outcome: outcome, result: result, now: now, effects: &effects)
+        let (next, wakeup) = state.withLock { machine in
+            let next = machine.complete(node, outcome: outcome, result: result, now: now, effects: &effects)
+            return (next, machine.drainOutbox(into: log))
         }
+        wakeup.resume()
         apply(effects)
         return next
+    }
+
+    /// How a body that threw ended: cancelled if it threw `CancellationError` or was
+    /// cancelled, failed otherwise.
+    private static func outcome(of error: any Error) -> TaskOutcome {
+        if error is CancellationError || Task.isCancelled { return .cancelled }
+        return .failed(error)
     }
 
     // MARK: - Running one task
@@ -228,7 +269,7 @@ final class GraphRunStorage: Sendable {
     private func runPlain(_ assignment: GraphStateMachine.Assignment) async -> (TaskOutcome, (any Sendable)?) {
         guard case .global(let body) = assignment.spec.operation else { return await execute(assignment) }
         do {
-            return (.succeeded, try await body(TaskContext(id: assignment.id, attempt: 1, storage: self)))
+            return (.succeeded, try await body(TaskContext(node: assignment.node, attempt: 1, storage: self)))
         } catch is CancellationError {
             return (.cancelled, nil)
         } catch {
@@ -239,7 +280,15 @@ final class GraphRunStorage: Sendable {
     private func execute(_ assignment: GraphStateMachine.Assignment) async -> (TaskOutcome, (any Sendable)?) {
         let retry = assignment.spec.retry
         var attempt = 1
-        var detached = assignment.detached
+        var detached: DetachedAttempt?
+        if assignment.spec.runsDetached {
+            // Abandoned (removed, or the run stopped) before this worker got here: the
+            // attempt settled as cancelled and its body must not start.
+            guard let attempt = state.withLock({ $0.detachedAttempt(of: assignment.node) }) else {
+                return (.cancelled, nil)
+            }
+            detached = attempt
+        }
         while true {
             let outcome: TaskOutcome
             switch await runAttempt(assignment, attempt: attempt, detached: detached) {
@@ -254,10 +303,10 @@ final class GraphRunStorage: Sendable {
             let error: any Error =
                 switch outcome {
                 case .failed(let error): error
-                default: GraphError.timedOut(assignment.id, after: assignment.spec.timeout ?? .zero)
+                default: GraphError.timedOut(id(of: assignment.node), after: assignment.spec.timeout ?? .zero)
                 }
             let failedAttempt = attempt
-            let now = clock.now
+            let now = clock.nanoseconds
             transition {
                 $0.attemptFailed(assignment.node, attempt: failedAttempt, error: error, delay: delay, now: now)
             }
@@ -268,7 +317,7 @@ final class GraphRunStorage: Sendable {
             }
             attempt += 1
             let nextAttempt = attempt
-            let restart = clock.now
+            let restart = clock.nanoseconds
             let decision = transition { $0.retryStarting(assignment.node, attempt: nextAttempt, now: restart) }
             guard case .start(let next) = decision else { return (.cancelled, nil) }
             detached = next
@@ -285,7 +334,7 @@ final class GraphRunStorage: Sendable {
             return await runAttemptBody(assignment, attempt: attempt, detached: detached)
         }
         let span = RunInstruments.startAttempt(
-            tracer, id: assignment.id, attempt: attempt, placement: assignment.spec.placement)
+            tracer, id: id(of: assignment.node), attempt: attempt, placement: assignment.spec.placement)
         let result = await ServiceContext.$current.withValue(span.context) {
             await runAttemptBody(assignment, attempt: attempt, detached: detached)
         }
@@ -296,7 +345,7 @@ final class GraphRunStorage: Sendable {
     private func runAttemptBody(
         _ assignment: GraphStateMachine.Assignment, attempt: Int, detached: DetachedAttempt?
     ) async -> DetachedAttempt.Result {
-        let context = TaskContext(id: assignment.id, attempt: attempt, storage: self)
+        let context = TaskContext(node: assignment.node, attempt: attempt, storage: self)
         let operation = assignment.spec.operation
         guard let detached else {
             do {
@@ -335,7 +384,7 @@ final class GraphRunStorage: Sendable {
     // MARK: - Outside requests
 
     func cancel() {
-        let now = clock.now
+        let now = clock.nanoseconds
         var effects = GraphStateMachine.Effects()
         transition { $0.cancel(now: now, effects: &effects) }
         apply(effects)
@@ -366,18 +415,18 @@ final class GraphRunStorage: Sendable {
     func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingWakeups {
         var effects = GraphStateMachine.Effects()
         let (_, wakeup) = try transitionLeavingWakeup { (machine) throws(GraphError) in
-            guard case .running = machine.phase else {
+            guard machine.isRunning else {
                 throw .runFinished(adding: definitions.first?.id ?? "")
             }
             try GraphValidation.validate(definitions, existing: machine.indexByID)
-            machine.insert(definitions, now: now, effects: &effects)
+            machine.insert(definitions, now: now.nanoseconds, effects: &effects)
         }
         registerMilestones(of: definitions)
         return PendingWakeups(storage: self, wakeup: wakeup, effects: effects)
     }
 
     func remove(_ id: String) throws(GraphError) -> TaskRemoval {
-        let now = clock.now
+        let now = clock.nanoseconds
         var effects = GraphStateMachine.Effects()
         let result = transition { $0.remove(id, now: now, effects: &effects) }
         apply(effects)
@@ -392,6 +441,10 @@ final class GraphRunStorage: Sendable {
         }
     }
 
+    func id(of node: Int) -> String {
+        state.withLock { $0.id(of: node) }
+    }
+
     func result(of id: String) -> (any Sendable)? {
         state.withLock { $0.result(of: id) }
     }
@@ -403,63 +456,6 @@ final class GraphRunStorage: Sendable {
     // MARK: - Report
 
     private func makeReport() -> RunReport {
-        state.withLock { machine in
-            let nodes = machine.nodes
-            let definitions = machine.definitions
-            var last = -1
-            for index in nodes.indices where last < 0 || nodes[index].endedAt >= nodes[last].endedAt {
-                // Ties go to the later node: a dependent ends no earlier than its dependencies.
-                last = index
-            }
-            var path: [String] = []
-            var cursor = last
-            while cursor >= 0 {
-                let node = nodes[cursor]
-                if node.isReported, node.startedAt != nil { path.append(definitions[cursor].id) }
-                cursor = Int(node.lastDependency)
-            }
-            // The run's arrays are final now, so the records can be made from them later,
-            // only if someone reads them.
-            let indexByID = machine.indexByID
-            let records = TaskRecords {
-                Self.records(nodes: nodes, definitions: definitions, indexByID: indexByID)
-            }
-            return RunReport(
-                outcome: machine.outcome ?? .cancelled,
-                records: records,
-                milestones: machine.milestonesReached,
-                duration: machine.finishedAt,
-                criticalPath: path.reversed()
-            )
-        }
-    }
-
-    private static func records(
-        nodes: [GraphStateMachine.Node], definitions: [NodeDefinition], indexByID: [String: Int32]
-    ) -> [TaskRecord] {
-        var records: [TaskRecord] = []
-        records.reserveCapacity(nodes.count)
-        for index in nodes.indices {
-            let node = nodes[index]
-            guard node.isReported, let spec = node.spec else { continue }
-            var dependencies = definitions[index].requires
-            for id in definitions[index].after where indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false {
-                dependencies.append(id)
-            }
-            records.append(
-                TaskRecord(
-                    id: definitions[index].id,
-                    stage: definitions[index].stage,
-                    dependencies: dependencies,
-                    outcome: node.outcome ?? .cancelled,
-                    queuedAt: node.queuedAt,
-                    startedAt: node.startedAt,
-                    endedAt: node.endedAt,
-                    attempts: Int(node.attempts),
-                    placement: spec.placement
-                )
-            )
-        }
-        return records
+        state.withLock { $0.makeReport() }
     }
 }

@@ -1,6 +1,12 @@
 /// The pure core of a run: which tasks are ready, running and ended, and what must happen
 /// next. No locks, no clocks, no tasks: each transition takes the time as an argument and
 /// returns what the storage must do once it has released its lock.
+///
+/// Laid out for the hot path (a no-op task is queued, started and ended thousands of times a
+/// millisecond): each node's changing state is a small trivial struct (`Node`, 48 bytes, times
+/// as nanosecond offsets); what only some nodes need lives in side tables — the outcome of a
+/// task that failed, timed out or was skipped, results other than `Void`, successors wired by
+/// a run's additions — and what never changes stays in `definitions`, shared with the graph.
 struct GraphStateMachine {
     struct Edge {
         var node: Int32
@@ -9,53 +15,59 @@ struct GraphStateMachine {
 
     enum Phase: UInt8 { case waiting, ready, running, ended }
 
-    /// The changing state of one node; what never changes stays in `definitions`, which a
-    /// run shares with the graph it came from instead of copying.
-    struct Node {
-        /// Read from the definition once, so the hot paths never copy its payload out to ask.
-        let isTask: Bool
+    /// How a node ended; the payload of `failed`, `timedOut` and `skipped` is in `endings`.
+    enum Ending: UInt8 { case none, succeeded, failed, timedOut, skipped, cancelled }
+
+    struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let isTask = Flags(rawValue: 1 << 0)
         /// A task that appears in events and reports (not a marker, not hidden).
-        let isReported: Bool
-        let failureIsRequired: Bool
-        let runsAnywayAfterFailure: Bool
-        let priorityRank: UInt8
-        /// The task's settings, shared with the graph (nil for a marker).
-        let spec: TaskSpec?
-        /// Successors wired after the first insertion (a run's additions); those of the
-        /// first insertion of a compiled graph are in the machine's flat successor table.
-        var successors: [Edge] = []
+        static let isReported = Flags(rawValue: 1 << 1)
+        static let failureIsRequired = Flags(rawValue: 1 << 2)
+        static let runsAnywayAfterFailure = Flags(rawValue: 1 << 3)
+        /// Running, but between attempts: a removal or a stop now prevents the next one.
+        static let backingOff = Flags(rawValue: 1 << 4)
+        /// A task whose operation returns `Void`: its result is not kept.
+        static let returnsVoid = Flags(rawValue: 1 << 5)
+    }
+
+    /// The changing state of one node: plain integers, so the array of them is copied and
+    /// freed without a value witness. Read from the definition once, so the hot paths never
+    /// copy its payload out to ask.
+    struct Node {
         var remaining: Int32 = 0
         /// The first required dependency that did not succeed.
         var blockedBy: Int32 = -1
         /// The dependency that ended last: the link back along the critical path.
         var lastDependency: Int32 = -1
-        var phase: Phase = .waiting
-        var outcome: TaskOutcome?
-        var result: (any Sendable)?
-        var queuedAt: Duration?
-        var startedAt: Duration?
-        var endedAt: Duration = .zero
         var attempts: Int32 = 0
-        /// Running, but between attempts: a removal or a stop now prevents the next one.
-        var backingOff = false
+        /// Nanoseconds since the run started; `never` if it did not happen.
+        var queuedAt = never
+        var startedAt = never
+        var endedAt: Int64 = 0
+        var phase = Phase.waiting
+        var ending = Ending.none
+        var flags: Flags
+        let priorityRank: UInt8
 
-        init(definition: borrowing NodeDefinition) {
-            if case .task(let spec) = definition.kind {
-                isTask = true
-                isReported = !definition.isHidden
-                failureIsRequired = spec.failure.isRequired
-                runsAnywayAfterFailure = spec.whenDependencyFails.runsAnyway
-                priorityRank = spec.priority.rawValue
-                self.spec = spec
+        static let never = Int64.min
+
+        init(spec: TaskSpec?, isHidden: Bool) {
+            if let spec {
+                var flags: Flags = .isTask
+                if !isHidden { flags.insert(.isReported) }
+                if spec.failure.isRequired { flags.insert(.failureIsRequired) }
+                if spec.whenDependencyFails.runsAnyway { flags.insert(.runsAnywayAfterFailure) }
+                if spec.returnsVoid { flags.insert(.returnsVoid) }
+                self.flags = flags
+                priorityRank = spec.priorityRank
             } else {
-                isTask = false
-                isReported = false
-                failureIsRequired = false
-                runsAnywayAfterFailure = false
+                flags = []
                 priorityRank = 0
-                spec = nil
             }
         }
+
+        var isTask: Bool { flags.contains(.isTask) }
     }
 
     enum RunPhase {
@@ -64,20 +76,36 @@ struct GraphStateMachine {
         case finished(RunOutcome)
     }
 
-    /// A task handed to a worker. `detached` is the first attempt of a task whose body runs
-    /// in a task of its own, registered before the worker sees it.
+    /// A task handed to a worker: a trivial value, which an async worker copies without
+    /// retains and without value witnesses (it copied the old one, which held the id and the
+    /// detached attempt, through its type's metadata twice per task). The first attempt of
+    /// a task whose body runs in a task of its own is registered before the worker sees the
+    /// assignment; the worker reads it with ``detachedAttempt(of:)``.
     struct Assignment {
         var node: Int
-        var id: String
-        var spec: TaskSpec
-        var detached: DetachedAttempt?
+        /// Unowned and unchecked, which is safe: the spec is held by `specs` (and the
+        /// definitions), which only ever grow, for as long as the storage that owns this
+        /// machine lives — and only that storage's workers, running methods of it, hold
+        /// assignments.
+        unowned(unsafe) var spec: TaskSpec
+    }
+
+    /// The driver's continuation while it is parked. Boxed: `CheckedContinuation` is a
+    /// resilient type, so an optional one held in `Effects` was copied and destroyed through
+    /// the runtime's value witnesses on every completion; a class reference is one pointer.
+    final class ParkedDriver: Sendable {
+        private let continuation: CheckedContinuation<Void, Never>
+
+        init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+
+        func resume() { continuation.resume() }
     }
 
     /// What the storage must do after a transition, outside the lock. Most completions
     /// leave nothing to do; `isEmpty` lets the storage see that with one load.
     struct Effects {
         private(set) var isEmpty = true
-        var resumeDriver: CheckedContinuation<Void, Never>? {
+        var resumeDriver: ParkedDriver? {
             didSet { isEmpty = false }
         }
         var reachedMilestones: [(name: String, at: Duration)] = [] {
@@ -93,35 +121,50 @@ struct GraphStateMachine {
 
     private(set) var definitions: [NodeDefinition] = []
     private(set) var nodes: [Node] = []
+    /// Each node's settings (nil for a marker), so taking a task never reads its definition.
+    private var specs: [TaskSpec?] = []
+    /// The outcomes that carry a payload (failed, timed out, skipped), by node.
+    private var endings: [Int32: TaskOutcome] = [:]
+    /// Results by node, made when the first task that returns something other than `Void`
+    /// ends: tasks still pending, and tasks that return nothing, cost nothing here.
+    private var results: [(any Sendable)?] = []
     private(set) var indexByID: [String: Int32] = [:]
     /// The successors of the nodes of a compiled graph's first insertion, flat: node `i`'s
     /// are `firstSuccessors[firstSuccessorStart[i] ..< firstSuccessorStart[i + 1]]`. One
     /// allocation for the whole graph instead of an array per node.
     private var firstSuccessorStart: [Int32] = []
     private var firstSuccessors: [Edge] = []
+    /// Successors wired after the first insertion (a run's additions), by node.
+    private var addedSuccessors: [Int32: [Edge]] = [:]
     private var readyQueue = ReadyQueue()
     private let concurrencyLimit: Int
     /// How many workers start on threads of their own before the rest start inline.
     private let parallelWorkers: Int
-    private(set) var finishedAt: Duration = .zero
+    private(set) var finishedAt: Int64 = 0
     private(set) var running = 0
     private(set) var liveWorkers = 0
     private(set) var ended = 0
-    private(set) var phase: RunPhase = .running
-    private(set) var milestonesReached: [(name: String, at: Duration)] = []
-    private var driver: CheckedContinuation<Void, Never>? {
-        didSet { driverIsParked = driver != nil }
+    private(set) var phase: RunPhase = .running {
+        didSet {
+            isRunning = if case .running = phase { true } else { false }
+            isFinished = if case .finished = phase { true } else { false }
+        }
     }
-    /// Whether `driver` holds a continuation: every completion asks, and a Bool answers
-    /// without the generic optional check a continuation needs.
-    private var driverIsParked = false
+    /// `phase` is `.running`; `phase` is `.finished`. Asked on every transition: matching
+    /// `phase` itself copies its payload (a `GraphError`) out and destroys it again.
+    private(set) var isRunning = true
+    private(set) var isFinished = false
+    private(set) var milestonesReached: [(name: String, at: Duration)] = []
+    private var driver: ParkedDriver?
     private var driverMustCancelAll = false
     /// The attempt in flight of each running task whose body runs in a task of its own.
     private var detached: [Int: DetachedAttempt] = [:]
     /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
     private var readyScratch: [Int32] = []
-    /// Events produced by the last transitions, drained by the storage into the journal.
-    var outbox: [GraphEventRecord] = []
+    /// Records produced by the last transitions, drained by the storage into the journal;
+    /// `.other(i)` names `rareOutbox[i]`.
+    private(set) var outbox: [GraphEventRecord] = []
+    private(set) var rareOutbox: [GraphEvent] = []
     /// Definitions inserted by the last transitions, which the storage registers with the
     /// event log before the records that name them.
     var inserted: [(first: Int, definitions: [NodeDefinition])] = []
@@ -131,14 +174,43 @@ struct GraphStateMachine {
         self.parallelWorkers = max(0, parallelWorkers)
     }
 
-    var isFinished: Bool {
-        if case .finished = phase { return true }
-        return false
-    }
-
     var outcome: RunOutcome? {
         if case .finished(let outcome) = phase { return outcome }
         return nil
+    }
+
+    /// Records held back while no reader waits: a few thousand are 16 KB, and appending
+    /// them to the journal in one go costs a fraction of appending two or three per task.
+    private static let outboxLimit = 1024
+
+    /// Moves the records of the last transitions into `log`, or (`always` false) holds the
+    /// common ones back while no reader is parked — a reader that arrives asks for them
+    /// (``GraphEventLog/setFlusher(_:)``). Rare events, the run's end and a full outbox are
+    /// handed over at once. Resume the returned wakeup once the lock is released.
+    mutating func drainOutbox(into log: GraphEventLog, always: Bool = false) -> EventJournal<GraphEventRecord>.Wakeup {
+        if !inserted.isEmpty {
+            for chunk in inserted { log.register(chunk.definitions, from: chunk.first) }
+            inserted.removeAll()
+        }
+        guard !outbox.isEmpty else { return .none }
+        guard
+            always || !rareOutbox.isEmpty || outbox.count >= Self.outboxLimit || isFinished
+                || log.records.hasParkedReaders
+        else { return .none }
+        let wakeup = log.append(&outbox, rare: &rareOutbox)
+        // `removeAll(keepingCapacity:)` goes through a generic `replaceSubrange`; a
+        // transition leaves a few records, which `removeLast()` drops one load and store each.
+        if outbox.count <= 8 {
+            while !outbox.isEmpty { outbox.removeLast() }
+        } else {
+            outbox.removeAll(keepingCapacity: true)
+        }
+        return wakeup
+    }
+
+    private mutating func record(_ event: GraphEvent) {
+        outbox.append(.other(Int32(truncatingIfNeeded: rareOutbox.count)))
+        rareOutbox.append(event)
     }
 
     // MARK: - Building
@@ -151,12 +223,13 @@ struct GraphStateMachine {
     mutating func insert(
         _ newDefinitions: [NodeDefinition],
         compiled: CompiledGraph? = nil,
-        now: Duration,
+        now: Int64,
         effects: inout Effects
     ) {
         let first = nodes.count
         if !newDefinitions.isEmpty { inserted.append((first, newDefinitions)) }
-        if first == 0, let compiled {
+        let isCompiled = first == 0 && compiled?.count == newDefinitions.count
+        if isCompiled, let compiled {
             definitions = newDefinitions
             indexByID = compiled.index
         } else {
@@ -167,17 +240,25 @@ struct GraphStateMachine {
             definitions.append(contentsOf: newDefinitions)
         }
         nodes.reserveCapacity(first + newDefinitions.count)
-        for offset in newDefinitions.indices { nodes.append(Node(definition: newDefinitions[offset])) }
-        if let compiled, first == 0 {
-            wireFlat(compiled.edges)
+        specs.reserveCapacity(first + newDefinitions.count)
+        for offset in newDefinitions.indices {
+            // Field by field: the definition itself is never copied.
+            let spec = newDefinitions[offset].spec
+            nodes.append(Node(spec: spec, isHidden: newDefinitions[offset].isHidden))
+            specs.append(spec)
         }
-        for offset in newDefinitions.indices where compiled == nil || first != 0 {
-            let index = first + offset
-            for id in newDefinitions[offset].requires {
-                wire(Edge(node: indexByID[id]!, requiresSuccess: true), into: index)
-            }
-            for id in newDefinitions[offset].after {
-                wire(Edge(node: indexByID[id]!, requiresSuccess: false), into: index)
+        if !results.isEmpty { results.append(contentsOf: repeatElement(nil, count: newDefinitions.count)) }
+        if isCompiled, let compiled {
+            wireFlat(compiled)
+        } else {
+            for offset in newDefinitions.indices {
+                let index = first + offset
+                for id in newDefinitions[offset].requires {
+                    wire(Edge(node: indexByID[id]!, requiresSuccess: true), into: index)
+                }
+                for id in newDefinitions[offset].after {
+                    wire(Edge(node: indexByID[id]!, requiresSuccess: false), into: index)
+                }
             }
         }
         var cascade: [Int32] = []
@@ -189,23 +270,40 @@ struct GraphStateMachine {
         finishIfDone(now: now, effects: &effects)
     }
 
-    /// Wires the first insertion of a compiled graph, whose nodes are `0 ..< edges.count` and
-    /// none of which has ended: counts each node's dependencies and lays the successors out
-    /// flat (a counting sort by dependency).
-    private mutating func wireFlat(_ edges: [[Edge]]) {
-        var start = [Int32](repeating: 0, count: edges.count + 1)
-        for node in edges.indices {
-            nodes[node].remaining = Int32(edges[node].count)
-            for edge in edges[node] { start[Int(edge.node) + 1] += 1 }
-        }
-        for node in edges.indices { start[node + 1] += start[node] }
-        var next = start
-        var flat = [Edge](repeating: Edge(node: 0, requiresSuccess: false), count: Int(start[edges.count]))
-        for node in edges.indices {
-            for edge in edges[node] {
-                let dependency = Int(edge.node)
-                flat[Int(next[dependency])] = Edge(node: Int32(node), requiresSuccess: edge.requiresSuccess)
-                next[dependency] += 1
+    /// Wires the first insertion of a compiled graph, whose nodes are `0 ..< compiled.count`
+    /// and none of which has ended: counts each node's dependencies and lays the successors
+    /// out flat (a counting sort by dependency).
+    private mutating func wireFlat(_ compiled: CompiledGraph) {
+        let count = compiled.count
+        var start = [Int32](repeating: 0, count: count + 1)
+        var flat = [Edge](repeating: Edge(node: 0, requiresSuccess: false), count: compiled.dependencies.count)
+        // Unsafe buffers: this runs once per node and edge at the start of every run, and
+        // the checked subscripts cost more than the work.
+        compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
+            compiled.dependencies.withUnsafeBufferPointer { dependencies in
+                nodes.withUnsafeMutableBufferPointer { nodes in
+                    for node in 0..<count {
+                        nodes[node].remaining = dependencyStart[node + 1] - dependencyStart[node]
+                    }
+                }
+                start.withUnsafeMutableBufferPointer { start in
+                    for edge in dependencies { start[Int(edge.node) + 1] += 1 }
+                    for node in 0..<count { start[node + 1] += start[node] }
+                }
+                var next = start
+                next.withUnsafeMutableBufferPointer { next in
+                    flat.withUnsafeMutableBufferPointer { flat in
+                        for node in 0..<count {
+                            for position in Int(dependencyStart[node])..<Int(dependencyStart[node + 1]) {
+                                let edge = dependencies[position]
+                                let dependency = Int(edge.node)
+                                flat[Int(next[dependency])] = Edge(
+                                    node: Int32(node), requiresSuccess: edge.requiresSuccess)
+                                next[dependency] += 1
+                            }
+                        }
+                    }
+                }
             }
         }
         firstSuccessorStart = start
@@ -217,7 +315,7 @@ struct GraphStateMachine {
     private mutating func wire(_ edge: Edge, into node: Int) {
         let dependency = Int(edge.node)
         if nodes[dependency].phase == .ended {
-            if edge.requiresSuccess, nodes[node].blockedBy < 0, nodes[dependency].outcome?.isSuccess != true {
+            if edge.requiresSuccess, nodes[node].blockedBy < 0, nodes[dependency].ending != .succeeded {
                 nodes[node].blockedBy = edge.node
             }
             let last = nodes[node].lastDependency
@@ -226,7 +324,8 @@ struct GraphStateMachine {
             }
         } else {
             nodes[node].remaining += 1
-            nodes[dependency].successors.append(Edge(node: Int32(node), requiresSuccess: edge.requiresSuccess))
+            let successor = Edge(node: Int32(node), requiresSuccess: edge.requiresSuccess)
+            addedSuccessors[edge.node, default: []].append(successor)
         }
     }
 
@@ -242,7 +341,7 @@ struct GraphStateMachine {
     }
 
     /// What the driver (the task that owns the task group) should do next.
-    mutating func nextForDriver(now: Duration) -> DriverAction {
+    mutating func nextForDriver(now: Int64) -> DriverAction {
         if driverMustCancelAll {
             driverMustCancelAll = false
             return .cancelAll
@@ -258,18 +357,18 @@ struct GraphStateMachine {
     /// Parks the driver; returns `false` (and keeps nothing) if there is already work for it.
     mutating func park(_ continuation: CheckedContinuation<Void, Never>) -> Bool {
         guard !hasDriverWork else { return false }
-        driver = continuation
+        driver = ParkedDriver(continuation)
         return true
     }
 
     private var hasDriverWork: Bool {
         if driverMustCancelAll || isFinished { return true }
-        if case .running = phase { return !readyQueue.isEmpty && running < concurrencyLimit }
+        if isRunning { return !readyQueue.isEmpty && running < concurrencyLimit }
         return false
     }
 
     private mutating func wakeDriverIfNeeded(_ effects: inout Effects) {
-        guard driverIsParked, hasDriverWork else { return }
+        guard driver != nil, hasDriverWork else { return }
         effects.resumeDriver = driver
         driver = nil
     }
@@ -281,13 +380,13 @@ struct GraphStateMachine {
         _ node: Int,
         outcome: TaskOutcome,
         result: (any Sendable)?,
-        now: Duration,
+        now: Int64,
         effects: inout Effects
     ) -> Assignment? {
         running -= 1
         if !detached.isEmpty { detached[node] = nil }
         if nodes[node].phase != .ended {
-            nodes[node].result = result
+            if let result, !nodes[node].flags.contains(.returnsVoid) { store(result, of: node) }
             end(node, outcome: outcome, now: now, effects: &effects)
         }
         let next = takeNext(now: now)
@@ -295,6 +394,12 @@ struct GraphStateMachine {
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
         return next
+    }
+
+    /// Keeps a result that dependents may read.
+    private mutating func store(_ result: any Sendable, of node: Int) {
+        if results.isEmpty { results = Array(repeating: nil, count: nodes.count) }
+        results[node] = result
     }
 
     enum RetryDecision {
@@ -307,41 +412,35 @@ struct GraphStateMachine {
     /// The backoff of `node` is over: the next attempt starts only if the run is still
     /// running and the task was not removed meanwhile — the one place a retry wins the right
     /// to start, so nothing starts after a stop.
-    mutating func retryStarting(_ node: Int, attempt: Int, now: Duration) -> RetryDecision {
-        guard case .running = phase, nodes[node].phase == .running else { return .refused }
-        nodes[node].backingOff = false
-        nodes[node].attempts = Int32(attempt)
-        outbox.append(.started(node: Int32(node), attempt: Int32(attempt), at: now))
-        guard let spec = nodes[node].spec, spec.runsDetached else { return .start(nil) }
+    mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> RetryDecision {
+        guard isRunning, nodes[node].phase == .running else { return .refused }
+        nodes[node].flags.remove(.backingOff)
+        nodes[node].attempts = Int32(clamping: attempt)
+        outbox.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
+        guard let spec = specs[node], spec.runsDetached else { return .start(nil) }
         let attempt = DetachedAttempt()
         detached[node] = attempt
         return .start(attempt)
     }
 
-    mutating func attemptFailed(_ node: Int, attempt: Int, error: any Error, delay: Duration, now: Duration) {
+    mutating func attemptFailed(_ node: Int, attempt: Int, error: any Error, delay: Duration, now: Int64) {
         detached[node] = nil
-        nodes[node].backingOff = true
-        outbox.append(
-            .other(.taskRetried(definitions[node].id, attempt: attempt, error: error, delay: delay, at: now)))
+        nodes[node].flags.insert(.backingOff)
+        record(.taskRetried(definitions[node].id, attempt: attempt, error: error, delay: delay, at: .nanoseconds(now)))
     }
 
-    private mutating func takeNext(now: Duration) -> Assignment? {
-        guard case .running = phase, running < concurrencyLimit else { return nil }
+    private mutating func takeNext(now: Int64) -> Assignment? {
+        guard isRunning, running < concurrencyLimit else { return nil }
         while let entry = readyQueue.popFirst() {
             let index = Int(entry)
-            guard nodes[index].phase == .ready, let spec = nodes[index].spec else { continue }
+            guard nodes[index].phase == .ready, let spec = specs[index] else { continue }
             nodes[index].phase = .running
             nodes[index].startedAt = now
             nodes[index].attempts = 1
             running += 1
-            let id = definitions[index].id
-            outbox.append(.started(node: Int32(index), attempt: 1, at: now))
-            var attempt: DetachedAttempt?
-            if spec.runsDetached {
-                attempt = DetachedAttempt()
-                detached[index] = attempt
-            }
-            return Assignment(node: index, id: id, spec: spec, detached: attempt)
+            outbox.append(.started(node: entry, attempt: 1, at: now))
+            if spec.runsDetached { detached[index] = DetachedAttempt() }
+            return Assignment(node: index, spec: spec)
         }
         return nil
     }
@@ -349,7 +448,7 @@ struct GraphStateMachine {
     // MARK: - Stopping
 
     /// Cancels the run: pending tasks end as cancelled, running ones are told to stop.
-    mutating func cancel(now: Duration, effects: inout Effects) {
+    mutating func cancel(now: Int64, effects: inout Effects) {
         stop(.cancelled, now: now, effects: &effects)
         finishIfDone(now: now, effects: &effects)
     }
@@ -366,14 +465,14 @@ struct GraphStateMachine {
     /// Removes a task that has not ended. One that has not won the right to start (or waits
     /// between attempts) ends as cancelled here and never runs again; a detached attempt in
     /// flight is abandoned; a body running on a worker cannot be stopped and is left to end.
-    mutating func remove(_ id: String, now: Duration, effects: inout Effects) -> RemoveResult {
+    mutating func remove(_ id: String, now: Int64, effects: inout Effects) -> RemoveResult {
         guard let index = indexByID[id].map(Int.init), !definitions[index].isHidden else { return .unknown }
         switch nodes[index].phase {
         case .ended:
             return .decided(.alreadyEnded)
         case .running:
             if let attempt = detached.removeValue(forKey: index) { return .abandon(attempt) }
-            guard nodes[index].backingOff else { return .decided(.stillRunning) }
+            guard nodes[index].flags.contains(.backingOff) else { return .decided(.stillRunning) }
             end(index, outcome: .cancelled, now: now, effects: &effects)
         case .waiting, .ready:
             end(index, outcome: .cancelled, now: now, effects: &effects)
@@ -383,8 +482,8 @@ struct GraphStateMachine {
         return .decided(.prevented)
     }
 
-    private mutating func stop(_ outcome: RunOutcome, now: Duration, effects: inout Effects) {
-        guard case .running = phase else { return }
+    private mutating func stop(_ outcome: RunOutcome, now: Int64, effects: inout Effects) {
+        guard isRunning else { return }
         phase = .stopping(outcome)
         readyQueue.removeAll()
         for index in nodes.indices where nodes[index].phase == .waiting || nodes[index].phase == .ready {
@@ -399,9 +498,9 @@ struct GraphStateMachine {
     // MARK: - Ending nodes
 
     /// Ends a node and lets its successors go, cascading through markers and skips.
-    private mutating func end(_ index: Int, outcome: TaskOutcome, now: Duration, effects: inout Effects) {
+    private mutating func end(_ index: Int, outcome: TaskOutcome, now: Int64, effects: inout Effects) {
         endQuietly(index, outcome: outcome, now: now)
-        if nodes[index].failureIsRequired, case .running = phase {
+        if nodes[index].flags.contains(.failureIsRequired), isRunning {
             switch outcome {
             case .failed(let error):
                 stop(.failed(.taskFailed(definitions[index].id, error)), now: now, effects: &effects)
@@ -415,41 +514,70 @@ struct GraphStateMachine {
         }
         var ready = readyScratch
         readyScratch = []
-        ready.removeAll(keepingCapacity: true)
         appendSuccessorsMadeReady(by: index, to: &ready)
-        release(&ready, now: now, effects: &effects)
+        if !ready.isEmpty {
+            release(&ready, now: now, effects: &effects)
+            // `removeAll(keepingCapacity:)` goes through a generic `replaceSubrange`.
+            while !ready.isEmpty { ready.removeLast() }
+        }
         readyScratch = ready
     }
 
-    private mutating func endQuietly(_ index: Int, outcome: TaskOutcome, now: Duration) {
+    private mutating func endQuietly(_ index: Int, outcome: TaskOutcome, now: Int64) {
         nodes[index].phase = .ended
-        nodes[index].outcome = outcome
         nodes[index].endedAt = now
         ended += 1
-        guard nodes[index].isReported else { return }
+        let isReported = nodes[index].flags.contains(.isReported)
         switch outcome {
-        case .succeeded: outbox.append(.succeeded(node: Int32(index), at: now))
-        case .failed(let error): outbox.append(.other(.taskFailed(definitions[index].id, error: error, at: now)))
-        case .timedOut: outbox.append(.other(.taskTimedOut(definitions[index].id, at: now)))
+        case .succeeded:
+            nodes[index].ending = .succeeded
+            if isReported { outbox.append(.succeeded(node: Int32(index), at: now)) }
+        case .cancelled:
+            nodes[index].ending = .cancelled
+            if isReported { outbox.append(.cancelled(node: Int32(index), at: now)) }
+        case .failed(let error):
+            nodes[index].ending = .failed
+            endings[Int32(index)] = outcome
+            if isReported { record(.taskFailed(definitions[index].id, error: error, at: .nanoseconds(now))) }
+        case .timedOut:
+            nodes[index].ending = .timedOut
+            endings[Int32(index)] = outcome
+            if isReported { record(.taskTimedOut(definitions[index].id, at: .nanoseconds(now))) }
         case .skipped(let dependency):
-            outbox.append(.other(.taskSkipped(definitions[index].id, dependency: dependency, at: now)))
-        case .cancelled: outbox.append(.cancelled(node: Int32(index), at: now))
+            nodes[index].ending = .skipped
+            endings[Int32(index)] = outcome
+            if isReported {
+                record(.taskSkipped(definitions[index].id, dependency: dependency, at: .nanoseconds(now)))
+            }
         }
     }
 
     private mutating func appendSuccessorsMadeReady(by index: Int, to ready: inout [Int32]) {
-        let succeeded = nodes[index].outcome?.isSuccess == true
+        let succeeded = nodes[index].ending == .succeeded
         if index + 1 < firstSuccessorStart.count {
-            for position in Int(firstSuccessorStart[index])..<Int(firstSuccessorStart[index + 1]) {
-                release(firstSuccessors[position], from: index, succeeded: succeeded, to: &ready)
+            let range = Int(firstSuccessorStart[index])..<Int(firstSuccessorStart[index + 1])
+            if !range.isEmpty {
+                // One uniqueness check for the loop, not one per field of every successor.
+                firstSuccessors.withUnsafeBufferPointer { edges in
+                    nodes.withUnsafeMutableBufferPointer { nodes in
+                        for position in range {
+                            Self.release(edges[position], from: index, succeeded: succeeded, in: nodes, to: &ready)
+                        }
+                    }
+                }
             }
         }
-        for edge in nodes[index].successors {
-            release(edge, from: index, succeeded: succeeded, to: &ready)
+        if !addedSuccessors.isEmpty, let added = addedSuccessors[Int32(index)] {
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                for edge in added { Self.release(edge, from: index, succeeded: succeeded, in: nodes, to: &ready) }
+            }
         }
     }
 
-    private mutating func release(_ edge: Edge, from index: Int, succeeded: Bool, to ready: inout [Int32]) {
+    private static func release(
+        _ edge: Edge, from index: Int, succeeded: Bool, in nodes: UnsafeMutableBufferPointer<Node>,
+        to ready: inout [Int32]
+    ) {
         let successor = Int(edge.node)
         guard nodes[successor].phase == .waiting else { return }
         if edge.requiresSuccess, !succeeded, nodes[successor].blockedBy < 0 {
@@ -463,15 +591,15 @@ struct GraphStateMachine {
     /// Moves nodes whose dependencies have all ended on: markers are reached, blocked tasks
     /// skipped, the rest queued, in the order they became ready (so equal priorities stay FIFO).
     /// Iterative, so a long chain of markers cannot overflow the stack.
-    private mutating func release(_ work: inout [Int32], now: Duration, effects: inout Effects) {
+    private mutating func release(_ work: inout [Int32], now: Int64, effects: inout Effects) {
         var cursor = 0
         while cursor < work.count {
             let next = work[cursor]
             cursor += 1
             let index = Int(next)
-            guard nodes[index].phase == .waiting, case .running = phase else { continue }
+            guard nodes[index].phase == .waiting, isRunning else { continue }
             if nodes[index].isTask {
-                if nodes[index].blockedBy >= 0, !nodes[index].runsAnywayAfterFailure {
+                if nodes[index].blockedBy >= 0, !nodes[index].flags.contains(.runsAnywayAfterFailure) {
                     let dependency = definitions[Int(nodes[index].blockedBy)].id
                     endQuietly(index, outcome: .skipped(dependency: dependency), now: now)
                     appendSuccessorsMadeReady(by: index, to: &work)
@@ -485,17 +613,18 @@ struct GraphStateMachine {
             }
             guard case .marker(let milestone, let startsStage) = definitions[index].kind else { continue }
             endQuietly(index, outcome: .succeeded, now: now)
-            if let startsStage { outbox.append(.other(.stageStarted(startsStage, at: now))) }
+            let at = Duration.nanoseconds(now)
+            if let startsStage { record(.stageStarted(startsStage, at: at)) }
             if let milestone {
-                outbox.append(.other(.milestoneReached(milestone, at: now)))
-                milestonesReached.append((milestone, now))
-                effects.reachedMilestones.append((milestone, now))
+                record(.milestoneReached(milestone, at: at))
+                milestonesReached.append((milestone, at))
+                effects.reachedMilestones.append((milestone, at))
             }
             appendSuccessorsMadeReady(by: index, to: &work)
         }
     }
 
-    private mutating func finishIfDone(now: Duration, effects: inout Effects) {
+    private mutating func finishIfDone(now: Int64, effects: inout Effects) {
         guard ended == nodes.count, !isFinished else { return }
         let outcome: RunOutcome
         switch phase {
@@ -505,7 +634,7 @@ struct GraphStateMachine {
         }
         phase = .finished(outcome)
         finishedAt = now
-        outbox.append(.other(.runFinished(outcome, at: now)))
+        record(.runFinished(outcome, at: .nanoseconds(now)))
         effects.finished = true
         if let driver {
             effects.resumeDriver = driver
@@ -515,10 +644,85 @@ struct GraphStateMachine {
 
     // MARK: - Reading
 
+    /// The attempt in flight of `node`'s body in a task of its own; nil once it has been
+    /// abandoned (removed, or the run stopped), which settled it as cancelled.
+    func detachedAttempt(of node: Int) -> DetachedAttempt? {
+        detached.isEmpty ? nil : detached[node]
+    }
+
+    func id(of node: Int) -> String { definitions[node].id }
+
+    /// How `node` ended (`cancelled` if it has not), given its entry in `endings`.
+    private static func outcome(of node: Node, _ ending: TaskOutcome?) -> TaskOutcome {
+        switch node.ending {
+        case .succeeded: .succeeded
+        case .none, .cancelled: .cancelled
+        case .failed, .timedOut, .skipped: ending ?? .cancelled
+        }
+    }
+
     func result(of id: String) -> (any Sendable)? {
-        guard let index = indexByID[id] else { return nil }
-        let node = nodes[Int(index)]
-        guard node.phase == .ended, node.outcome?.isSuccess == true else { return nil }
-        return node.result
+        guard let index = indexByID[id].map(Int.init) else { return nil }
+        guard nodes[index].phase == .ended, nodes[index].ending == .succeeded else { return nil }
+        if results.isEmpty { return () }
+        return results[index] ?? ()
+    }
+
+    /// The report of a finished run. Its task records are made from a copy of the final
+    /// state only if someone reads them.
+    func makeReport() -> RunReport {
+        var last = -1
+        for index in nodes.indices where last < 0 || nodes[index].endedAt >= nodes[last].endedAt {
+            // Ties go to the later node: a dependent ends no earlier than its dependencies.
+            last = index
+        }
+        var path: [String] = []
+        var cursor = last
+        while cursor >= 0 {
+            let node = nodes[cursor]
+            if node.flags.contains(.isReported), node.startedAt != Node.never { path.append(definitions[cursor].id) }
+            cursor = Int(node.lastDependency)
+        }
+        let (nodes, specs, definitions, indexByID, endings) = (nodes, specs, definitions, indexByID, endings)
+        return RunReport(
+            outcome: outcome ?? .cancelled,
+            records: TaskRecords {
+                Self.taskRecords(
+                    nodes: nodes, specs: specs, definitions: definitions, indexByID: indexByID, endings: endings)
+            },
+            milestones: milestonesReached,
+            duration: .nanoseconds(finishedAt),
+            criticalPath: path.reversed()
+        )
+    }
+
+    private static func taskRecords(
+        nodes: [Node], specs: [TaskSpec?], definitions: [NodeDefinition], indexByID: [String: Int32],
+        endings: [Int32: TaskOutcome]
+    ) -> [TaskRecord] {
+        var records: [TaskRecord] = []
+        records.reserveCapacity(nodes.count)
+        for index in nodes.indices {
+            let node = nodes[index]
+            guard node.flags.contains(.isReported), let spec = specs[index] else { continue }
+            var dependencies = definitions[index].requires
+            for id in definitions[index].after where indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false {
+                dependencies.append(id)
+            }
+            records.append(
+                TaskRecord(
+                    id: definitions[index].id,
+                    stage: definitions[index].stage,
+                    dependencies: dependencies,
+                    outcome: outcome(of: node, endings[Int32(index)]),
+                    queuedAt: node.queuedAt == Node.never ? nil : .nanoseconds(node.queuedAt),
+                    startedAt: node.startedAt == Node.never ? nil : .nanoseconds(node.startedAt),
+                    endedAt: .nanoseconds(node.endedAt),
+                    attempts: Int(node.attempts),
+                    placement: spec.placement
+                )
+            )
+        }
+        return records
     }
 }

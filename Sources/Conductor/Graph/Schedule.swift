@@ -165,7 +165,8 @@ public struct Step: Sendable {
             timeout: timeout,
             retry: retry,
             failure: failure,
-            whenDependencyFails: whenDependencyFails
+            whenDependencyFails: whenDependencyFails,
+            returnsVoid: Result.self == Void.self
         )
     }
 }

@@ -86,7 +86,8 @@ public struct TaskGraph: Sendable {
                 timeout: timeout,
                 retry: retry,
                 failure: failure,
-                whenDependencyFails: whenDependencyFails
+                whenDependencyFails: whenDependencyFails,
+                returnsVoid: Result.self == Void.self
             )
         )
     }

@@ -26,10 +26,20 @@ public struct TaskHandle<Result: Sendable>: Hashable, Sendable, CustomStringConv
 /// ```
 public struct TaskContext: Sendable {
     /// The id of the running task.
-    public let id: String
+    ///
+    /// - Complexity: O(1), one short lock: a context holds the task's position, so starting a
+    ///   task never copies its id.
+    public var id: String { storage.id(of: node) }
     /// The attempt number, starting at 1.
     public let attempt: Int
+    let node: Int
     let storage: GraphRunStorage
+
+    init(node: Int, attempt: Int, storage: GraphRunStorage) {
+        self.node = node
+        self.attempt = attempt
+        self.storage = storage
+    }
 
     /// The result of a task that has succeeded. Throws ``GraphError/Code/resultUnavailable``
     /// if it has not (it failed, was skipped, or has not finished).
