@@ -36,8 +36,8 @@ public struct URLSessionTransport: GateTransport {
         let upload: Data? =
             if let body { Data(await body.collect()) } else { nil }
         let flight = Flight()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let completion: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
                     if let error {
                         flight.finish(.failure(error))
@@ -58,63 +58,63 @@ public struct URLSessionTransport: GateTransport {
         } onCancel: {
             flight.cancel()
         }
+        return try flight.reply.get()
     }
 }
 
-/// One send: its `URLSessionTask` and the caller's continuation, resumed exactly once —
-/// by the response, or at once by cancellation.
+/// One request's URLSession task and its caller, whichever ends first: the reply, or the
+/// caller's cancellation.
 ///
-/// NB: on Linux, FoundationNetworking's `URLSessionTask.cancel()` is unsafe to call here:
-/// called from a cancellation handler it can deadlock with the session's queue (the handler
-/// runs under the Swift task's status lock while the session resumes that task), and called
-/// after the task completed it traps ("Trying to access a behaviour for a task that in not in
-/// the registry"). So on Linux a cancelled send returns `CancellationError` at once and the
-/// request is abandoned: it finishes on the wire unheeded. Elsewhere the task is cancelled.
+/// The reply is handed over through the lock, not through the continuation: the completion
+/// handler runs on a FoundationNetworking thread, and when it resumes a continuation before
+/// the caller has suspended, the runtime hands the payload over with atomics the thread
+/// sanitizer cannot see (it reported the response's storage as a data race). Read under the
+/// same lock, the hand-over is visible to it.
 private final class Flight: Sendable {
     typealias Reply = Result<(HTTPResponse, [UInt8]), any Error>
 
     private struct State {
         var task: URLSessionTask?
-        var continuation: CheckedContinuation<(HTTPResponse, [UInt8]), any Error>?
-        var cancelled = false
+        var continuation: CheckedContinuation<Void, Never>?
+        var reply: Reply?
     }
 
     private let state = Lock(State())
 
-    /// Records the task and the continuation; returns `false` (having resumed the
-    /// continuation with `CancellationError`) if the caller was cancelled already.
-    func start(_ task: URLSessionTask, _ continuation: CheckedContinuation<(HTTPResponse, [UInt8]), any Error>) -> Bool
-    {
-        let cancelled = state.withLock { state in
-            if !state.cancelled {
+    /// Records the task and the caller's continuation; `false` (and the caller resumed) when
+    /// the caller was cancelled first.
+    func start(_ task: URLSessionTask, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        let ended = state.withLock { state in
+            if state.reply == nil {
                 state.task = task
                 state.continuation = continuation
             }
-            return state.cancelled
+            return state.reply != nil
         }
-        if cancelled { continuation.resume(throwing: CancellationError()) }
-        return !cancelled
+        if ended { continuation.resume() }
+        return !ended
     }
 
+    /// The first reply or cancellation wins; the caller is resumed once.
     func finish(_ reply: Reply) {
-        let continuation = state.withLock { state in
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.reply == nil else { return nil }
+            state.reply = reply
             defer { state.continuation = nil }
             return state.continuation
         }
-        continuation?.resume(with: reply)
+        continuation?.resume()
     }
 
     func cancel() {
-        let (continuation, task) = state.withLock { state in
-            state.cancelled = true
-            defer { state.continuation = nil }
-            return (state.continuation, state.task)
-        }
-        continuation?.resume(throwing: CancellationError())
+        finish(.failure(CancellationError()))
         #if !canImport(FoundationNetworking)
-            task?.cancel()
-        #else
-            _ = task
+            state.withLock { $0.task }?.cancel()
         #endif
+    }
+
+    /// What ended the request; read once the caller has been resumed.
+    var reply: Reply {
+        state.withLock { $0.reply } ?? .failure(CancellationError())
     }
 }
