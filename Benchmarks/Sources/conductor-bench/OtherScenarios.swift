@@ -313,8 +313,10 @@ func gateRefreshStormScenario(_ n: Int) -> Scenario {
             precondition(counts.refreshes == 1, "a refresh storm made \(counts.refreshes) refreshes")
             precondition(
                 counts.oldCredentialSendsAfterDecision == 0,
-                "\(counts.oldCredentialSendsAfterDecision) send(s) with the old credential after the refresh was decided")
-            precondition(counts.resent == counts.oldCredentialSends, "re-sent \(counts.resent) of \(counts.oldCredentialSends)")
+                "\(counts.oldCredentialSendsAfterDecision) send(s) with the old credential after the refresh was decided"
+            )
+            precondition(
+                counts.resent == counts.oldCredentialSends, "re-sent \(counts.resent) of \(counts.oldCredentialSends)")
             if !stormCountsPrinted.exchange(true, ordering: .relaxed) {
                 print("gate.refresh-storm (n = \(n), first round): \(counts)")
             }
