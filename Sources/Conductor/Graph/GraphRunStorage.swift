@@ -57,13 +57,14 @@ final class GraphRunStorage: Sendable {
         self.tracesAttempts = instruments?.tracer != nil
         self.timer = DeadlineTimer(clock: clock.purpose(.taskTimeout))
         self.log = log
-        let cores = ProcessInfo.processInfo.activeProcessorCount
         self.state = Lock(
-            GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: max(1, cores - 1))
+            GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers)
         )
         self.milestones = Lock([:])
-        log.setFlusher { [weak self] in self?.flushEvents() }
     }
+
+    /// Workers started on threads of their own: one per core but the driver's.
+    private static let parallelWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
 
     /// Hands the event records the state machine holds back to the journal: a reader is
     /// about to read, or has parked.
@@ -137,6 +138,11 @@ final class GraphRunStorage: Sendable {
     func startDriving() -> Task<Void, Never> {
         // A cancel before this point has stopped the state machine already; the driver
         // sees that when it starts.
+        // Only driver and worker transitions hold event records back, so the log's readers
+        // need this run to hand them over from here on. Set here, not in `init`: a launcher
+        // may build a storage it then throws away (another caller started first), and that
+        // one must not take the shared log's flusher.
+        log.setFlusher { [weak self] in self?.flushEvents() }
         let task: Task<Void, Never>
         if let context = instruments?.startRun() {
             // `Task {}` copies the task-local values bound here.
@@ -234,8 +240,7 @@ final class GraphRunStorage: Sendable {
 
     /// Runs one task, records its end, and returns the next ready task for this worker.
     private func runToEnd(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
-        let (outcome, result) =
-            assignment.spec.isPlain && !tracesAttempts ? await runPlain(assignment) : await execute(assignment)
+        let (outcome, result) = await execute(assignment)
         return end(assignment.node, outcome: outcome, result: result)
     }
 
@@ -264,18 +269,6 @@ final class GraphRunStorage: Sendable {
     }
 
     // MARK: - Running one task
-
-    /// The common case, kept to one async frame: no timeout, no retry, not on the main actor.
-    private func runPlain(_ assignment: GraphStateMachine.Assignment) async -> (TaskOutcome, (any Sendable)?) {
-        guard case .global(let body) = assignment.spec.operation else { return await execute(assignment) }
-        do {
-            return (.succeeded, try await body(TaskContext(node: assignment.node, attempt: 1, storage: self)))
-        } catch is CancellationError {
-            return (.cancelled, nil)
-        } catch {
-            return (Task.isCancelled ? .cancelled : .failed(error), nil)
-        }
-    }
 
     private func execute(_ assignment: GraphStateMachine.Assignment) async -> (TaskOutcome, (any Sendable)?) {
         let retry = assignment.spec.retry
@@ -448,6 +441,9 @@ final class GraphRunStorage: Sendable {
     func result(of id: String) -> (any Sendable)? {
         state.withLock { $0.result(of: id) }
     }
+
+    /// How the run ended, once it has.
+    var outcome: RunOutcome? { state.withLock { $0.outcome } }
 
     func milestone(_ name: String) -> MilestoneCell? {
         milestones.withLock { $0[name] }

@@ -106,19 +106,22 @@ final class RunInstruments: Sendable {
     }
 
     static func end(_ span: any Span, with result: DetachedAttempt.Result) {
+        let outcome: TaskOutcome
         switch result {
         case .success:
-            span.attributes[Attribute.taskOutcome] = "succeeded"
+            outcome = .succeeded
         case .cancelled:
-            span.attributes[Attribute.taskOutcome] = "cancelled"
+            outcome = .cancelled
         case .failure(let error):
-            span.attributes[Attribute.taskOutcome] = "failed"
+            outcome = .failed(error)
             span.recordError(error)
             span.setStatus(SpanStatus(code: .error))
         case .timedOut(let after):
-            span.attributes[Attribute.taskOutcome] = "timed_out"
+            outcome = .timedOut(after: after)
             span.setStatus(SpanStatus(code: .error, message: "timed out after \(after)"))
         }
+        // The same names as the metrics' `outcome` dimension.
+        span.attributes[Attribute.taskOutcome] = outcome.metricName
         span.end()
     }
 

@@ -297,22 +297,24 @@ public final class Launcher: StartupTask, Sendable {
     private func waitUntilReady(_ name: String) async -> LaunchReadiness {
         guard let storage = await launched.wait() else { return .failed(.cancelled()) }
         guard let cell = storage.milestone(name) else { return .failed(.unknownReadiness(name)) }
-        return answer(name, await cell.wait())
+        return answer(name, await cell.wait(), of: storage)
     }
 
     /// The answer if it is known without waiting.
     private func answerNow(_ name: String) -> LaunchReadiness? {
         guard let storage = launched.value else { return nil }
         guard let cell = storage.milestone(name) else { return .failed(.unknownReadiness(name)) }
-        return cell.value.map { answer(name, $0) }
+        return cell.value.map { answer(name, $0, of: storage) }
     }
 
-    private func answer(_ name: String, _ reached: Result<Duration, GraphError>?) -> LaunchReadiness {
+    private func answer(
+        _ name: String, _ reached: Result<Duration, GraphError>?, of storage: GraphRunStorage
+    ) -> LaunchReadiness {
         switch reached {
         case .success(let at): return .ready(at: at)
         case .failure:
-            // The run appends its last event before it fails the milestones that were not reached.
-            guard case .runFinished(let outcome, _) = log.snapshot.last else { return .failed(.cancelled()) }
+            // The run has finished before it fails the milestones that were not reached.
+            guard let outcome = storage.outcome else { return .failed(.cancelled()) }
             return .failed(.launchEnded(before: name, because: outcome))
         case nil: return .failed(.cancelled())
         }
