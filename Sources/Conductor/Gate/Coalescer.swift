@@ -63,14 +63,15 @@ final class Coalescer: Sendable {
     ///   - joined: called, outside the lock, when this caller joined a flight someone else
     ///     started, with that flight's priority (to raise it).
     ///   - cancelled: the error a cancelled caller throws.
-    ///   - created: called under the lock when this caller starts a new flight; an error it
-    ///     returns refuses the flight (the caller throws it). It must not call back into the
-    ///     coalescer.
+    ///   - created: called under the lock when this caller starts a new flight: a failure
+    ///     refuses the flight (the caller throws it); a success is what to do once the lock is
+    ///     released, before the flight's work starts (tell what `created` recorded). It must
+    ///     not call back into the coalescer.
     func run<T: Sendable>(
         key: any Hashable & Sendable,
         priority: PriorityScheduler.Priority,
         cancelled: @escaping @Sendable () -> any Error,
-        created: () -> (any Error)? = { nil },
+        created: () -> Result<@Sendable () -> Void, any Error> = { .success({}) },
         joined: @Sendable (FlightPriority) -> Void = { _ in },
         onSettle: @escaping @Sendable (Result<T, any Error>) -> Void = { _ in },
         work: @escaping @Sendable (FlightPriority) async throws -> T
@@ -79,8 +80,8 @@ final class Coalescer: Sendable {
         let key = Key(base: key, type: ObjectIdentifier(T.self))
         let subscription:
             (
-                cell: Cell, token: UInt64, priority: FlightPriority, created: Bool, settled: OnceFlag,
-                ready: [CheckedContinuation<Void, Never>]
+                cell: Cell, token: UInt64, priority: FlightPriority, created: (@Sendable () -> Void)?,
+                settled: OnceFlag, ready: [CheckedContinuation<Void, Never>]
             ) =
                 try state.withLock { state in
                     if let error = state.shutdownError { throw error }
@@ -88,14 +89,14 @@ final class Coalescer: Sendable {
                         flight.subscribers += 1
                         state.flights[key] = flight
                         return (
-                            flight.cell as! Cell, flight.token, flight.priority, false, flight.settled,
+                            flight.cell as! Cell, flight.token, flight.priority, nil, flight.settled,
                             state.takeSatisfiedProbeWaiters()
                         )
                     }
                     // Under the lock, so the flight's start is recorded before anything (a
                     // shutdown, the last caller leaving) can settle it. `created` must not call
                     // back into the coalescer.
-                    if let refusal = created() { throw refusal }
+                    let afterCreation = try created().get()
                     let flightPriority = FlightPriority(priority)
                     let cell = Cell()
                     // The settle hook (the gate's final event) runs before any caller is woken,
@@ -116,11 +117,12 @@ final class Coalescer: Sendable {
                         },
                         settled: settled
                     )
-                    return (cell, token, flightPriority, true, settled, state.takeSatisfiedProbeWaiters())
+                    return (cell, token, flightPriority, afterCreation, settled, state.takeSatisfiedProbeWaiters())
                 }
         for waiter in subscription.ready { waiter.resume() }
-        let (cell, token, flightPriority, created, _, _) = subscription
-        if created {
+        let (cell, token, flightPriority, afterCreation, _, _) = subscription
+        if let afterCreation {
+            afterCreation()
             let task = Task {
                 let result: Result<T, any Error>
                 do { result = .success(try await work(flightPriority)) } catch { result = .failure(error) }

@@ -8,10 +8,10 @@ import Tracing
 ///
 /// A request's span is started and ended by ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:)``
 /// in the caller's task; ``record(_:)`` turns the events the storage emits into span events
-/// and metrics. It runs after the gate's lock is released — but `initial` is emitted under
-/// the coalescer's lock, so that event only updates this object's own state: the tracer and
-/// the metrics handlers (user code) are called with no lock held. The lock here guards the
-/// map from request ids to spans and the requests parked behind a refresh.
+/// and metrics. It runs with no Conductor lock held (`initial`, journaled under the
+/// coalescer's lock, is told once the coalescer has unlocked), so the tracer and the metrics
+/// handlers (user code) are never called under a lock. The lock here guards the map from
+/// request ids to spans and the requests parked behind a refresh.
 final class GateInstruments: Sendable {
     private struct State {
         var traces: [UInt64: RequestTrace] = [:]

@@ -14,7 +14,7 @@ struct GateMetrics: Sendable {
         queueDepth = Gauge(label: Name.queueDepth, factory: factory)
     }
 
-    /// Called with no lock held; `initial` (emitted under the coalescer's lock) records nothing.
+    /// Called with no lock held; `initial` records nothing (a request is counted when it ends).
     func record(_ event: GateEvent, scheduler: PriorityScheduler) {
         switch event {
         case .queued, .running:

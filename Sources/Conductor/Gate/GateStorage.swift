@@ -57,6 +57,8 @@ final class GateStorage<Credential: Sendable>: Sendable {
     }
 
     let configuration: GateConfiguration
+    /// The configuration's first negative duration, checked once: every send is refused with it.
+    private let negativeSetting: (parameter: String, value: Duration)?
     let journal: EventJournal<GateEvent>
     let scheduler: PriorityScheduler
     let coalescer = Coalescer()
@@ -92,6 +94,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
     ) {
         self.transport = transport
         self.configuration = configuration
+        self.negativeSetting = configuration.negativeDuration
         self.cache = cache
         self.clock = clock
         self.requestTimer = DeadlineTimer(clock: clock.purpose(.requestTimeout))
@@ -120,20 +123,42 @@ final class GateStorage<Credential: Sendable>: Sendable {
     // MARK: - Transitions
 
     /// Runs one transition under the lock, appending the events it produced to the journal in
-    /// the same critical section; wakes the journal's readers after the lock is released.
+    /// the same critical section; wakes the journal's readers, logs and records the events
+    /// after the lock is released.
     @discardableResult
     private func transition<T>(
         _ body: (inout sending State, inout [GateEvent]) -> sending T
     ) -> sending T {
+        let (result, publication) = transitionLeavingPublication(body)
+        publish(publication)
+        return result
+    }
+
+    /// What a transition journaled, to be told once no lock is held: the journal's readers
+    /// woken, the user's logger and the instruments handed the events.
+    private struct Publication: Sendable {
+        var events: [GateEvent]
+        var wakeup: EventJournal<GateEvent>.Wakeup?
+    }
+
+    /// ``transition(_:)`` for a caller that holds another lock (the coalescer's): the events
+    /// are journaled now, in the transitions' order, and told by ``publish(_:)`` later.
+    private func transitionLeavingPublication<T>(
+        _ body: (inout sending State, inout [GateEvent]) -> sending T
+    ) -> sending (result: T, publication: Publication) {
         var events: [GateEvent] = []
         let (result, wakeup) = state.withLock { state in
             let result = body(&state, &events)
             return (result, events.isEmpty ? nil : journal.append(contentsOf: events))
         }
-        wakeup?.resume()
-        if let logger { for event in events { event.log(to: logger) } }
-        instruments?.record(events, scheduler: scheduler)
-        return result
+        return (result, Publication(events: events, wakeup: wakeup))
+    }
+
+    private func publish(_ publication: Publication) {
+        guard !publication.events.isEmpty else { return }
+        publication.wakeup?.resume()
+        if let logger { for event in publication.events { event.log(to: logger) } }
+        instruments?.record(publication.events, scheduler: scheduler)
     }
 
     private func emit(_ event: GateEvent) {
@@ -154,7 +179,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
         trace: GateInstruments.RequestTrace? = nil
     ) async throws(GateError) -> GateResponse {
         let name = RequestGate<Credential>.name(of: request)
-        if let (parameter, value) = configuration.negativeDuration { throw .negativeDuration(name, parameter, value) }
+        if let (parameter, value) = negativeSetting { throw .negativeDuration(name, parameter, value) }
         if let timeout, timeout < .zero { throw .negativeDuration(name, "timeout", timeout) }
         let timeout = timeout ?? configuration.requestTimeout
         let needsAuthorization = authorization.isRequired
@@ -169,13 +194,15 @@ final class GateStorage<Credential: Sendable>: Sendable {
                 priority: priority,
                 cancelled: { GateError.cancelled(name) },
                 created: { [self] in
-                    // Under the coalescer's lock, before any end of the flight can be emitted.
-                    let refused = transition { state, events in
+                    // Under the coalescer's lock, before any end of the flight can be emitted;
+                    // the event is told once the coalescer has unlocked.
+                    let (refused, publication) = transitionLeavingPublication { state, events in
                         let refused = state.machine.open(request: id, needsAuthorization: needsAuthorization)
                         if refused == nil { events.append(.initial(request: id, name: name, priority: priority)) }
                         return refused
                     }
-                    return refused.map { Self.error($0, name: name) }
+                    if let refused { return .failure(Self.error(refused, name: name)) }
+                    return .success { self.publish(publication) }
                 },
                 joined: { flight in
                     emit(.coalesced(name: name))
