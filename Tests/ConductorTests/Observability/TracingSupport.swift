@@ -2,7 +2,6 @@ import Conductor
 import ConductorTestKit
 import HTTPTypes
 import InMemoryTracing
-import Synchronization
 import Tracing
 
 /// Reading what an `InMemoryTracer` finished, for the tracing tests.
@@ -58,10 +57,10 @@ final class ScriptedTransport: GateTransport {
         var requests: [HTTPRequest] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     init(valid: String?, script: [HTTPResponse.Status] = [], failures: Int = 0) {
-        state = Mutex(State(valid: valid, script: script, failures: failures))
+        state = Lock(State(valid: valid, script: script, failures: failures))
     }
 
     var requests: [HTTPRequest] { state.withLock { $0.requests } }
