@@ -85,8 +85,8 @@ final class GraphEventLog: Sendable {
     init() {}
 
     /// What hands over the records the engine holds back: called before every read and
-    /// whenever a reader parks.
-    func setFlusher(_ flush: @escaping @Sendable () -> Void) {
+    /// whenever a reader parks; `nil` once the engine holds nothing back any more.
+    func setFlusher(_ flush: (@Sendable () -> Void)?) {
         flusher.withLock { $0 = flush }
     }
 

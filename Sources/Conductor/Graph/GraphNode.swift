@@ -93,6 +93,9 @@ struct NodeDefinition: Sendable {
 final class TaskSpec: Sendable {
     enum Operation: Sendable {
         case global(@Sendable (TaskContext) async throws -> any Sendable)
+        /// The user's own closure, unwrapped: most tasks return nothing, and a worker calls
+        /// this one without the generic wrapper's async frame and its boxed `Void` result.
+        case globalVoid(@Sendable (TaskContext) async throws -> Void)
         case mainActor(@MainActor @Sendable (TaskContext) async throws -> any Sendable)
     }
 
@@ -147,7 +150,7 @@ final class TaskSpec: Sendable {
         self.failure = failure
         self.whenDependencyFails = whenDependencyFails
         self.runsDetached = runsDetached ?? (timeout != nil)
-        if case .global = operation, !self.runsDetached, retry.maxAttempts <= 1 {
+        if !operation.isMainActor, !self.runsDetached, retry.maxAttempts <= 1 {
             isPlain = true
         } else {
             isPlain = false
@@ -163,7 +166,13 @@ final class TaskSpec: Sendable {
     }
 
     var placement: String {
-        if case .mainActor = operation { return "main actor" }
-        return "global"
+        operation.isMainActor ? "main actor" : "global"
+    }
+}
+
+extension TaskSpec.Operation {
+    var isMainActor: Bool {
+        if case .mainActor = self { return true }
+        return false
     }
 }

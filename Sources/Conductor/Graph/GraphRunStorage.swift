@@ -142,7 +142,10 @@ final class GraphRunStorage: Sendable {
         // need this run to hand them over from here on. Set here, not in `init`: a launcher
         // may build a storage it then throws away (another caller started first), and that
         // one must not take the shared log's flusher.
-        log.setFlusher { [weak self] in self?.flushEvents() }
+        // Held strongly until the run ends (`drive` lets go): a weak reference would give
+        // the storage a side table, and every retain of it — one per task, for its
+        // `TaskContext` — would take the runtime's slow path, ~125 instructions a task.
+        log.setFlusher { self.flushEvents() }
         let task: Task<Void, Never>
         if let context = instruments?.startRun() {
             // `Task {}` copies the task-local values bound here.
@@ -191,6 +194,9 @@ final class GraphRunStorage: Sendable {
         } onCancel: {
             cancel()
         }
+        // The run has ended, and the machine holds nothing back once it has: the journal
+        // needs no flusher, and the storage is no longer kept alive by its own log.
+        log.setFlusher(nil)
         let report = makeReport()
         // Spans end and metrics are recorded before the report can be read, so whoever
         // awaited the report sees them.
@@ -209,12 +215,21 @@ final class GraphRunStorage: Sendable {
             if assignment.spec.priorityRank == workerPriority {
                 // The common case in this frame, not in `runToEnd`'s: each async frame
                 // costs an allocation and an executor check on entry and on return.
-                if assignment.spec.isPlain, !tracesAttempts, case .global(let body) = assignment.spec.operation {
+                if assignment.spec.isPlain, !tracesAttempts {
+                    let context = TaskContext(node: assignment.node, attempt: 1, storage: self)
                     do {
-                        let result = try await body(TaskContext(node: assignment.node, attempt: 1, storage: self))
-                        next = end(assignment.node, outcome: .succeeded, result: result)
+                        switch assignment.spec.operation {
+                        case .globalVoid(let body):
+                            try await body(context)
+                            next = end(assignment.node, outcome: .succeeded)
+                        case .global(let body):
+                            next = end(assignment.node, returning: try await body(context))
+                        // Never plain (`TaskSpec.isPlain`); called here, it would still be right.
+                        case .mainActor(let body):
+                            next = end(assignment.node, returning: try await body(context))
+                        }
                     } catch {
-                        next = end(assignment.node, outcome: Self.outcome(of: error), result: nil)
+                        next = end(assignment.node, outcome: Self.outcome(of: error))
                     }
                 } else {
                     next = await runToEnd(assignment)
@@ -241,19 +256,39 @@ final class GraphRunStorage: Sendable {
     /// Runs one task, records its end, and returns the next ready task for this worker.
     private func runToEnd(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
         let (outcome, result) = await execute(assignment)
-        return end(assignment.node, outcome: outcome, result: result)
+        // A result comes only with success.
+        if let result { return end(assignment.node, returning: result) }
+        return end(assignment.node, outcome: outcome)
     }
 
     /// Records the end of `node` and returns the next ready task for this worker: the hot
     /// transition, written out rather than through the generic `transition`. Never inlined
     /// into the async worker: there, every non-trivial value (the effects, the wakeup) is
-    /// copied and destroyed through its type's metadata, here with plain retains.
+    /// copied and destroyed through its type's metadata, here with plain retains. No result
+    /// travels with it: most tasks return nothing, and an optional existential is copied,
+    /// tested and destroyed through value witnesses (~100 instructions a task).
     @inline(never)
-    private func end(_ node: Int, outcome: TaskOutcome, result: (any Sendable)?) -> GraphStateMachine.Assignment? {
+    private func end(_ node: Int, outcome: TaskOutcome) -> GraphStateMachine.Assignment? {
         let now = clock.nanoseconds
         var effects = GraphStateMachine.Effects()
         let (next, wakeup) = state.withLock { machine in
-            let next = machine.complete(node, outcome: outcome, result: result, now: now, effects: &effects)
+            let next = machine.complete(node, outcome: outcome, now: now, effects: &effects)
+            return (next, machine.drainOutbox(into: log))
+        }
+        wakeup.resume()
+        apply(effects)
+        return next
+    }
+
+    /// Records the success of `node`, keeping its result for dependents, and returns the next
+    /// ready task for this worker.
+    @inline(never)
+    private func end(_ node: Int, returning result: any Sendable) -> GraphStateMachine.Assignment? {
+        let now = clock.nanoseconds
+        var effects = GraphStateMachine.Effects()
+        let (next, wakeup) = state.withLock { machine in
+            machine.keep(result, of: node)
+            let next = machine.complete(node, outcome: .succeeded, now: now, effects: &effects)
             return (next, machine.drainOutbox(into: log))
         }
         wakeup.resume()
@@ -370,6 +405,7 @@ final class GraphRunStorage: Sendable {
     private static func invoke(_ operation: TaskSpec.Operation, _ context: TaskContext) async throws -> any Sendable {
         switch operation {
         case .global(let body): try await body(context)
+        case .globalVoid(let body): try await body(context)
         case .mainActor(let body): try await body(context)
         }
     }

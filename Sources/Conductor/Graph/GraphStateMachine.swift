@@ -379,14 +379,12 @@ struct GraphStateMachine {
     mutating func complete(
         _ node: Int,
         outcome: TaskOutcome,
-        result: (any Sendable)?,
         now: Int64,
         effects: inout Effects
     ) -> Assignment? {
         running -= 1
         if !detached.isEmpty { detached[node] = nil }
         if nodes[node].phase != .ended {
-            if let result, !nodes[node].flags.contains(.returnsVoid) { store(result, of: node) }
             end(node, outcome: outcome, now: now, effects: &effects)
         }
         let next = takeNext(now: now)
@@ -396,8 +394,11 @@ struct GraphStateMachine {
         return next
     }
 
-    /// Keeps a result that dependents may read.
-    private mutating func store(_ result: any Sendable, of node: Int) {
+    /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
+    /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it
+    /// just before ``complete(_:outcome:now:effects:)``.
+    mutating func keep(_ result: any Sendable, of node: Int) {
+        guard nodes[node].phase != .ended, !nodes[node].flags.contains(.returnsVoid) else { return }
         if results.isEmpty { results = Array(repeating: nil, count: nodes.count) }
         results[node] = result
     }

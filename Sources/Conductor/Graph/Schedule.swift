@@ -169,6 +169,33 @@ public struct Step: Sendable {
             returnsVoid: Result.self == Void.self
         )
     }
+
+    /// The same step for an operation that returns nothing: the closure is kept as it is, and a
+    /// worker calls it directly, without the generic initializer's wrapper. Chosen by the
+    /// compiler for such closures; nothing to write differently.
+    @_documentation(visibility: internal)
+    public init(
+        _ id: String,
+        dependsOn dependencies: [String] = [],
+        priority: TaskPriority = .medium,
+        timeout: Duration? = nil,
+        retry: RetryPolicy = .never,
+        failure: FailurePolicy = .required,
+        whenDependencyFails: DependencyFailureBehavior = .skip,
+        _ operation: @escaping @Sendable (TaskContext) async throws -> Void
+    ) {
+        self.id = id
+        self.dependencies = dependencies
+        self.spec = TaskSpec(
+            operation: .globalVoid(operation),
+            priority: priority,
+            timeout: timeout,
+            retry: retry,
+            failure: failure,
+            whenDependencyFails: whenDependencyFails,
+            returnsVoid: true
+        )
+    }
 }
 
 /// Builds the stages and milestones of a ``Schedule``; `if` and `for` work as usual.

@@ -65,6 +65,27 @@ public struct TaskGraph: Sendable {
         return append(id: step.id, dependencies: step.dependencies, spec: step.spec)
     }
 
+    /// ``add(_:dependsOn:priority:timeout:retry:failure:whenDependencyFails:_:)`` for an
+    /// operation that returns nothing, which a worker calls directly, without the generic
+    /// method's wrapper. Chosen by the compiler for such closures; nothing to write differently.
+    @_documentation(visibility: internal)
+    @discardableResult
+    public mutating func add(
+        _ id: String,
+        dependsOn dependencies: [String] = [],
+        priority: TaskPriority = .medium,
+        timeout: Duration? = nil,
+        retry: RetryPolicy = .never,
+        failure: FailurePolicy = .required,
+        whenDependencyFails: DependencyFailureBehavior = .skip,
+        _ operation: @escaping @Sendable (TaskContext) async throws -> Void
+    ) -> TaskHandle<Void> {
+        let step = Step(
+            id, dependsOn: dependencies, priority: priority, timeout: timeout, retry: retry, failure: failure,
+            whenDependencyFails: whenDependencyFails, operation)
+        return append(id: step.id, dependencies: step.dependencies, spec: step.spec)
+    }
+
     /// Adds a task that runs on the main actor, for UI work.
     @discardableResult
     public mutating func addOnMainActor<Result: Sendable>(

@@ -19,6 +19,27 @@ import Testing
         #expect(report.tasks.allSatisfy { $0.outcome.isSuccess && $0.attempts == 1 })
     }
 
+    /// A closure that returns nothing takes the overloads that keep it unwrapped; one that
+    /// returns a value, even a one-expression closure, must still take the generic ones.
+    @Test func closuresThatReturnNothingAndClosuresThatReturnAValueKeepTheirTypes() async throws {
+        var graph = TaskGraph()
+        let nothing: TaskHandle<Void> = graph.add("nothing") { _ in }
+        let number = graph.add("number") { _ in 41 }
+        let sum = graph.add("sum", dependsOn: ["nothing", "number"]) { context in
+            try context.value(of: nothing)
+            return try context.value(of: number) + 1
+        }
+        let failing: TaskHandle<Void> = graph.add("failing", failure: .optional) { _ in throw CancellationError() }
+        let run = try graph.start()
+        let fromStep = try run.add("fromStep", dependsOn: ["sum"]) { context in try context.value(of: sum) * 2 }
+        let recorder = Recorder<Int>()
+        try run.add("read", dependsOn: ["fromStep"]) { context in recorder.append(try context.value(of: fromStep)) }
+        let report = await run.report()
+        #expect(recorder.all == [84])
+        #expect(report[failing.id]?.outcome.kind == .cancelled)
+        #expect(report.tasks.filter { $0.id != failing.id }.allSatisfy { $0.outcome.isSuccess })
+    }
+
     @Test func noTaskStartsBeforeItsDependenciesEnd() async throws {
         let log = Recorder<String>()
         var graph = TaskGraph()
