@@ -87,29 +87,6 @@ public final class GraphRun: Sendable {
         return handle
     }
 
-    /// ``add(_:dependsOn:priority:timeout:retry:failure:whenDependencyFails:_:)`` for an
-    /// operation that returns nothing, which a worker calls directly. Chosen by the compiler
-    /// for such closures; nothing to write differently.
-    @_documentation(visibility: internal)
-    @discardableResult
-    public func add(
-        _ id: String,
-        dependsOn dependencies: [String] = [],
-        priority: TaskPriority = .medium,
-        timeout: Duration? = nil,
-        retry: RetryPolicy = .never,
-        failure: FailurePolicy = .required,
-        whenDependencyFails: DependencyFailureBehavior = .skip,
-        _ operation: @escaping @Sendable (TaskContext) async throws -> Void
-    ) throws(GraphError) -> TaskHandle<Void> {
-        var graph = TaskGraph()
-        let handle = graph.add(
-            id, dependsOn: dependencies, priority: priority, timeout: timeout, retry: retry, failure: failure,
-            whenDependencyFails: whenDependencyFails, operation)
-        try add(graph)
-        return handle
-    }
-
     /// Removes a task that has not ended, and says what that did (see ``TaskRemoval``): a
     /// task that has not started, or waits between attempts, never runs again (`prevented`);
     /// a running one with a timeout runs in a task of its own and is cancelled and abandoned
