@@ -36,85 +36,55 @@ public struct URLSessionTransport: GateTransport {
         let upload: Data? =
             if let body { Data(await body.collect()) } else { nil }
         let flight = Flight()
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let completion: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
-                    if let error {
-                        flight.finish(.failure(error))
-                    } else if let response = (response as? HTTPURLResponse)?.httpResponse {
-                        flight.finish(.success((response, Array(data ?? Data()))))
-                    } else {
-                        flight.finish(.failure(URLError(.badServerResponse)))
-                    }
-                }
-                let task =
-                    if let upload {
-                        session.uploadTask(with: urlRequest, from: upload, completionHandler: completion)
-                    } else {
-                        session.dataTask(with: urlRequest, completionHandler: completion)
-                    }
-                if flight.start(task, continuation) { task.resume() }
+        let completion: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
+            if let error {
+                flight.reply.resolve(.failure(error))
+            } else if let response = (response as? HTTPURLResponse)?.httpResponse {
+                flight.reply.resolve(.success((response, Array(data ?? Data()))))
+            } else {
+                flight.reply.resolve(.failure(URLError(.badServerResponse)))
             }
+        }
+        let task =
+            if let upload {
+                session.uploadTask(with: urlRequest, from: upload, completionHandler: completion)
+            } else {
+                session.dataTask(with: urlRequest, completionHandler: completion)
+            }
+        return try await withTaskCancellationHandler {
+            if flight.start(task) { task.resume() }
+            // `nil`: the caller was cancelled first.
+            guard let reply = await flight.reply.wait() else { throw CancellationError() }
+            return try reply.get()
         } onCancel: {
             flight.cancel()
         }
-        return try flight.reply.get()
     }
 }
 
-/// One request's URLSession task and its caller, whichever ends first: the reply, or the
-/// caller's cancellation.
-///
-/// The reply is handed over through the lock, not through the continuation: the completion
-/// handler runs on a FoundationNetworking thread, and when it resumes a continuation before
-/// the caller has suspended, the runtime hands the payload over with atomics the thread
-/// sanitizer cannot see (it reported the response's storage as a data race). Read under the
-/// same lock, the hand-over is visible to it.
+/// One request's URLSession task and its reply, whichever ends first: the reply, or the
+/// caller's cancellation. The reply is a `OnceCell`, which hands it over in a way the
+/// thread sanitizer sees even when FoundationNetworking's completion handler runs before the
+/// caller has suspended.
 private final class Flight: Sendable {
     typealias Reply = Result<(HTTPResponse, [UInt8]), any Error>
 
-    private struct State {
-        var task: URLSessionTask?
-        var continuation: CheckedContinuation<Void, Never>?
-        var reply: Reply?
-    }
+    let reply = OnceCell<Reply>()
+    /// Kept only so a cancellation can cancel it (not on Linux: see `cancel`).
+    private let task = Lock<URLSessionTask?>(nil)
 
-    private let state = Lock(State())
-
-    /// Records the task and the caller's continuation; `false` (and the caller resumed) when
-    /// the caller was cancelled first.
-    func start(_ task: URLSessionTask, _ continuation: CheckedContinuation<Void, Never>) -> Bool {
-        let ended = state.withLock { state in
-            if state.reply == nil {
-                state.task = task
-                state.continuation = continuation
-            }
-            return state.reply != nil
-        }
-        if ended { continuation.resume() }
-        return !ended
-    }
-
-    /// The first reply or cancellation wins; the caller is resumed once.
-    func finish(_ reply: Reply) {
-        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.reply == nil else { return nil }
-            state.reply = reply
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume()
+    /// Records the task; `false` when the caller was cancelled first, and the task must not
+    /// start. (The task is recorded before the reply is read, and `cancel` settles the reply
+    /// before it reads the task: one of them sees the other.)
+    func start(_ task: URLSessionTask) -> Bool {
+        self.task.withLock { $0 = task }
+        return reply.value == nil
     }
 
     func cancel() {
-        finish(.failure(CancellationError()))
+        reply.resolve(.failure(CancellationError()))
         #if !canImport(FoundationNetworking)
-            state.withLock { $0.task }?.cancel()
+            task.withLock { $0 }?.cancel()
         #endif
-    }
-
-    /// What ended the request; read once the caller has been resumed.
-    var reply: Reply {
-        state.withLock { $0.reply } ?? .failure(CancellationError())
     }
 }

@@ -6,10 +6,16 @@ import Synchronization
 /// `false`. This is the single point through which a unit of work ends, so a race
 /// between completion, timeout and cancellation always produces one outcome.
 /// Waiters are resumed after the lock is released.
+///
+/// A waiter is resumed with nothing and reads the value under the lock: a continuation
+/// resumed before its task has suspended hands its payload over with atomics inside the
+/// concurrency runtime, which ThreadSanitizer cannot see, and it then reports the payload's
+/// storage as raced (it did, for a URL session's reply). Read under the lock, the hand-over
+/// is one it sees.
 package final class OnceCell<Value: Sendable>: Sendable {
     private struct Waiters {
         var next: UInt64 = 0
-        var continuations: [UInt64: CheckedContinuation<Value?, Never>] = [:]
+        var continuations: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
     private enum State {
@@ -38,9 +44,7 @@ package final class OnceCell<Value: Sendable>: Sendable {
             return waiters
         }
         guard let waiters else { return false }
-        for continuation in waiters.continuations.values {
-            continuation.resume(returning: value)
-        }
+        for continuation in waiters.continuations.values { continuation.resume() }
         return true
     }
 
@@ -56,49 +60,44 @@ package final class OnceCell<Value: Sendable>: Sendable {
             return id
         }
         if id == .max { return value }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
-                let immediate: Value?? = state.withLock { state in
-                    switch state {
-                    case .resolved(let value):
-                        return .some(value)
-                    case .pending(var waiters):
-                        if Task.isCancelled { return .some(nil) }
-                        waiters.continuations[id] = continuation
-                        state = .pending(waiters)
-                        return nil
-                    }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    guard case .pending(var waiters) = state, !Task.isCancelled else { return true }
+                    waiters.continuations[id] = continuation
+                    state = .pending(waiters)
+                    return false
                 }
-                if let immediate { continuation.resume(returning: immediate) }
+                if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let continuation = state.withLock { state -> CheckedContinuation<Value?, Never>? in
+            let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 guard case .pending(var waiters) = state else { return nil }
                 let continuation = waiters.continuations.removeValue(forKey: id)
                 state = .pending(waiters)
                 return continuation
             }
-            continuation?.resume(returning: nil)
+            continuation?.resume()
         }
+        // Resolved, or cancelled (`nil` unless the value came first).
+        return value
     }
 
     /// Waits for the value, ignoring cancellation of the waiting task.
     package func waitIgnoringCancellation() async -> Value {
         if let value { return value }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
-            let immediate: Value? = state.withLock { state in
-                switch state {
-                case .resolved(let value):
-                    return value
-                case .pending(var waiters):
-                    let id = waiters.next
-                    waiters.next += 1
-                    waiters.continuations[id] = continuation
-                    state = .pending(waiters)
-                    return nil
-                }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state in
+                guard case .pending(var waiters) = state else { return true }
+                let id = waiters.next
+                waiters.next += 1
+                waiters.continuations[id] = continuation
+                state = .pending(waiters)
+                return false
             }
-            if let immediate { continuation.resume(returning: immediate) }
-        }!
+            if resumeNow { continuation.resume() }
+        }
+        // Only `resolve` resumes a waiter that is not cancellable.
+        return value!
     }
 }
