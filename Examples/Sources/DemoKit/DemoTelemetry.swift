@@ -1,4 +1,4 @@
-public import Conductor
+import Conductor
 import InMemoryTracing
 import MetricsTestKit
 import Tracing

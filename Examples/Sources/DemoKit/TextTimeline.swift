@@ -69,10 +69,10 @@ public enum TextTimeline {
         }
     }
 
-    /// "  parked 120 ms" when the row's request waited behind a refresh.
+    /// "  waited 120 ms" when the row's request waited behind a refresh.
     static func waited(_ row: Timeline.Row) -> String {
         let parked = row.waits.filter { $0.kind == .parked }.reduce(Duration.zero) { $0 + ($1.end - $1.start) }
-        return parked > .zero ? "  waited \(parked.shortDescription) for the refresh" : ""
+        return parked > .zero ? "  waited \(parked.shortDescription)" : ""
     }
 
     static func symbol(_ outcome: Timeline.Outcome) -> Character {

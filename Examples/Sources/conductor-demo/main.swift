@@ -55,9 +55,12 @@ struct ConductorDemo: AsyncParsableCommand {
             .write(to: directory.appendingPathComponent("launch.trace.json"))
         try Data(ChromeTrace(report.pageReport, processName: "product page").jsonBytes)
             .write(to: directory.appendingPathComponent("page.trace.json"))
-        say("\nWrote \(trace.path) (open in ui.perfetto.dev) and \(page.path) (open in a browser),")
-        say("and the library's traces of each run: launch.trace.json, page.trace.json")
-        say("\n\(report.passed ? "✔" : "✘") \(report.verdict)")
+        say("\nWrote, in \(directory.path):")
+        say("  trace.json          open in ui.perfetto.dev")
+        say("  timeline.html       open in a browser")
+        say("  launch.trace.json, page.trace.json: the library's own traces of each run")
+        // One clause a line: a verdict reads at a glance in an 80-column terminal.
+        say("\n\(report.passed ? "✔" : "✘") " + report.verdict.replacingOccurrences(of: "; ", with: ";\n  "))
         if !report.passed { throw ExitCode.failure }
     }
 }
