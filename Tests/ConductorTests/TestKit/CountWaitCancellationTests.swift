@@ -24,6 +24,12 @@ struct CountWaitCancellationTests {
         return await awaitAll([waiter])
     }
 
+    @Test func manualExecutorJobsWaitEndsWhenCancelled() async {
+        let executor = ManualExecutor()
+        #expect(await endsWhenCancelled { await executor.jobs(atLeast: 1) })
+        #expect(executor.pendingJobs == 0)
+    }
+
     @Test func manualClockSleepersWaitEndsWhenCancelled() async {
         let clock = ManualClock()
         #expect(await endsWhenCancelled { await clock.sleepers(atLeast: 1) })
