@@ -20,8 +20,7 @@ public import Conductor
 public final class AssemblyProbe: Sendable {
     private struct State {
         var waits = 0
-        var nextID: UInt64 = 0
-        var waiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters = CountWaiters<Void>()
     }
 
     /// The count, in a box of its own so the assembly's hook can hold it without holding the probe.
@@ -37,15 +36,9 @@ public final class AssemblyProbe: Sendable {
     public init() {
         let counter = self.counter
         self.assembly = Assembly(onWait: {
-            let ready = counter.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            let ready = counter.state.withLock { state in
                 state.waits += 1
-                var ready: [CheckedContinuation<Void, Never>] = []
-                state.waiters.removeAll { waiter in
-                    guard state.waits >= waiter.count else { return false }
-                    ready.append(waiter.continuation)
-                    return true
-                }
-                return ready
+                return state.waiters.takeSatisfied(by: state.waits)
             }
             for continuation in ready { continuation.resume() }
         })
@@ -59,25 +52,6 @@ public final class AssemblyProbe: Sendable {
     /// times in all (the first requester of each creation counts), or the waiting task is
     /// cancelled.
     public func waiters(atLeast count: Int) async {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    if state.waits >= count || Task.isCancelled { return true }
-                    state.waiters.append((id, count, continuation))
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index).continuation
-            }
-            waiter?.resume()
-        }
+        await counter.state.wait(untilCountOf: { $0.waits }, reaches: count, waiters: \.waiters)
     }
 }

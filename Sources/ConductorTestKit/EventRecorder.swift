@@ -13,27 +13,18 @@ public import Conductor
 /// The recorder reads the sequence on a task of its own, which ends with the sequence, when
 /// ``cancel()`` is called, or when the recorder is released.
 public final class EventRecorder<Event: Sendable>: Sendable {
-    private struct Waiter {
-        var id: UInt64
-        var count: Int
-        var continuation: CheckedContinuation<Void, Never>
-    }
-
     private struct State {
         var events: [Event] = []
         var isFinished = false
-        var nextID: UInt64 = 0
-        var waiters: [Waiter] = []
+        var waiters = CountWaiters<Void>()
+
+        /// The count waiters wait on: once the sequence has ended no more events come, so it
+        /// meets every threshold (``EventRecorder/finished()`` waits for `.max`).
+        var progress: Int { isFinished ? .max : events.count }
 
         /// Takes the waiters whose count is met, or all of them once the sequence has ended.
         mutating func takeReady() -> [CheckedContinuation<Void, Never>] {
-            var ready: [CheckedContinuation<Void, Never>] = []
-            waiters.removeAll { waiter in
-                guard isFinished || events.count >= waiter.count else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
+            waiters.takeSatisfied(by: progress)
         }
     }
 
@@ -85,26 +76,7 @@ public final class EventRecorder<Event: Sendable>: Sendable {
     /// task is cancelled, and returns the events recorded by then.
     @discardableResult
     public func events(atLeast count: Int) async -> [Event] {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    if state.isFinished || state.events.count >= count || Task.isCancelled { return true }
-                    state.waiters.append(Waiter(id: id, count: count, continuation: continuation))
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index).continuation
-            }
-            waiter?.resume()
-        }
+        await storage.state.wait(untilCountOf: { $0.progress }, reaches: count, waiters: \.waiters)
         return events
     }
 

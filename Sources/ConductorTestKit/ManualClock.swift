@@ -121,19 +121,7 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private func sleepers(atLeast count: Int, tag: Conductor.SleepPurpose?) async {
-        let id = state.withLock { $0.makeID() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    if state.count(for: tag) >= count || Task.isCancelled { return true }
-                    state.countWaiters.append(.init(id: id, count: count, tag: tag, continuation: continuation))
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.removeCountWaiter(id) }?.resume()
-        }
+        await state.wait(untilCountOf: { $0.count(for: tag) }, reaches: count, key: tag, waiters: \.countWaiters)
     }
 
     /// Lets time run, one step at a time, until `condition` holds: the loop a test would
@@ -289,14 +277,6 @@ private struct ManualClockState {
         var continuation: CheckedContinuation<Void, any Error>
     }
 
-    struct CountWaiter {
-        var id: UInt64
-        var count: Int
-        /// Counts only sleepers with this purpose; `nil` counts them all.
-        var tag: SleepPurpose?
-        var continuation: CheckedContinuation<Void, Never>
-    }
-
     /// What a driver waits for between steps.
     enum DriverCondition {
         case wokenResumed
@@ -323,7 +303,9 @@ private struct ManualClockState {
     var wokenNotResumed: Set<UInt64> = []
     /// Counts sleeps begun, sleeps cancelled and ``ManualClock/stateChanged()`` calls.
     var changes: UInt64 = 0
-    var countWaiters: [CountWaiter] = []
+    /// Waiters of ``ManualClock/sleepers(atLeast:)``, keyed by the purpose they count (`nil`
+    /// counts every sleeper).
+    var countWaiters = CountWaiters<SleepPurpose?>()
     var driverWaiters: [DriverWaiter] = []
 
     mutating func makeID() -> UInt64 {
@@ -333,6 +315,11 @@ private struct ManualClockState {
 
     /// How many sleep for `tag`, or in all when `tag` is `nil`.
     func count(for tag: SleepPurpose?) -> Int {
+        Self.count(in: sleepers, for: tag)
+    }
+
+    /// Reads only `sleepers`, so a mutating method can count while it changes `countWaiters`.
+    static func count(in sleepers: [UInt64: Sleeper], for tag: SleepPurpose?) -> Int {
         guard let tag else { return sleepers.count }
         return sleepers.values.count { $0.purpose == tag }
     }
@@ -345,7 +332,8 @@ private struct ManualClockState {
         if deadline <= now { return .resume }
         sleepers[id] = Sleeper(deadline: deadline, purpose: purpose, continuation: continuation)
         changes += 1
-        return .wait(takeSatisfiedCountWaiters() + takeReadyDrivers())
+        let satisfied = countWaiters.takeSatisfied { [sleepers] in Self.count(in: sleepers, for: $0) }
+        return .wait(satisfied + takeReadyDrivers())
     }
 
     mutating func cancelSleeper(_ id: UInt64) -> (
@@ -389,23 +377,6 @@ private struct ManualClockState {
         guard !ready.isEmpty else { return [] }
         driverWaiters.removeAll { waiter in ready.contains { $0.id == waiter.id } }
         return ready.map(\.continuation)
-    }
-
-    mutating func takeSatisfiedCountWaiters() -> [CheckedContinuation<Void, Never>] {
-        var ready: [CheckedContinuation<Void, Never>] = []
-        var waiting = countWaiters
-        waiting.removeAll { waiter in
-            guard count(for: waiter.tag) >= waiter.count else { return false }
-            ready.append(waiter.continuation)
-            return true
-        }
-        countWaiters = waiting
-        return ready
-    }
-
-    mutating func removeCountWaiter(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
-        guard let index = countWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-        return countWaiters.remove(at: index).continuation
     }
 
     mutating func removeDriverWaiter(_ id: UInt64) -> CheckedContinuation<Void, Never>? {

@@ -24,7 +24,7 @@ import Conductor
 public final class ManualExecutor: SerialExecutor, Sendable {
     private struct State {
         var jobs: [UnownedJob] = []
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters = CountWaiters<Void>()
         var running = false
     }
 
@@ -37,15 +37,9 @@ public final class ManualExecutor: SerialExecutor, Sendable {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLock { state in
             state.jobs.append(unowned)
-            var ready: [CheckedContinuation<Void, Never>] = []
-            state.waiters.removeAll { waiter in
-                guard state.jobs.count >= waiter.count else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
+            return state.waiters.takeSatisfied(by: state.jobs.count)
         }
         for waiter in ready { waiter.resume() }
     }
@@ -73,16 +67,11 @@ public final class ManualExecutor: SerialExecutor, Sendable {
         return count
     }
 
-    /// Suspends until at least `count` jobs are waiting.
+    /// Suspends until at least `count` jobs are waiting, or the waiting task is cancelled:
+    /// a test's time limit then ends a wait for a job that never comes instead of hanging the
+    /// run. Returns at once when the count is already met.
     public func jobs(atLeast count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.jobs.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+        await state.wait(untilCountOf: { $0.jobs.count }, reaches: count, waiters: \.waiters)
     }
 
     public func isSameExclusiveExecutionContext(other: ManualExecutor) -> Bool { self === other }

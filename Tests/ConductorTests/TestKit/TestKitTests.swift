@@ -103,6 +103,31 @@ struct TestKitTests {
         #expect(identities.count == 1)
     }
 
+    // MARK: - ManualExecutor
+
+    private actor Counter {
+        let executor: ManualExecutor
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        var value = 0
+        init(executor: ManualExecutor) { self.executor = executor }
+        func increment() { value += 1 }
+    }
+
+    @Test func executorWaitTellsWhenACallIsEnqueuedAndRunsItOnDemand() async {
+        let executor = ManualExecutor()
+        let counter = Counter(executor: executor)
+        let call = Task { await counter.increment() }
+        await executor.jobs(atLeast: 1)
+        #expect(executor.pendingJobs >= 1)
+        #expect(executor.runAll() >= 1)
+        await call.value
+        await executor.jobs(atLeast: 0)  // met: returns at once
+        let read = Task { await counter.value }
+        await executor.jobs(atLeast: 1)
+        executor.runAll()
+        #expect(await read.value == 1)
+    }
+
     // MARK: - Gate queue
 
     @Test func schedulerWaitTellsWhenSubmissionsAreQueued() async throws {
