@@ -7,26 +7,16 @@ import Synchronization
 /// caller at once and leaves the others waiting; when the last caller leaves, the work is
 /// cancelled and the key is free for a fresh start. Each flight ends exactly once, through
 /// its `OnceCell`; `onSettle` runs for the outcome that won.
-final class Coalescer: Sendable {
-    fileprivate struct Key: Hashable, Sendable {
-        var base: any Hashable & Sendable
-        var type: ObjectIdentifier
-
-        static func == (lhs: Key, rhs: Key) -> Bool {
-            lhs.type == rhs.type && AnyHashable(lhs.base) == AnyHashable(rhs.base)
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(type)
-            hasher.combine(AnyHashable(base))
-        }
-    }
-
+///
+/// Generic over its key so that a user of one concrete key type (the gate's) hashes and
+/// compares it directly: an `AnyHashable` key costs dynamic casts on every lookup. A key must
+/// tell apart flights whose results have different types (``ErasedCoalescingKey`` does).
+final class Coalescer<Key: Hashable & Sendable>: Sendable {
     fileprivate struct Flight: Sendable {
         var token: UInt64
         var subscribers: Int
         var priority: FlightPriority
-        /// An `OnceCell<Result<T, any Error>>` for the `T` named in the key.
+        /// An `OnceCell<Result<T, any Error>>` for the `T` the key implies.
         var cell: any Sendable
         var task: Task<Void, Never>?
         /// Ends the flight with an error, if nothing ended it yet.
@@ -68,7 +58,7 @@ final class Coalescer: Sendable {
     ///     released, before the flight's work starts (tell what `created` recorded). It must
     ///     not call back into the coalescer.
     func run<T: Sendable>(
-        key: any Hashable & Sendable,
+        key: Key,
         priority: PriorityScheduler.Priority,
         cancelled: @escaping @Sendable () -> any Error,
         created: () -> Result<@Sendable () -> Void, any Error> = { .success({}) },
@@ -77,7 +67,6 @@ final class Coalescer: Sendable {
         work: @escaping @Sendable (FlightPriority) async throws -> T
     ) async throws -> T {
         typealias Cell = OnceCell<Result<T, any Error>>
-        let key = Key(base: key, type: ObjectIdentifier(T.self))
         let subscription:
             (
                 cell: Cell, token: UInt64, priority: FlightPriority, created: (@Sendable () -> Void)?,
@@ -189,5 +178,26 @@ final class Coalescer: Sendable {
         abandoned.task?.cancel()
         abandoned.abandon(CancellationError())
         return true
+    }
+}
+
+/// A coalescing key of any type, and the type of the result its flight produces: flights
+/// with equal keys but different result types are different flights.
+struct ErasedCoalescingKey: Hashable, Sendable {
+    private var base: any Hashable & Sendable
+    private var result: ObjectIdentifier
+
+    init<Result>(_ key: some Hashable & Sendable, result: Result.Type) {
+        base = key
+        self.result = ObjectIdentifier(result)
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.result == rhs.result && AnyHashable(lhs.base) == AnyHashable(rhs.base)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(result)
+        hasher.combine(AnyHashable(base))
     }
 }

@@ -11,15 +11,19 @@ import Logging
 /// `running` of every request that carries the new credential, and a refresh's end is always
 /// before the next refresh of the same version starts. Appending only records the event; the
 /// readers it wakes are resumed after the lock is released.
-final class GateStorage<Credential: Sendable>: Sendable {
-    typealias Machine = GateStateMachine<Credential, CheckedContinuation<Resumption, Never>>
+///
+/// Not generic: the credential is an ``ErasedCredential``, so the storage, its state machine
+/// and its coalescer are compiled for concrete types and a request looks up no generic
+/// metadata at run time (a generic storage spent a third of a request's instructions there).
+final class GateStorage: Sendable {
+    typealias Machine = GateStateMachine<ErasedCredential, CheckedContinuation<Resumption, Never>>
     typealias Failure = Machine.Failure
     typealias Flight = Machine.RefreshFlight
 
     /// How a request waiting on the credential goes on.
     enum Resumption: Sendable {
         /// Send now; the request still holds its slot.
-        case send(Credential?, version: Int)
+        case send(ErasedCredential?, version: Int)
         /// Ended at once, while still holding its slot.
         case failNow(Failure)
         case cancelledNow
@@ -36,7 +40,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
         var nextRequestID: UInt64 = 0
     }
 
-    private enum FlightKey: Hashable, Sendable {
+    enum FlightKey: Hashable, Sendable {
         case request(UInt64)
         case coalesced(String)
     }
@@ -45,9 +49,9 @@ final class GateStorage<Credential: Sendable>: Sendable {
     private enum Next {
         case resume(Resumption)
         /// Not parked (the request has no attempt left), but the transition decided a refresh.
-        case resumeAndRefresh(Resumption, start: (Flight, Credential?))
+        case resumeAndRefresh(Resumption, start: (Flight, ErasedCredential?))
         /// Parked; starts this refresh first, when the transition decided one.
-        case parked(start: (Flight, Credential?)?)
+        case parked(start: (Flight, ErasedCredential?)?)
     }
 
     /// One attempt's outcome on the wire.
@@ -61,7 +65,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
     private let negativeSetting: (parameter: String, value: Duration)?
     let journal: EventJournal<GateEvent>
     let scheduler: PriorityScheduler
-    let coalescer = Coalescer()
+    let coalescer = Coalescer<FlightKey>()
     private let transport: any GateTransport
     private let cache: (any ResponseCache)?
     /// Read for `now` (refresh window, deadlines); the gate sleeps only through the three below,
@@ -74,23 +78,21 @@ final class GateStorage<Credential: Sendable>: Sendable {
     /// Sleeps between a request's attempts.
     private let backoffClock: ClockSource
     private let logger: Logger?
-    private let authorize: @Sendable (inout HTTPRequest, Credential) -> Void
     private let classify: @Sendable (HTTPResponse) -> ResponseVerdict
-    private let refresher: @Sendable (Credential?) async throws -> Credential
+    private let refresher: @Sendable (ErasedCredential?) async throws -> ErasedCredential
     private let state: Lock<State>
     /// Spans and metrics, or `nil` when the configuration's telemetry records nothing.
     let instruments: GateInstruments?
 
     init(
         transport: any GateTransport,
-        credential: Credential?,
+        credential: ErasedCredential?,
         configuration: GateConfiguration,
         cache: (any ResponseCache)?,
         clock: ClockSource,
         logger: Logger?,
-        authorize: @escaping @Sendable (inout HTTPRequest, Credential) -> Void,
         classify: @escaping @Sendable (HTTPResponse) -> ResponseVerdict,
-        refresh: @escaping @Sendable (Credential?) async throws -> Credential
+        refresh: @escaping @Sendable (ErasedCredential?) async throws -> ErasedCredential
     ) {
         self.transport = transport
         self.configuration = configuration
@@ -101,7 +103,6 @@ final class GateStorage<Credential: Sendable>: Sendable {
         self.refreshTimer = DeadlineTimer(clock: clock.purpose(.refreshTimeout))
         self.backoffClock = clock.purpose(.gateBackoff)
         self.logger = logger
-        self.authorize = authorize
         self.classify = classify
         let instruments = GateInstruments(configuration.telemetry)
         self.instruments = instruments
@@ -178,7 +179,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
         authorization: RequestAuthorization,
         trace: GateInstruments.RequestTrace? = nil
     ) async throws(GateError) -> GateResponse {
-        let name = RequestGate<Credential>.name(of: request)
+        let name = Self.name(of: request)
         if let (parameter, value) = negativeSetting { throw .negativeDuration(name, parameter, value) }
         if let timeout, timeout < .zero { throw .negativeDuration(name, "timeout", timeout) }
         let timeout = timeout ?? configuration.requestTimeout
@@ -291,7 +292,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
             } catch {
                 throw GateError.shutDown(name)
             }
-            let credential: Credential?
+            let credential: ErasedCredential?
             let version: Int
             switch await authorizeOrPark(
                 id: id, attempt: sent + 1, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot)
@@ -459,9 +460,9 @@ final class GateStorage<Credential: Sendable>: Sendable {
         }
     }
 
-    private func sendOnce(_ request: HTTPRequest, body: RequestBody?, credential: Credential?) async -> Sent {
+    private func sendOnce(_ request: HTTPRequest, body: RequestBody?, credential: ErasedCredential?) async -> Sent {
         var authorized = request
-        if let credential { authorize(&authorized, credential) }
+        credential?.authorize(&authorized)
         instruments?.inject(into: &authorized)
         do {
             let (response, bytes) = try await transport.send(authorized, body: body)
@@ -513,7 +514,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
     /// credential to come back from the wire, so the server never sees the old credential
     /// after it issued the new one. No parked request holds a slot, so this cannot deadlock.
     /// The deadline counts from the moment the refresh has the slot.
-    private func startRefresh(_ flight: Flight, replacing old: Credential?) {
+    private func startRefresh(_ flight: Flight, replacing old: ErasedCredential?) {
         let refresher = self.refresher
         let timeout = configuration.refreshTimeout
         let timer = refreshTimer
@@ -580,7 +581,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
 
     // MARK: - Credentials from outside
 
-    func signIn(_ credential: Credential) {
+    func signIn(_ credential: ErasedCredential) {
         replace(.signIn(credential))
     }
 
@@ -598,7 +599,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
     }
 
     private enum Replacement {
-        case signIn(Credential)
+        case signIn(ErasedCredential)
         case signOut
         case shutdown
     }
@@ -636,7 +637,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
 
     /// How a refresh ended, as its race against the refresh deadline saw it.
     private enum RefreshOutcome: Sendable {
-        case finished(Result<Credential, any Error>)
+        case finished(Result<ErasedCredential, any Error>)
         case deadlineMissed
         /// The refresh task was cancelled (a sign-in, sign-out or shutdown replaced it).
         case cancelled
@@ -655,6 +656,13 @@ final class GateStorage<Credential: Sendable>: Sendable {
             // Exactly one end per opened flight, whatever path ended it.
             if state.machine.close(request: id) { events.append(end) }
         }
+    }
+
+    /// Method and path without the query, where tokens sometimes hide.
+    static func name(of request: HTTPRequest) -> String {
+        let path = request.path ?? "/"
+        let query = path.firstIndex(of: "?") ?? path.endIndex
+        return request.method.rawValue + " " + path[..<query]
     }
 
     static func error(_ failure: Failure, name: String) -> GateError {
