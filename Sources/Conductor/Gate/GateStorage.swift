@@ -363,27 +363,29 @@ final class GateStorage: Sendable {
     private func authorizeOrPark(
         id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: PriorityScheduler.Priority
     ) async -> Resumption {
-        await withTaskCancellationHandler {
+        // Most attempts send (or fail) at once: decided first without the continuation and the
+        // cancellation handler that only parking needs.
+        let unparked = transition { state, events -> Resumption? in
+            if Task.isCancelled { return .cancelledNow }
+            return state.machine.authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization)
+                .map { Self.resumption(unparked: $0, request: id, attempt: attempt, events: &events) }
+        }
+        if let unparked { return unparked }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
                 let now = clock.now
                 let next = transition { state, events -> Next in
                     // Checked under the lock: the cancellation handler takes the same lock, so
                     // either it finds the parked request or this sees the cancellation.
                     if Task.isCancelled { return .resume(.cancelledNow) }
-                    switch state.machine.authorize(
+                    let action = state.machine.authorize(
                         request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: continuation,
                         now: now)
-                    {
-                    case .send(let credential, let version):
-                        // Recorded in the transition, so the journal never shows a send with
-                        // a version after the `refreshStarted` that replaces it. A request
-                        // without authorization carries no credential: version 0.
-                        events.append(
-                            .running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
-                        return .resume(.send(credential, version: version))
-                    case .fail(let failure):
-                        Self.recordRefusal(failure, events: &events)
-                        return .resume(.failNow(failure))
+                    switch action {
+                    case .send, .fail:
+                        // The state changed since the first look (a refresh ended, a sign-in).
+                        return .resume(
+                            Self.resumption(unparked: action, request: id, attempt: attempt, events: &events))
                     case .park:
                         events.append(.redirect(request: id, credentialVersion: state.machine.version))
                         return .parked(start: nil)
@@ -405,6 +407,26 @@ final class GateStorage: Sendable {
         } onCancel: {
             let waiter = state.withLock { $0.machine.cancelParked(request: id) }
             waiter?.resume(returning: .cancelled)
+        }
+    }
+
+    /// How a request goes on after an `authorize` that did not park it (`send` or `fail`), and
+    /// the events that records.
+    private static func resumption(
+        unparked action: Machine.AuthorizeAction, request id: UInt64, attempt: Int, events: inout [GateEvent]
+    ) -> Resumption {
+        switch action {
+        case .send(let credential, let version):
+            // Recorded in the transition, so the journal never shows a send with a version
+            // after the `refreshStarted` that replaces it. A request without authorization
+            // carries no credential: version 0.
+            events.append(.running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
+            return .send(credential, version: version)
+        case .fail(let failure):
+            recordRefusal(failure, events: &events)
+            return .failNow(failure)
+        case .park, .parkAndRefresh:
+            preconditionFailure("a parking decision has no resumption yet")
         }
     }
 
