@@ -53,15 +53,17 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
     ///   - joined: called, outside the lock, when this caller joined a flight someone else
     ///     started, with that flight's priority (to raise it).
     ///   - cancelled: the error a cancelled caller throws.
-    ///   - created: called under the lock when this caller starts a new flight: a failure
-    ///     refuses the flight (the caller throws it); a success is what to do once the lock is
-    ///     released, before the flight's work starts (tell what `created` recorded). It must
-    ///     not call back into the coalescer.
+    ///   - created: called under the lock when this caller starts a new flight; throwing
+    ///     refuses the flight (the caller throws the error). It must not call back into the
+    ///     coalescer.
+    ///   - started: called once the lock is released, before the flight's work starts, when
+    ///     `created` accepted it (to tell what `created` recorded).
     func run<T: Sendable>(
         key: Key,
         priority: PriorityScheduler.Priority,
-        cancelled: @escaping @Sendable () -> any Error,
-        created: () -> Result<@Sendable () -> Void, any Error> = { .success({}) },
+        cancelled: () -> any Error,
+        created: () throws -> Void = {},
+        started: () -> Void = {},
         joined: @Sendable (FlightPriority) -> Void = { _ in },
         onSettle: @escaping @Sendable (Result<T, any Error>) -> Void = { _ in },
         work: @escaping @Sendable (FlightPriority) async throws -> T
@@ -69,7 +71,7 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
         typealias Cell = OnceCell<Result<T, any Error>>
         let subscription:
             (
-                cell: Cell, token: UInt64, priority: FlightPriority, created: (@Sendable () -> Void)?,
+                cell: Cell, token: UInt64, priority: FlightPriority, isNew: Bool,
                 settled: OnceFlag, ready: [CheckedContinuation<Void, Never>]
             ) =
                 try state.withLock { state in
@@ -78,14 +80,14 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
                         flight.subscribers += 1
                         state.flights[key] = flight
                         return (
-                            flight.cell as! Cell, flight.token, flight.priority, nil, flight.settled,
+                            flight.cell as! Cell, flight.token, flight.priority, false, flight.settled,
                             state.takeSatisfiedProbeWaiters()
                         )
                     }
                     // Under the lock, so the flight's start is recorded before anything (a
                     // shutdown, the last caller leaving) can settle it. `created` must not call
                     // back into the coalescer.
-                    let afterCreation = try created().get()
+                    try created()
                     let flightPriority = FlightPriority(priority)
                     let cell = Cell()
                     // The settle hook (the gate's final event) runs before any caller is woken,
@@ -106,12 +108,12 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
                         },
                         settled: settled
                     )
-                    return (cell, token, flightPriority, afterCreation, settled, state.takeSatisfiedProbeWaiters())
+                    return (cell, token, flightPriority, true, settled, state.takeSatisfiedProbeWaiters())
                 }
         for waiter in subscription.ready { waiter.resume() }
-        let (cell, token, flightPriority, afterCreation, _, _) = subscription
-        if let afterCreation {
-            afterCreation()
+        let (cell, token, flightPriority, isNew, _, _) = subscription
+        if isNew {
+            started()
             let task = Task {
                 let result: Result<T, any Error>
                 do { result = .success(try await work(flightPriority)) } catch { result = .failure(error) }

@@ -49,9 +49,17 @@ final class GateStorage: Sendable {
     private enum Next {
         case resume(Resumption)
         /// Not parked (the request has no attempt left), but the transition decided a refresh.
-        case resumeAndRefresh(Resumption, start: (Flight, ErasedCredential?))
+        case resumeAndRefresh(Resumption, start: RefreshStart)
         /// Parked; starts this refresh first, when the transition decided one.
-        case parked(start: (Flight, ErasedCredential?)?)
+        case parked(start: RefreshStart?)
+    }
+
+    /// A refresh a transition decided, to start once the lock is released. (A struct, not a
+    /// tuple: the compiler copies a tuple in an enum payload through the runtime's generic
+    /// value witnesses.)
+    private struct RefreshStart {
+        var flight: Flight
+        var old: ErasedCredential?
     }
 
     /// One attempt's outcome on the wire.
@@ -189,22 +197,24 @@ final class GateStorage: Sendable {
             return state.nextRequestID
         }
         if let trace { instruments?.register(trace, as: id) }
+        // What opening the flight journaled, told once the coalescer has unlocked.
+        var opening: Publication?
         do {
             return try await coalescer.run(
                 key: coalescingKey.map(FlightKey.coalesced) ?? .request(id),
                 priority: priority,
                 cancelled: { GateError.cancelled(name) },
                 created: { [self] in
-                    // Under the coalescer's lock, before any end of the flight can be emitted;
-                    // the event is told once the coalescer has unlocked.
+                    // Under the coalescer's lock, before any end of the flight can be emitted.
                     let (refused, publication) = transitionLeavingPublication { state, events in
                         let refused = state.machine.open(request: id, needsAuthorization: needsAuthorization)
                         if refused == nil { events.append(.initial(request: id, name: name, priority: priority)) }
                         return refused
                     }
-                    if let refused { return .failure(Self.error(refused, name: name)) }
-                    return .success { self.publish(publication) }
+                    if let refused { throw Self.error(refused, name: name) }
+                    opening = publication
                 },
+                started: { if let opening { publish(opening) } },
                 joined: { flight in
                     emit(.coalesced(name: name))
                     scheduler.raise(flight, to: priority)
@@ -392,7 +402,7 @@ final class GateStorage: Sendable {
                     case .parkAndRefresh(let flight, let old):
                         events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
                         events.append(.redirect(request: id, credentialVersion: state.machine.version))
-                        return .parked(start: (flight, old))
+                        return .parked(start: RefreshStart(flight: flight, old: old))
                     }
                 }
                 switch next {
@@ -401,7 +411,7 @@ final class GateStorage: Sendable {
                     continuation.resume(returning: resumption)
                 case .parked(let start):
                     scheduler.releaseSlot(slot)
-                    if let (flight, old) = start { startRefresh(flight, replacing: old) }
+                    if let start { startRefresh(start.flight, replacing: start.old) }
                 }
             }
         } onCancel: {
@@ -454,20 +464,22 @@ final class GateStorage: Sendable {
                         return .parked(start: nil)
                     case .parkAndRefresh(let flight, let old):
                         events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-                        guard waits else { return .resumeAndRefresh(.proceed, start: (flight, old)) }
+                        guard waits else {
+                            return .resumeAndRefresh(.proceed, start: RefreshStart(flight: flight, old: old))
+                        }
                         events.append(.redirect(request: id, credentialVersion: version))
-                        return .parked(start: (flight, old))
+                        return .parked(start: RefreshStart(flight: flight, old: old))
                     }
                 }
                 scheduler.releaseSlot(slot)
                 switch next {
                 case .resume(let resumption):
                     continuation.resume(returning: resumption)
-                case .resumeAndRefresh(let resumption, let (flight, old)):
-                    startRefresh(flight, replacing: old)
+                case .resumeAndRefresh(let resumption, let start):
+                    startRefresh(start.flight, replacing: start.old)
                     continuation.resume(returning: resumption)
                 case .parked(let start):
-                    if let (flight, old) = start { startRefresh(flight, replacing: old) }
+                    if let start { startRefresh(start.flight, replacing: start.old) }
                 }
             }
         } onCancel: {
