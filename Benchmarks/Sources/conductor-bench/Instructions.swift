@@ -3,6 +3,7 @@ import Conductor
 import Dispatch
 import Foundation
 import InMemoryTracing
+import Synchronization
 
 // `conductor-bench instructions NAME N` runs one contender once at size N, for callgrind
 // (scripts/instructions). Its `main` never awaits: valgrind 3.19 crashes once the main thread
@@ -17,6 +18,8 @@ struct CountedContender: Sendable {
     let name: String
     /// Conductor's side of the scenario; the others are baselines.
     let isSubject: Bool
+    /// Counted only when named (`scripts/instructions --filter`), never by CI's check.
+    var isManual = false
     let prepare: @Sendable (_ n: Int) -> @Sendable () async -> Void
 
     var scenario: Substring { name.prefix { $0 != "/" } }
@@ -65,13 +68,40 @@ let countedContenders: [CountedContender] = [
     CountedContender(name: "gate.schedule/hand-limited-TaskGroup", isSubject: false) { n in
         { await handLimitedTaskGroup(jobs: n, limit: 8) }
     },
+    // A refresh storm: one burst through a gate (`stormGate` + `stormBurst`, the part
+    // gate.refresh-storm times). Manual: ~60,000 instructions a request cost CI minutes, and
+    // whether the expired burst's requests park, queue behind the refresh or neither depends
+    // on how threads interleave, so its count moves by a fifth between runs. `all-park` holds
+    // the refresh for 3 s (of valgrind's slow time; the sleep costs no instructions), so every
+    // request parks behind it: the case the timed scenario mostly sees.
+    CountedContender(name: "gate.refresh-storm/token-valid", isSubject: false, isManual: true) { n in
+        stormContender(n, server: StormServer(valid: "t0"))
+    },
+    CountedContender(name: "gate.refresh-storm/token-expired", isSubject: false, isManual: true) { n in
+        stormContender(n, server: StormServer(valid: "t1"))
+    },
+    CountedContender(name: "gate.refresh-storm/all-park", isSubject: false, isManual: true) { n in
+        stormContender(n, server: StormServer(valid: "t1"), refreshDelay: .seconds(3))
+    },
     CountedContender(name: "harmonizer.registry/countDown", isSubject: true) { n in registryCountDown(n) },
     CountedContender(name: "harmonizer.registry/DispatchGroup", isSubject: false) { n in
         dispatchGroupCountDown(n)
     },
 ]
 
-/// `instructions --list` prints `NAME subject|baseline` per contender; `instructions NAME N`
+/// The gate of the storm contender being counted: after counting stops, what its burst did
+/// (requests parked, queued, re-sent) goes to standard error, since it varies between runs.
+private let countedStormGate = Mutex<RequestGate<String>?>(nil)
+
+private func stormContender(
+    _ n: Int, server: StormServer, refreshDelay: Duration? = nil
+) -> @Sendable () async -> Void {
+    let gate = stormGate(n, startingWith: "t0", server: server, refreshDelay: refreshDelay)
+    countedStormGate.withLock { $0 = gate }
+    return { await stormBurst(n, through: gate) }
+}
+
+/// `instructions --list` prints `NAME subject|baseline|manual` per contender; `instructions NAME N`
 /// runs NAME once at size N between the callgrind markers. Never returns.
 func countInstructions(_ arguments: [String]) -> Never {
     let usage = """
@@ -84,7 +114,7 @@ func countInstructions(_ arguments: [String]) -> Never {
     }
     if arguments == ["--list"] {
         for contender in countedContenders {
-            print(contender.name, contender.isSubject ? "subject" : "baseline")
+            print(contender.name, contender.isManual ? "manual" : contender.isSubject ? "subject" : "baseline")
         }
         exit(0)
     }
@@ -100,6 +130,13 @@ func countInstructions(_ arguments: [String]) -> Never {
         conductor_bench_counting_starts()
         await work()
         conductor_bench_counting_stops()
+        if let gate = countedStormGate.withLock({ $0 }) {
+            let events = gate.recordedEvents
+            let parked = events.count { if case .redirect = $0 { true } else { false } }
+            let queued = events.count { if case .queued = $0 { true } else { false } }
+            let resent = events.count { if case .running(_, let attempt, _) = $0 { attempt > 1 } else { false } }
+            FileHandle.standardError.write(Data("storm: \(parked) parked, \(queued) queued, \(resent) re-sent\n".utf8))
+        }
         done.signal()
     }
     done.wait()

@@ -282,13 +282,18 @@ func refreshStorm(_ n: Int, startingWith token: String, server: StormServer) asy
 
 /// A gate on `server` whose starting token is `token`. Every event of a burst of `n` is kept,
 /// so the journal can be read afterwards; both contenders pay for the same retention.
-func stormGate(_ n: Int, startingWith token: String, server: StormServer) -> RequestGate<String> {
+func stormGate(
+    _ n: Int, startingWith token: String, server: StormServer, refreshDelay: Duration? = nil
+) -> RequestGate<String> {
     RequestGate<String>(
         transport: server,
         credential: token,
         configuration: GateConfiguration(eventRetention: 8 * n),
         authorize: { request, token in request.headerFields[.authorization] = token },
-        refresh: { _ in server.issueToken() }
+        refresh: { _ in
+            if let refreshDelay { try? await Task.sleep(for: refreshDelay) }
+            return server.issueToken()
+        }
     )
 }
 

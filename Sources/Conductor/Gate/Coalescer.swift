@@ -7,26 +7,16 @@ import Synchronization
 /// caller at once and leaves the others waiting; when the last caller leaves, the work is
 /// cancelled and the key is free for a fresh start. Each flight ends exactly once, through
 /// its `OnceCell`; `onSettle` runs for the outcome that won.
-final class Coalescer: Sendable {
-    fileprivate struct Key: Hashable, Sendable {
-        var base: any Hashable & Sendable
-        var type: ObjectIdentifier
-
-        static func == (lhs: Key, rhs: Key) -> Bool {
-            lhs.type == rhs.type && AnyHashable(lhs.base) == AnyHashable(rhs.base)
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(type)
-            hasher.combine(AnyHashable(base))
-        }
-    }
-
+///
+/// Generic over its key so that a user of one concrete key type (the gate's) hashes and
+/// compares it directly: an `AnyHashable` key costs dynamic casts on every lookup. A key must
+/// tell apart flights whose results have different types (``ErasedCoalescingKey`` does).
+final class Coalescer<Key: Hashable & Sendable>: Sendable {
     fileprivate struct Flight: Sendable {
         var token: UInt64
         var subscribers: Int
         var priority: FlightPriority
-        /// An `OnceCell<Result<T, any Error>>` for the `T` named in the key.
+        /// An `OnceCell<Result<T, any Error>>` for the `T` the key implies.
         var cell: any Sendable
         var task: Task<Void, Never>?
         /// Ends the flight with an error, if nothing ended it yet.
@@ -63,24 +53,25 @@ final class Coalescer: Sendable {
     ///   - joined: called, outside the lock, when this caller joined a flight someone else
     ///     started, with that flight's priority (to raise it).
     ///   - cancelled: the error a cancelled caller throws.
-    ///   - created: called under the lock when this caller starts a new flight: a failure
-    ///     refuses the flight (the caller throws it); a success is what to do once the lock is
-    ///     released, before the flight's work starts (tell what `created` recorded). It must
-    ///     not call back into the coalescer.
+    ///   - created: called under the lock when this caller starts a new flight; throwing
+    ///     refuses the flight (the caller throws the error). It must not call back into the
+    ///     coalescer.
+    ///   - started: called once the lock is released, before the flight's work starts, when
+    ///     `created` accepted it (to tell what `created` recorded).
     func run<T: Sendable>(
-        key: any Hashable & Sendable,
+        key: Key,
         priority: PriorityScheduler.Priority,
-        cancelled: @escaping @Sendable () -> any Error,
-        created: () -> Result<@Sendable () -> Void, any Error> = { .success({}) },
+        cancelled: () -> any Error,
+        created: () throws -> Void = {},
+        started: () -> Void = {},
         joined: @Sendable (FlightPriority) -> Void = { _ in },
         onSettle: @escaping @Sendable (Result<T, any Error>) -> Void = { _ in },
         work: @escaping @Sendable (FlightPriority) async throws -> T
     ) async throws -> T {
         typealias Cell = OnceCell<Result<T, any Error>>
-        let key = Key(base: key, type: ObjectIdentifier(T.self))
         let subscription:
             (
-                cell: Cell, token: UInt64, priority: FlightPriority, created: (@Sendable () -> Void)?,
+                cell: Cell, token: UInt64, priority: FlightPriority, isNew: Bool,
                 settled: OnceFlag, ready: [CheckedContinuation<Void, Never>]
             ) =
                 try state.withLock { state in
@@ -89,14 +80,14 @@ final class Coalescer: Sendable {
                         flight.subscribers += 1
                         state.flights[key] = flight
                         return (
-                            flight.cell as! Cell, flight.token, flight.priority, nil, flight.settled,
+                            flight.cell as! Cell, flight.token, flight.priority, false, flight.settled,
                             state.takeSatisfiedProbeWaiters()
                         )
                     }
                     // Under the lock, so the flight's start is recorded before anything (a
                     // shutdown, the last caller leaving) can settle it. `created` must not call
                     // back into the coalescer.
-                    let afterCreation = try created().get()
+                    try created()
                     let flightPriority = FlightPriority(priority)
                     let cell = Cell()
                     // The settle hook (the gate's final event) runs before any caller is woken,
@@ -117,12 +108,12 @@ final class Coalescer: Sendable {
                         },
                         settled: settled
                     )
-                    return (cell, token, flightPriority, afterCreation, settled, state.takeSatisfiedProbeWaiters())
+                    return (cell, token, flightPriority, true, settled, state.takeSatisfiedProbeWaiters())
                 }
         for waiter in subscription.ready { waiter.resume() }
-        let (cell, token, flightPriority, afterCreation, _, _) = subscription
-        if let afterCreation {
-            afterCreation()
+        let (cell, token, flightPriority, isNew, _, _) = subscription
+        if isNew {
+            started()
             let task = Task {
                 let result: Result<T, any Error>
                 do { result = .success(try await work(flightPriority)) } catch { result = .failure(error) }
@@ -189,5 +180,26 @@ final class Coalescer: Sendable {
         abandoned.task?.cancel()
         abandoned.abandon(CancellationError())
         return true
+    }
+}
+
+/// A coalescing key of any type, and the type of the result its flight produces: flights
+/// with equal keys but different result types are different flights.
+struct ErasedCoalescingKey: Hashable, Sendable {
+    private var base: any Hashable & Sendable
+    private var result: ObjectIdentifier
+
+    init<Result>(_ key: some Hashable & Sendable, result: Result.Type) {
+        base = key
+        self.result = ObjectIdentifier(result)
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.result == rhs.result && AnyHashable(lhs.base) == AnyHashable(rhs.base)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(result)
+        hasher.combine(AnyHashable(base))
     }
 }

@@ -92,7 +92,9 @@ struct GateStateMachine<Credential, Waiter> {
     private(set) var lastFailure: Failure?
     /// Refreshes started so far.
     private(set) var refreshesStarted = 0
-    private var parked: [UInt64: Waiter] = [:]
+    /// Parked requests in the order they parked, which is the order a refresh's end wakes them
+    /// in (and so the order they queue for a slot again). Only a cancelled request searches it.
+    private var parked: [(id: UInt64, waiter: Waiter)] = []
     /// Start times of the refreshes within the window, oldest first.
     private var windowStarts: Deque<Duration> = []
     private var nextRefreshID: UInt64 = 0
@@ -129,23 +131,35 @@ struct GateStateMachine<Credential, Waiter> {
     mutating func authorize(
         request id: UInt64, epoch: Int, needsAuthorization: Bool, waiter: Waiter?, now: Duration
     ) -> AuthorizeAction {
-        if isShutDown { return .fail(.shutDown) }
-        guard needsAuthorization else { return .send(nil, version: version) }
-        if isSignedOut { return .fail(.signedOut) }
-        if epoch < failureEpoch, let lastFailure { return .fail(lastFailure) }
+        if let action = authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization) {
+            return action
+        }
         if case .refreshing = refresh {
-            if let waiter { parked[id] = waiter }
+            if let waiter { parked.append((id, waiter)) }
             return .park
         }
-        if let credential { return .send(credential, version: version) }
         // No credential yet (created without one): the first request refreshes.
         switch startRefresh(replacing: version, trigger: id, now: now) {
         case .success(let flight):
-            if let waiter { parked[id] = waiter }
+            if let waiter { parked.append((id, waiter)) }
             return .parkAndRefresh(flight, replacing: nil)
         case .failure(let failure):
             return .fail(failure)
         }
+    }
+
+    /// What ``authorize(request:epoch:needsAuthorization:waiter:now:)`` decides when that is
+    /// to send or to fail, or `nil` when it would park the request (a refresh runs, or there is
+    /// no credential yet). Changes nothing, so the storage can decide the common case without
+    /// preparing to park.
+    func authorizeWithoutParking(epoch: Int, needsAuthorization: Bool) -> AuthorizeAction? {
+        if isShutDown { return .fail(.shutDown) }
+        guard needsAuthorization else { return .send(nil, version: version) }
+        if isSignedOut { return .fail(.signedOut) }
+        if epoch < failureEpoch, let lastFailure { return .fail(lastFailure) }
+        if case .refreshing = refresh { return nil }
+        if let credential { return .send(credential, version: version) }
+        return nil
     }
 
     /// The server rejected credential `sentVersion` of request `id`. Without a `waiter` (the
@@ -156,12 +170,12 @@ struct GateStateMachine<Credential, Waiter> {
         if isSignedOut { return .fail(.signedOut) }
         if sentVersion < version { return .resend }
         if case .refreshing = refresh {
-            if let waiter { parked[id] = waiter }
+            if let waiter { parked.append((id, waiter)) }
             return .park
         }
         switch startRefresh(replacing: version, trigger: id, now: now) {
         case .success(let flight):
-            if let waiter { parked[id] = waiter }
+            if let waiter { parked.append((id, waiter)) }
             return .parkAndRefresh(flight, replacing: credential)
         case .failure(let failure):
             return .fail(failure)
@@ -170,7 +184,8 @@ struct GateStateMachine<Credential, Waiter> {
 
     /// A parked request's caller went away; returns its waiter if it was still parked.
     mutating func cancelParked(request id: UInt64) -> Waiter? {
-        parked.removeValue(forKey: id)
+        guard let index = parked.firstIndex(where: { $0.id == id }) else { return nil }
+        return parked.remove(at: index).waiter
     }
 
     /// The backoff before the next attempt, after failed attempt `attempt`.
@@ -266,6 +281,6 @@ struct GateStateMachine<Credential, Waiter> {
 
     private mutating func takeParked() -> [Waiter] {
         defer { parked.removeAll() }
-        return Array(parked.values)
+        return parked.map(\.waiter)
     }
 }

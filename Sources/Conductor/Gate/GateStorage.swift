@@ -11,15 +11,19 @@ import Logging
 /// `running` of every request that carries the new credential, and a refresh's end is always
 /// before the next refresh of the same version starts. Appending only records the event; the
 /// readers it wakes are resumed after the lock is released.
-final class GateStorage<Credential: Sendable>: Sendable {
-    typealias Machine = GateStateMachine<Credential, CheckedContinuation<Resumption, Never>>
+///
+/// Not generic: the credential is an ``ErasedCredential``, so the storage, its state machine
+/// and its coalescer are compiled for concrete types and a request looks up no generic
+/// metadata at run time (a generic storage spent a third of a request's instructions there).
+final class GateStorage: Sendable {
+    typealias Machine = GateStateMachine<ErasedCredential, CheckedContinuation<Resumption, Never>>
     typealias Failure = Machine.Failure
     typealias Flight = Machine.RefreshFlight
 
     /// How a request waiting on the credential goes on.
     enum Resumption: Sendable {
         /// Send now; the request still holds its slot.
-        case send(Credential?, version: Int)
+        case send(ErasedCredential?, version: Int)
         /// Ended at once, while still holding its slot.
         case failNow(Failure)
         case cancelledNow
@@ -36,7 +40,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
         var nextRequestID: UInt64 = 0
     }
 
-    private enum FlightKey: Hashable, Sendable {
+    enum FlightKey: Hashable, Sendable {
         case request(UInt64)
         case coalesced(String)
     }
@@ -45,9 +49,17 @@ final class GateStorage<Credential: Sendable>: Sendable {
     private enum Next {
         case resume(Resumption)
         /// Not parked (the request has no attempt left), but the transition decided a refresh.
-        case resumeAndRefresh(Resumption, start: (Flight, Credential?))
+        case resumeAndRefresh(Resumption, start: RefreshStart)
         /// Parked; starts this refresh first, when the transition decided one.
-        case parked(start: (Flight, Credential?)?)
+        case parked(start: RefreshStart?)
+    }
+
+    /// A refresh a transition decided, to start once the lock is released. (A struct, not a
+    /// tuple: the compiler copies a tuple in an enum payload through the runtime's generic
+    /// value witnesses.)
+    private struct RefreshStart {
+        var flight: Flight
+        var old: ErasedCredential?
     }
 
     /// One attempt's outcome on the wire.
@@ -61,7 +73,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
     private let negativeSetting: (parameter: String, value: Duration)?
     let journal: EventJournal<GateEvent>
     let scheduler: PriorityScheduler
-    let coalescer = Coalescer()
+    let coalescer = Coalescer<FlightKey>()
     private let transport: any GateTransport
     private let cache: (any ResponseCache)?
     /// Read for `now` (refresh window, deadlines); the gate sleeps only through the three below,
@@ -74,23 +86,21 @@ final class GateStorage<Credential: Sendable>: Sendable {
     /// Sleeps between a request's attempts.
     private let backoffClock: ClockSource
     private let logger: Logger?
-    private let authorize: @Sendable (inout HTTPRequest, Credential) -> Void
     private let classify: @Sendable (HTTPResponse) -> ResponseVerdict
-    private let refresher: @Sendable (Credential?) async throws -> Credential
+    private let refresher: @Sendable (ErasedCredential?) async throws -> ErasedCredential
     private let state: Lock<State>
     /// Spans and metrics, or `nil` when the configuration's telemetry records nothing.
     let instruments: GateInstruments?
 
     init(
         transport: any GateTransport,
-        credential: Credential?,
+        credential: ErasedCredential?,
         configuration: GateConfiguration,
         cache: (any ResponseCache)?,
         clock: ClockSource,
         logger: Logger?,
-        authorize: @escaping @Sendable (inout HTTPRequest, Credential) -> Void,
         classify: @escaping @Sendable (HTTPResponse) -> ResponseVerdict,
-        refresh: @escaping @Sendable (Credential?) async throws -> Credential
+        refresh: @escaping @Sendable (ErasedCredential?) async throws -> ErasedCredential
     ) {
         self.transport = transport
         self.configuration = configuration
@@ -101,7 +111,6 @@ final class GateStorage<Credential: Sendable>: Sendable {
         self.refreshTimer = DeadlineTimer(clock: clock.purpose(.refreshTimeout))
         self.backoffClock = clock.purpose(.gateBackoff)
         self.logger = logger
-        self.authorize = authorize
         self.classify = classify
         let instruments = GateInstruments(configuration.telemetry)
         self.instruments = instruments
@@ -178,7 +187,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
         authorization: RequestAuthorization,
         trace: GateInstruments.RequestTrace? = nil
     ) async throws(GateError) -> GateResponse {
-        let name = RequestGate<Credential>.name(of: request)
+        let name = Self.name(of: request)
         if let (parameter, value) = negativeSetting { throw .negativeDuration(name, parameter, value) }
         if let timeout, timeout < .zero { throw .negativeDuration(name, "timeout", timeout) }
         let timeout = timeout ?? configuration.requestTimeout
@@ -188,22 +197,24 @@ final class GateStorage<Credential: Sendable>: Sendable {
             return state.nextRequestID
         }
         if let trace { instruments?.register(trace, as: id) }
+        // What opening the flight journaled, told once the coalescer has unlocked.
+        var opening: Publication?
         do {
             return try await coalescer.run(
                 key: coalescingKey.map(FlightKey.coalesced) ?? .request(id),
                 priority: priority,
                 cancelled: { GateError.cancelled(name) },
                 created: { [self] in
-                    // Under the coalescer's lock, before any end of the flight can be emitted;
-                    // the event is told once the coalescer has unlocked.
+                    // Under the coalescer's lock, before any end of the flight can be emitted.
                     let (refused, publication) = transitionLeavingPublication { state, events in
                         let refused = state.machine.open(request: id, needsAuthorization: needsAuthorization)
                         if refused == nil { events.append(.initial(request: id, name: name, priority: priority)) }
                         return refused
                     }
-                    if let refused { return .failure(Self.error(refused, name: name)) }
-                    return .success { self.publish(publication) }
+                    if let refused { throw Self.error(refused, name: name) }
+                    opening = publication
                 },
+                started: { if let opening { publish(opening) } },
                 joined: { flight in
                     emit(.coalesced(name: name))
                     scheduler.raise(flight, to: priority)
@@ -291,7 +302,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
             } catch {
                 throw GateError.shutDown(name)
             }
-            let credential: Credential?
+            let credential: ErasedCredential?
             let version: Int
             switch await authorizeOrPark(
                 id: id, attempt: sent + 1, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot)
@@ -362,34 +373,36 @@ final class GateStorage<Credential: Sendable>: Sendable {
     private func authorizeOrPark(
         id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: PriorityScheduler.Priority
     ) async -> Resumption {
-        await withTaskCancellationHandler {
+        // Most attempts send (or fail) at once: decided first without the continuation and the
+        // cancellation handler that only parking needs.
+        let unparked = transition { state, events -> Resumption? in
+            if Task.isCancelled { return .cancelledNow }
+            return state.machine.authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization)
+                .map { Self.resumption(unparked: $0, request: id, attempt: attempt, events: &events) }
+        }
+        if let unparked { return unparked }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
                 let now = clock.now
                 let next = transition { state, events -> Next in
                     // Checked under the lock: the cancellation handler takes the same lock, so
                     // either it finds the parked request or this sees the cancellation.
                     if Task.isCancelled { return .resume(.cancelledNow) }
-                    switch state.machine.authorize(
+                    let action = state.machine.authorize(
                         request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: continuation,
                         now: now)
-                    {
-                    case .send(let credential, let version):
-                        // Recorded in the transition, so the journal never shows a send with
-                        // a version after the `refreshStarted` that replaces it. A request
-                        // without authorization carries no credential: version 0.
-                        events.append(
-                            .running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
-                        return .resume(.send(credential, version: version))
-                    case .fail(let failure):
-                        Self.recordRefusal(failure, events: &events)
-                        return .resume(.failNow(failure))
+                    switch action {
+                    case .send, .fail:
+                        // The state changed since the first look (a refresh ended, a sign-in).
+                        return .resume(
+                            Self.resumption(unparked: action, request: id, attempt: attempt, events: &events))
                     case .park:
                         events.append(.redirect(request: id, credentialVersion: state.machine.version))
                         return .parked(start: nil)
                     case .parkAndRefresh(let flight, let old):
                         events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
                         events.append(.redirect(request: id, credentialVersion: state.machine.version))
-                        return .parked(start: (flight, old))
+                        return .parked(start: RefreshStart(flight: flight, old: old))
                     }
                 }
                 switch next {
@@ -398,12 +411,32 @@ final class GateStorage<Credential: Sendable>: Sendable {
                     continuation.resume(returning: resumption)
                 case .parked(let start):
                     scheduler.releaseSlot(slot)
-                    if let (flight, old) = start { startRefresh(flight, replacing: old) }
+                    if let start { startRefresh(start.flight, replacing: start.old) }
                 }
             }
         } onCancel: {
             let waiter = state.withLock { $0.machine.cancelParked(request: id) }
             waiter?.resume(returning: .cancelled)
+        }
+    }
+
+    /// How a request goes on after an `authorize` that did not park it (`send` or `fail`), and
+    /// the events that records.
+    private static func resumption(
+        unparked action: Machine.AuthorizeAction, request id: UInt64, attempt: Int, events: inout [GateEvent]
+    ) -> Resumption {
+        switch action {
+        case .send(let credential, let version):
+            // Recorded in the transition, so the journal never shows a send with a version
+            // after the `refreshStarted` that replaces it. A request without authorization
+            // carries no credential: version 0.
+            events.append(.running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
+            return .send(credential, version: version)
+        case .fail(let failure):
+            recordRefusal(failure, events: &events)
+            return .failNow(failure)
+        case .park, .parkAndRefresh:
+            preconditionFailure("a parking decision has no resumption yet")
         }
     }
 
@@ -431,20 +464,22 @@ final class GateStorage<Credential: Sendable>: Sendable {
                         return .parked(start: nil)
                     case .parkAndRefresh(let flight, let old):
                         events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-                        guard waits else { return .resumeAndRefresh(.proceed, start: (flight, old)) }
+                        guard waits else {
+                            return .resumeAndRefresh(.proceed, start: RefreshStart(flight: flight, old: old))
+                        }
                         events.append(.redirect(request: id, credentialVersion: version))
-                        return .parked(start: (flight, old))
+                        return .parked(start: RefreshStart(flight: flight, old: old))
                     }
                 }
                 scheduler.releaseSlot(slot)
                 switch next {
                 case .resume(let resumption):
                     continuation.resume(returning: resumption)
-                case .resumeAndRefresh(let resumption, let (flight, old)):
-                    startRefresh(flight, replacing: old)
+                case .resumeAndRefresh(let resumption, let start):
+                    startRefresh(start.flight, replacing: start.old)
                     continuation.resume(returning: resumption)
                 case .parked(let start):
-                    if let (flight, old) = start { startRefresh(flight, replacing: old) }
+                    if let start { startRefresh(start.flight, replacing: start.old) }
                 }
             }
         } onCancel: {
@@ -459,9 +494,9 @@ final class GateStorage<Credential: Sendable>: Sendable {
         }
     }
 
-    private func sendOnce(_ request: HTTPRequest, body: RequestBody?, credential: Credential?) async -> Sent {
+    private func sendOnce(_ request: HTTPRequest, body: RequestBody?, credential: ErasedCredential?) async -> Sent {
         var authorized = request
-        if let credential { authorize(&authorized, credential) }
+        credential?.authorize(&authorized)
         instruments?.inject(into: &authorized)
         do {
             let (response, bytes) = try await transport.send(authorized, body: body)
@@ -513,7 +548,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
     /// credential to come back from the wire, so the server never sees the old credential
     /// after it issued the new one. No parked request holds a slot, so this cannot deadlock.
     /// The deadline counts from the moment the refresh has the slot.
-    private func startRefresh(_ flight: Flight, replacing old: Credential?) {
+    private func startRefresh(_ flight: Flight, replacing old: ErasedCredential?) {
         let refresher = self.refresher
         let timeout = configuration.refreshTimeout
         let timer = refreshTimer
@@ -580,7 +615,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
 
     // MARK: - Credentials from outside
 
-    func signIn(_ credential: Credential) {
+    func signIn(_ credential: ErasedCredential) {
         replace(.signIn(credential))
     }
 
@@ -598,7 +633,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
     }
 
     private enum Replacement {
-        case signIn(Credential)
+        case signIn(ErasedCredential)
         case signOut
         case shutdown
     }
@@ -636,7 +671,7 @@ final class GateStorage<Credential: Sendable>: Sendable {
 
     /// How a refresh ended, as its race against the refresh deadline saw it.
     private enum RefreshOutcome: Sendable {
-        case finished(Result<Credential, any Error>)
+        case finished(Result<ErasedCredential, any Error>)
         case deadlineMissed
         /// The refresh task was cancelled (a sign-in, sign-out or shutdown replaced it).
         case cancelled
@@ -655,6 +690,13 @@ final class GateStorage<Credential: Sendable>: Sendable {
             // Exactly one end per opened flight, whatever path ended it.
             if state.machine.close(request: id) { events.append(end) }
         }
+    }
+
+    /// Method and path without the query, where tokens sometimes hide.
+    static func name(of request: HTTPRequest) -> String {
+        let path = request.path ?? "/"
+        let query = path.firstIndex(of: "?") ?? path.endIndex
+        return request.method.rawValue + " " + path[..<query]
     }
 
     static func error(_ failure: Failure, name: String) -> GateError {

@@ -70,7 +70,7 @@ public final class PriorityScheduler: Sendable {
     }
 
     let state: Lock<State>
-    let coalescer = Coalescer()
+    let coalescer = Coalescer<ErasedCoalescingKey>()
 
     /// Creates a scheduler.
     ///
@@ -115,7 +115,7 @@ public final class PriorityScheduler: Sendable {
         _ work: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         try await coalescer.run(
-            key: coalescingKey,
+            key: ErasedCoalescingKey(coalescingKey, result: T.self),
             priority: priority,
             cancelled: { CancellationError() },
             joined: { flight in self.raise(flight, to: priority) },

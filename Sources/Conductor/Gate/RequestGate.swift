@@ -35,7 +35,9 @@ import Tracing
 /// exponentially with jitter, honour `Retry-After` up to a cap, and never replay a streamed body;
 /// ``GateConfiguration/refreshWindow`` bounds refreshes across requests.
 public final class RequestGate<Credential: Sendable>: Sendable {
-    let storage: GateStorage<Credential>
+    let storage: GateStorage
+    /// The user's `authorize`, bound to each credential the gate takes (``signIn(_:)``).
+    private let authorize: @Sendable (inout HTTPRequest, Credential) -> Void
 
     /// Creates a gate.
     ///
@@ -67,9 +69,13 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         classify: @escaping @Sendable (HTTPResponse) -> ResponseVerdict = ResponseVerdict.standard(for:),
         refresh: @escaping @Sendable (Credential?) async throws -> Credential
     ) {
+        self.authorize = authorize
         storage = GateStorage(
-            transport: transport, credential: credential, configuration: configuration, cache: cache,
-            clock: ClockSource(clock), logger: logger, authorize: authorize, classify: classify, refresh: refresh)
+            transport: transport, credential: credential.map { ErasedCredential($0, authorize: authorize) },
+            configuration: configuration, cache: cache, clock: ClockSource(clock), logger: logger, classify: classify,
+            refresh: { old in
+                ErasedCredential(try await refresh(old?.value(as: Credential.self)), authorize: authorize)
+            })
     }
 
     /// The gate's events, starting with the oldest one still retained.
@@ -115,7 +121,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         authorization: RequestAuthorization = .required
     ) async throws(GateError) -> GateResponse {
         guard let instruments = storage.instruments,
-            let trace = instruments.startRequest(request, name: Self.name(of: request), priority: priority)
+            let trace = instruments.startRequest(request, name: GateStorage.name(of: request), priority: priority)
         else {
             return try await storage.send(
                 request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
@@ -144,7 +150,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     /// overwrites a newer credential; ``GateConfiguration/refreshWindow`` starts afresh.
     /// Emits ``GateEvent/signedIn(version:)``. Does nothing after ``shutdown()``.
     public func signIn(_ credential: Credential) {
-        storage.signIn(credential)
+        storage.signIn(ErasedCredential(credential, authorize: authorize))
     }
 
     /// Clears the credential. A running refresh is cancelled; requests that need the
@@ -160,12 +166,5 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     /// the wire and a running refresh), refuses new ones, and finishes ``events``.
     public func shutdown() {
         storage.shutdown()
-    }
-
-    /// Method and path without the query, where tokens sometimes hide.
-    static func name(of request: HTTPRequest) -> String {
-        let path = request.path ?? "/"
-        let trimmed = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return "\(request.method.rawValue) \(trimmed)"
     }
 }

@@ -68,6 +68,54 @@ import Testing
         }
     }
 
+    /// A refresh's end wakes parked requests in the order they parked, so they queue for a
+    /// slot again in that order; a cancelled one leaves the line.
+    @Test func parkedRequestsAreWokenInTheOrderTheyParked() {
+        var machine = Self.machine()
+        guard
+            case .parkAndRefresh(let flight, _) = machine.rejected(request: 9, sentVersion: 1, waiter: "w9", now: .zero)
+        else {
+            Issue.record("expected a refresh")
+            return
+        }
+        for id in [4, 1, 7, 3] as [UInt64] {
+            _ = machine.authorize(request: id, epoch: 0, needsAuthorization: true, waiter: "w\(id)", now: .zero)
+        }
+        #expect(machine.cancelParked(request: 7) == "w7")
+        #expect(machine.cancelParked(request: 7) == nil)
+        guard case .settle(let waiters, _, nil) = machine.refreshSucceeded(flight, with: "t2") else {
+            Issue.record("expected the waiters")
+            return
+        }
+        #expect(waiters == ["w9", "w4", "w1", "w3"])
+        #expect(machine.parkedCount == 0)
+    }
+
+    /// The storage's first look: `authorizeWithoutParking` answers what `authorize` would when
+    /// that is a send or a failure, `nil` when it would park, and changes nothing.
+    @Test func authorizingWithoutParkingAgreesWithAuthorizeAndChangesNothing() {
+        var machine = Self.machine()
+        guard case .send("t1", 1) = machine.authorizeWithoutParking(epoch: 0, needsAuthorization: true) else {
+            Issue.record("expected a send")
+            return
+        }
+        guard case .send(nil, 1) = machine.authorizeWithoutParking(epoch: 0, needsAuthorization: false) else {
+            Issue.record("expected an anonymous send")
+            return
+        }
+        _ = machine.rejected(request: 0, sentVersion: 1, waiter: nil, now: .zero)
+        #expect(machine.authorizeWithoutParking(epoch: 0, needsAuthorization: true) == nil)
+        #expect(machine.parkedCount == 0 && machine.refreshesStarted == 1)
+        var empty = Self.machine(nil)
+        #expect(empty.authorizeWithoutParking(epoch: 0, needsAuthorization: true) == nil)
+        #expect(empty.refreshesStarted == 0 && empty.refresh == .idle)
+        _ = empty.signOut()
+        guard case .fail(.signedOut) = empty.authorizeWithoutParking(epoch: 0, needsAuthorization: true) else {
+            Issue.record("expected a failure after a sign-out")
+            return
+        }
+    }
+
     @Test func withoutACredentialTheFirstRequestRefreshes() {
         var machine = Self.machine(nil)
         guard
