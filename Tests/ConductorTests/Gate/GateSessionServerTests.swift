@@ -90,7 +90,7 @@ struct GateSessionServerTests {
                     ledger.record(index, "status \(reply.response.status.code)")
                     gate.signIn(String(decoding: reply.body, as: UTF8.self))
                 } catch {
-                    ledger.record(index, (error as? GateError).map { "\($0.code)" } ?? "\(error)")
+                    ledger.record(index, "\(error.code)")
                 }
             case .signOut:
                 gate.signOut()

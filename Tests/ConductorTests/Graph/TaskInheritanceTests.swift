@@ -103,7 +103,7 @@ import Testing
         let started = Task(priority: caller) {
             try Probe.$value.withValue("caller") { try graph.start(clock: ManualClock()) }
         }
-        let report = await try started.value.report()
+        let report = try await started.value.report()
         #expect(report.outcome.description == "completed")
         Self.expectInherited(
             sightings.all, bodies: Self.bodiesPerGraph, probe: "caller", priority: Self.graphPriority)
@@ -145,7 +145,7 @@ import Testing
         let assembly = Assembly()
         assembly.register(Made.self) { _ in
             _ = try await graph.run(clock: ManualClock())
-            _ = await try graph.start(clock: ManualClock()).report()
+            _ = try await graph.start(clock: ManualClock()).report()
             return Made()
         }
         _ = try await Probe.$value.withValue("caller") { try await assembly.resolve(Made.self) }
