@@ -29,16 +29,16 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
         fileprivate var flights: [Key: Flight] = [:]
         var nextToken: UInt64 = 0
         var shutdownError: (any Error)?
-        /// Test hook's waiters (Coalescer+Testing.swift): `nil` until a test waits.
-        var probe: CoalescerProbe?
+        /// Test hook's waiters (Coalescer+Testing.swift): empty until a test waits.
+        var probeWaiters = CountWaiters<Void>()
 
         var subscriberCount: Int { flights.values.reduce(0) { $0 + $1.subscribers } }
 
         /// The test hook's waiters that the subscriber count now satisfies.
         mutating func takeSatisfiedProbeWaiters() -> [CheckedContinuation<Void, Never>] {
-            guard probe != nil else { return [] }
-            let count = subscriberCount
-            return probe?.takeSatisfied(subscribers: count) ?? []
+            // Counting walks every flight: only when a test waits.
+            guard !probeWaiters.isEmpty else { return [] }
+            return probeWaiters.takeSatisfied(by: subscriberCount)
         }
     }
 

@@ -43,12 +43,15 @@ public final class PriorityScheduler: Sendable {
         var machine: SchedulerStateMachine<Payload>
         var nextID: UInt64 = 0
         var idleWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
-        /// Test hooks' waiters (PriorityScheduler+Testing.swift): `nil` until a test waits.
-        var probe: SchedulerProbe?
+        /// Test hooks' waiters (PriorityScheduler+Testing.swift), keyed by the lane they count
+        /// (`nil`: all lanes); empty until a test waits.
+        var probeWaiters = CountWaiters<Priority?>()
 
-        /// The test hooks' waiters whose condition the queue now meets, to resume after unlocking.
+        /// The test hooks' waiters whose count the queue now meets, to resume after unlocking.
         mutating func takeSatisfiedProbeWaiters() -> [CheckedContinuation<Void, Never>] {
-            probe?.takeSatisfied(by: machine) ?? []
+            // Checked first so that a scheduler no test waits on does not copy its machine.
+            guard !probeWaiters.isEmpty else { return [] }
+            return probeWaiters.takeSatisfied { [machine] in machine.queuedCount(inLane: $0) }
         }
 
         mutating func makeID() -> UInt64 {
