@@ -35,6 +35,9 @@ public struct URLSessionTransport: GateTransport {
         guard let urlRequest = URLRequest(httpRequest: request) else { throw URLError(.badURL) }
         let upload: Data? =
             if let body { Data(await body.collect()) } else { nil }
+        // Cancelled already: make no task at all (one that never runs would keep its completion
+        // handler in the session).
+        if Task.isCancelled { throw CancellationError() }
         let flight = Flight()
         let completion: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
             if let error {
@@ -78,7 +81,18 @@ private final class Flight: Sendable {
     /// before it reads the task: one of them sees the other.)
     func start(_ task: URLSessionTask) -> Bool {
         self.task.withLock { $0 = task }
-        return reply.value == nil
+        guard reply.value != nil else { return true }
+        // Cancelled in between: the task never runs. Let go of it (cancel it where that is safe,
+        // so the session drops its completion handler and, with it, this flight).
+        #if canImport(FoundationNetworking)
+            self.task.withLock { $0 = nil }
+        #else
+            self.task.withLock { task in
+                defer { task = nil }
+                return task
+            }?.cancel()
+        #endif
+        return false
     }
 
     func cancel() {

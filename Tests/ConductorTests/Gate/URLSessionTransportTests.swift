@@ -4,6 +4,25 @@ import HTTPTypes
 import Testing
 
 @Suite struct URLSessionTransportTests {
+    /// A send whose task is cancelled before it starts throws `CancellationError` and makes no
+    /// URL session task: nothing reaches the server (a task that never ran would also keep its
+    /// completion handler, and the caller's state with it, in the session).
+    @Test func aSendCancelledBeforeItStartsSendsNothing() async throws {
+        let server = try await TokenServer.start()
+        let transport = URLSessionTransport()
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            let request = HTTPRequest(method: .get, scheme: "http", authority: server.authority, path: "/data/never")
+            return try await transport.send(request, body: nil)
+        }
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        // A send after it goes out, and is the only one the server saw.
+        let after = HTTPRequest(method: .get, scheme: "http", authority: server.authority, path: "/data/after")
+        _ = try await transport.send(after, body: nil)
+        #expect(server.hits.map(\.path) == ["/data/after"])
+        await server.stop()
+    }
+
     /// Regression: cancelling a send while URLSession was completing it could deadlock the
     /// process (a synchronous `URLSessionTask.cancel()` inside the cancellation handler).
     /// Many sends held on the server are cancelled at once, some as the server lets them go;
