@@ -157,17 +157,12 @@ public struct Step: Sendable {
         whenDependencyFails: DependencyFailureBehavior = .skip,
         _ operation: @escaping @Sendable (TaskContext) async throws -> Result
     ) {
-        self.id = id
-        self.dependencies = dependencies
-        self.spec = TaskSpec(
-            operation: .global { context in try await operation(context) },
-            priority: priority,
-            timeout: timeout,
-            retry: retry,
-            failure: failure,
-            whenDependencyFails: whenDependencyFails,
-            returnsVoid: Result.self == Void.self
-        )
+        self.init(
+            id, dependencies,
+            TaskSpec(
+                operation: .global { context in try await operation(context) }, priority: priority, timeout: timeout,
+                retry: retry, failure: failure, whenDependencyFails: whenDependencyFails,
+                returnsVoid: Result.self == Void.self))
     }
 
     /// The same step for an operation that returns nothing: the closure is kept as it is, and a
@@ -184,17 +179,17 @@ public struct Step: Sendable {
         whenDependencyFails: DependencyFailureBehavior = .skip,
         _ operation: @escaping @Sendable (TaskContext) async throws -> Void
     ) {
+        self.init(
+            id, dependencies,
+            TaskSpec(
+                operation: .globalVoid(operation), priority: priority, timeout: timeout, retry: retry,
+                failure: failure, whenDependencyFails: whenDependencyFails, returnsVoid: true))
+    }
+
+    private init(_ id: String, _ dependencies: [String], _ spec: TaskSpec) {
         self.id = id
         self.dependencies = dependencies
-        self.spec = TaskSpec(
-            operation: .globalVoid(operation),
-            priority: priority,
-            timeout: timeout,
-            retry: retry,
-            failure: failure,
-            whenDependencyFails: whenDependencyFails,
-            returnsVoid: true
-        )
+        self.spec = spec
     }
 }
 

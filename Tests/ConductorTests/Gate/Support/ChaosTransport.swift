@@ -92,10 +92,9 @@ final class ChaosTransport: GateTransport {
             state.refreshCalls += 1
             return state.refreshCalls
         }
-        var generator = SeededGenerator(seed: seed ^ 0x5EED_F00D ^ UInt64(call) &* 0x9E37_79B9)
-        let latency = Int.random(in: rates.latencyMilliseconds, using: &generator)
-        if latency > 0 { try await clock.sleep(for: .milliseconds(latency)) }
-        if Double.random(in: 0..<1, using: &generator) < rates.refreshFailure { throw RefreshRejected(status: 500) }
+        try await seededRefreshDelay(
+            seed: seed, call: call, latencyMilliseconds: rates.latencyMilliseconds,
+            failureRate: rates.refreshFailure, clock: clock)
         return state.withLock { state in
             state.issued += 1
             state.valid = true
@@ -112,4 +111,16 @@ final class ChaosTransport: GateTransport {
         }
         return hash
     }
+}
+
+/// What a fake server's refresh number `call` does, drawn from `seed`: it waits a latency from
+/// `latencyMilliseconds` on `clock`, then fails with a 500 at `failureRate`. The same draw for
+/// every fake, so a seed replays the same refreshes whichever one a test uses.
+func seededRefreshDelay(
+    seed: UInt64, call: Int, latencyMilliseconds: ClosedRange<Int>, failureRate: Double, clock: ManualClock
+) async throws {
+    var generator = SeededGenerator(seed: seed ^ 0x5EED_F00D ^ UInt64(call) &* 0x9E37_79B9)
+    let latency = Int.random(in: latencyMilliseconds, using: &generator)
+    if latency > 0 { try await clock.sleep(for: .milliseconds(latency)) }
+    if Double.random(in: 0..<1, using: &generator) < failureRate { throw RefreshRejected(status: 500) }
 }

@@ -83,10 +83,9 @@ final class SessionServer: GateTransport {
             state.refreshCalls += 1
             return state.refreshCalls
         }
-        var generator = SeededGenerator(seed: seed ^ 0x5EED_F00D ^ UInt64(call) &* 0x9E37_79B9)
-        let latency = Int.random(in: rates.latencyMilliseconds, using: &generator)
-        if latency > 0 { try await clock.sleep(for: .milliseconds(latency)) }
-        if Double.random(in: 0..<1, using: &generator) < rates.refreshFailure { throw RefreshRejected(status: 500) }
+        try await seededRefreshDelay(
+            seed: seed, call: call, latencyMilliseconds: rates.latencyMilliseconds,
+            failureRate: rates.refreshFailure, clock: clock)
         return state.withLock { state in
             state.refreshesIssued += 1
             state.newest = "r\(state.refreshesIssued)"
