@@ -52,6 +52,12 @@ public final class ManualClock: Clock, Sendable {
 
     public var minimumResolution: Duration { .zero }
 
+    /// The earliest deadline a task sleeps until, if any sleeps: where a simulation moves
+    /// time when nothing else can run.
+    package var earliestDeadline: Instant? {
+        state.withLock { $0.sleepers.values.map(\.deadline).min() }
+    }
+
     /// How many tasks are sleeping on this clock now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
@@ -352,7 +358,11 @@ private struct ManualClockState {
     /// Moves to `instant` and hands back the due sleepers' continuations, earliest first.
     mutating func advance(to instant: ManualClock.Instant) -> [CheckedContinuation<Void, any Error>] {
         if instant > now { now = instant }
-        let due = sleepers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
+        // Ties go in the order the sleeps began (their ids), not the dictionary's, whose
+        // order changes from process to process: a simulation replays a seed exactly.
+        let due = sleepers.filter { $0.value.deadline <= now }.sorted {
+            ($0.value.deadline.offset, $0.key) < ($1.value.deadline.offset, $1.key)
+        }
         for (id, _) in due {
             sleepers[id] = nil
             wokenNotResumed.insert(id)

@@ -46,7 +46,7 @@ public struct CallbackTarget: Sendable {
         case .mainActor:
             Task { @MainActor in body() }
         case .actor(let actor):
-            Task { await runIsolated(to: actor, body) }
+            Task(executorPreference: TaskPlacement.executor) { await runIsolated(to: actor, body) }
         }
     }
 

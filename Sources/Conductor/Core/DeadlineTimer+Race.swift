@@ -24,7 +24,7 @@ extension DeadlineTimer {
         onCancel: (@Sendable () -> Value)? = nil
     ) async -> Value {
         let outcome = OnceCell<Value>()
-        let worker = Task { outcome.resolve(await work()) }
+        let worker = Task(executorPreference: TaskPlacement.executor) { outcome.resolve(await work()) }
         let token = schedule(at: deadline) { outcome.resolve(onDeadline()) }
         let value: Value
         if let onCancel {

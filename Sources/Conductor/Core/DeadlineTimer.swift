@@ -99,7 +99,9 @@ package final class DeadlineTimer: Sendable {
         replaced?.cancel()
         // Detached: the timer serves every caller, so it takes none's task-locals; it keeps
         // the priority of the one whose deadline it wakes for.
-        let task = Task.detached(priority: Task.currentPriority) { await self.runTimer(generation, firstWake: wake) }
+        let task = Task.detached(executorPreference: TaskPlacement.executor, priority: Task.currentPriority) {
+            await self.runTimer(generation, firstWake: wake)
+        }
         if !state.withLock({ $0.attach(task, to: generation) }) { task.cancel() }
     }
 

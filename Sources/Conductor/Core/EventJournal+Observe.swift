@@ -12,7 +12,7 @@ extension EventBatchSource {
         _ handler: @escaping @Sendable (Element) -> Void
     ) -> ObservationHandle {
         let stopped = ObservationHandle.Flag()
-        let task = Task {
+        let task = Task(executorPreference: TaskPlacement.executor) {
             var index = index
             while !stopped.isSet {
                 let batch = await self.batch(from: &index, limit: .max, isolation: nil)

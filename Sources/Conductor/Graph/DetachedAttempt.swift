@@ -44,7 +44,7 @@ final class DetachedAttempt: Sendable {
         guard claimed else { return false }
         let result = self.result
         // `Task {}` (never `Task.detached`) copies the worker's task-local values.
-        let task = Task(priority: priority) {
+        let task = Task(executorPreference: TaskPlacement.executor, priority: priority) {
             // Settled before this task got a thread (timed out, or abandoned): the attempt
             // is over, so its body does not start late.
             guard result.value == nil else { return }

@@ -149,9 +149,11 @@ final class GraphRunStorage: Sendable {
         let task: Task<Void, Never>
         if let context = instruments?.startRun() {
             // `Task {}` copies the task-local values bound here.
-            task = ServiceContext.$current.withValue(context) { Task { await self.drive() } }
+            task = ServiceContext.$current.withValue(context) {
+                Task(executorPreference: TaskPlacement.executor) { await self.drive() }
+            }
         } else {
-            task = Task { await self.drive() }
+            task = Task(executorPreference: TaskPlacement.executor) { await self.drive() }
         }
         driver.withLock { $0 = task }
         return task

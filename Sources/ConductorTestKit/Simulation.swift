@@ -1,0 +1,205 @@
+import Conductor
+import Dispatch
+import Foundation
+
+/// Runs a scenario's tasks one job at a time on one thread, in an order drawn from a seed,
+/// with time that moves only when nothing can run — so an interleaving that broke a test can
+/// be run again exactly.
+///
+/// Every task the scenario starts through Conductor (a run's driver and workers, a task
+/// graph's bodies, timers, observers) runs on the simulation, and so does every child task
+/// of the scenario. When no job is runnable, the simulation moves its ``clock`` to the
+/// earliest sleeper's deadline, so timeouts and backoffs fire in simulated time:
+///
+/// ```swift
+/// let run = try await Simulation.run(seed: 42) { simulation in
+///     var graph = TaskGraph()
+///     graph.add("config") { _ in try await loadConfig() }
+///     graph.add("feed", dependsOn: ["config"], timeout: .seconds(2)) { _ in try await loadFeed() }
+///     return try await graph.run(clock: simulation.clock)
+/// }
+/// #expect(run.value.outcome == .completed)
+/// ```
+///
+/// Work that leaves the simulation — a hop to the main actor or to an actor of your own, a
+/// `Task.detached` of your code, a callback from another thread — runs at its own pace, and
+/// its return to the simulation cannot be replayed. The simulation counts such returns in
+/// ``SimulationRun/escapes``; a scenario whose count is not zero is not reproducible.
+public final class Simulation: TaskExecutor, Sendable {
+    /// The seed the order of jobs is drawn from.
+    public let seed: UInt64
+    /// The scenario's time: pass it wherever Conductor takes a clock.
+    public let clock: ManualClock
+
+    private let state: Lock<State>
+    /// Signalled whenever a job arrives, so an idle run loop can wait for one from outside.
+    private let arrivals = DispatchSemaphore(value: 0)
+
+    private struct State {
+        var jobs: [UnownedJob] = []
+        var random: SplitMix64
+        /// The run loop's thread, once it runs: a job enqueued from any other thread while
+        /// the loop is running came back from work that escaped the simulation.
+        var loopThread: pthread_t?
+        var escapes = 0
+        var jobsRun = 0
+        var scenarioEnded = false
+    }
+
+    private init(seed: UInt64, clock: ManualClock) {
+        self.seed = seed
+        self.clock = clock
+        self.state = Lock(State(random: SplitMix64(seed: seed)))
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let current = pthread_self()
+        state.withLock { state in
+            state.jobs.append(unowned)
+            if let loop = state.loopThread, pthread_equal(loop, current) == 0 { state.escapes += 1 }
+        }
+        arrivals.signal()
+    }
+
+    /// Runs `scenario` under `seed` and returns its result with what the run loop saw.
+    ///
+    /// - Parameters:
+    ///   - seed: Picks the next job whenever more than one can run.
+    ///   - clock: The scenario's time; a new one by default.
+    ///   - idleLimit: How long (real time) the loop waits, with nothing runnable and nobody
+    ///     sleeping on the clock, for escaped work to come back before it gives up on the
+    ///     scenario: ``SimulationError/Code/stalled``.
+    ///   - scenario: The work, given the simulation for its clock.
+    public static func run<Value: Sendable>(
+        seed: UInt64,
+        clock: ManualClock = ManualClock(),
+        idleLimit: Duration = .seconds(5),
+        _ scenario: @escaping @Sendable (Simulation) async throws -> Value
+    ) async throws -> SimulationRun<Value> {
+        let simulation = Simulation(seed: seed, clock: clock)
+        let result = Lock<Result<Value, any Error>?>(nil)
+        let root = Task(executorPreference: simulation) {
+            let outcome: Result<Value, any Error>
+            do {
+                outcome = .success(
+                    try await TaskPlacement.$executor.withValue(simulation) { try await scenario(simulation) })
+            } catch {
+                outcome = .failure(error)
+            }
+            result.withLock { $0 = outcome }
+            simulation.state.withLock { $0.scenarioEnded = true }
+        }
+        let stalled = await simulation.runLoop(idleLimit: idleLimit)
+        let (escapes, jobsRun) = simulation.state.withLock { ($0.escapes, $0.jobsRun) }
+        if stalled {
+            root.cancel()
+            throw SimulationError.stalled(seed: seed, jobsRun: jobsRun, idleLimit: idleLimit)
+        }
+        guard let outcome = result.withLock({ $0 }) else {
+            throw SimulationError.stalled(seed: seed, jobsRun: jobsRun, idleLimit: idleLimit)
+        }
+        return SimulationRun(seed: seed, value: try outcome.get(), jobsRun: jobsRun, escapes: escapes)
+    }
+
+    /// Runs the loop on a thread of its own until the scenario has ended; returns whether it
+    /// stalled instead.
+    private func runLoop(idleLimit: Duration) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let thread = Thread { [self] in
+                continuation.resume(returning: loop(idleLimit: idleLimit))
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    private enum Next {
+        case run(UnownedJob)
+        case ended
+        case idle
+    }
+
+    private func loop(idleLimit: Duration) -> Bool {
+        let current = pthread_self()
+        state.withLock { $0.loopThread = current }
+        while true {
+            let next = state.withLock { state -> Next in
+                if !state.jobs.isEmpty {
+                    let index = Int(state.random.next() % UInt64(state.jobs.count))
+                    state.jobsRun += 1
+                    return .run(state.jobs.remove(at: index))
+                }
+                if state.scenarioEnded { return .ended }
+                return .idle
+            }
+            switch next {
+            case .run(let job):
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            case .ended:
+                return false
+            case .idle:
+                if let deadline = clock.earliestDeadline {
+                    clock.advance(to: deadline)
+                } else if arrivals.wait(timeout: .now() + .milliseconds(idleLimit.millisecondsClamped)) == .timedOut {
+                    return true
+                }
+            }
+        }
+    }
+}
+
+/// What ``Simulation/run(seed:clock:idleLimit:_:)`` returns: the scenario's value and how it ran.
+public struct SimulationRun<Value: Sendable>: Sendable {
+    /// The seed the run used: ``Simulation/run(seed:clock:idleLimit:_:)`` with it runs the
+    /// same interleaving again.
+    public let seed: UInt64
+    /// What the scenario returned.
+    public let value: Value
+    /// How many jobs the simulation ran.
+    public let jobsRun: Int
+    /// How many jobs came back to the simulation from work that had left it (a hop to
+    /// another actor or thread). Zero for a reproducible run.
+    public let escapes: Int
+}
+
+/// Why a simulation could not finish its scenario.
+public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable { case stalled }
+        private let value: Value
+
+        /// Nothing could run, nobody slept on the clock, and no job came back within the
+        /// idle limit: the scenario waits for something that never happens (a deadlock), or
+        /// for work that left the simulation.
+        public static let stalled = Code(value: .stalled)
+
+        public var description: String { "stalled" }
+    }
+
+    public let code: Code
+    /// The seed of the run that failed.
+    public let seed: UInt64
+    public let message: String
+
+    public var description: String { message }
+
+    static func stalled(seed: UInt64, jobsRun: Int, idleLimit: Duration) -> SimulationError {
+        SimulationError(
+            code: .stalled, seed: seed,
+            message:
+                "simulation with seed \(seed) stalled after \(jobsRun) jobs: nothing could run, nothing slept "
+                + "on its clock, and no work came back within \(idleLimit)")
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, clamped to `Int` (32 bits on watchOS).
+    fileprivate var millisecondsClamped: Int {
+        let (seconds, attoseconds) = components
+        let milliseconds = seconds.multipliedReportingOverflow(by: 1_000)
+        guard !milliseconds.overflow else { return seconds < 0 ? 0 : .max }
+        return Int(clamping: max(0, milliseconds.partialValue + attoseconds / 1_000_000_000_000_000))
+    }
+}
