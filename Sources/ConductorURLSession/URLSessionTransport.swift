@@ -13,7 +13,7 @@ import HTTPTypesFoundation
 /// Sends a ``RequestGate``'s requests with `URLSession` (FoundationNetworking on Linux).
 ///
 /// ```swift
-/// let gate = RequestGate<String>(
+/// let gate = try RequestGate<String>(
 ///     transport: URLSessionTransport(),
 ///     authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
 ///     refresh: { _ in try await auth.fetchToken() }
@@ -23,12 +23,30 @@ import HTTPTypesFoundation
 /// Cancelling the sending task throws `CancellationError` at once; the `URLSession` task is
 /// cancelled too, except on Linux, where FoundationNetworking cannot cancel safely and the
 /// request is left to finish unheeded.
+///
+/// Its errors are `URLError`s; ``classify(_:)`` tells the gate which are worth another attempt.
 public struct URLSessionTransport: GateTransport {
     private let session: URLSession
 
     /// Uses `session`, the shared session by default.
     public init(session: URLSession = .shared) {
         self.session = session
+    }
+
+    /// Transient: the request timed out, the connection was lost or could not be made, the
+    /// host's name could not be resolved for now, the device is offline or may not use data.
+    /// Every other error is permanent: a malformed URL or unsupported scheme, a TLS or
+    /// certificate failure, a cancelled request, a response the client could not decode, and
+    /// whatever is not a `URLError`.
+    public func classify(_ error: any Error) -> TransportFailure {
+        guard let error = error as? URLError else { return .permanent }
+        switch error.code {
+        case .timedOut, .networkConnectionLost, .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost,
+            .dnsLookupFailed, .cannotLoadFromNetwork, .dataNotAllowed, .internationalRoamingOff, .callIsActive:
+            return .transient
+        default:
+            return .permanent
+        }
     }
 
     public func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {

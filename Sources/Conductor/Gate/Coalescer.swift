@@ -136,9 +136,10 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
         if !leave(key, token: token) {
             // The flight was already being settled (its work finished, or a shutdown took it)
             // when this caller was cancelled. Settling is synchronous and runs `onSettle`
-            // before resolving the cell, so waiting for the cell is short, and it makes every
-            // caller return only after its flight's ending was recorded.
-            _ = await cell.waitIgnoringCancellation()
+            // before resolving the cell, so waiting for the cell is short. The caller gets the
+            // outcome `onSettle` recorded — a response that won the race is the caller's too —
+            // so what the caller sees and what the flight's ending says never differ.
+            return try await cell.waitIgnoringCancellation().get()
         }
         throw cancelled()
     }

@@ -5,22 +5,22 @@
 /// configuration.maxConcurrentRequests = 6
 /// configuration.maxAttempts = 4
 /// configuration.jitterSeed = 42          // reproducible backoff in tests
-/// let gate = RequestGate(transport: transport, configuration: configuration, authorize: …, refresh: …)
+/// let gate = try RequestGate(transport: transport, configuration: configuration, authorize: …, refresh: …)
 /// ```
 ///
-/// None of its durations may be negative. Setting one does not throw, so the gate reports
-/// it from the first ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:)``, at once,
-/// with ``GateError/Code/negativeDuration`` naming the property.
+/// Setting a field checks nothing; the ``RequestGate`` initializer checks them all and throws
+/// for the first bad one, naming it: ``GateError/Code/negativeDuration`` for a negative
+/// duration, ``GateError/Code/invalidConfiguration`` for a count below its minimum. No value
+/// is clamped silently.
 public struct GateConfiguration: Sendable {
     /// How many requests may be on the wire at once; `nil` for no limit. The credential
-    /// refresh never counts against it. Below 1 counts as 1.
+    /// refresh never counts against it. At least 1.
     public var maxConcurrentRequests: Int?
     /// Sends allowed per request, across every kind of retry: backoff after an error or a
-    /// "retry" verdict, and re-sending after a credential change. Below 1 counts as 1, and
-    /// reads back as 1, whether set here or in the initializer.
-    public var maxAttempts: Int {
-        didSet { maxAttempts = max(1, maxAttempts) }
-    }
+    /// "retry" verdict, and re-sending after a credential change. At least 1. A request's
+    /// ``RequestRetryPolicy`` can set its own, and decides which failures are retried at all:
+    /// by default only those of idempotent requests.
+    public var maxAttempts: Int
     /// The backoff before the second attempt; it doubles for each further one. Zero retries
     /// at once.
     public var initialBackoff: Duration
@@ -38,12 +38,13 @@ public struct GateConfiguration: Sendable {
     public var requestTimeout: Duration?
     /// Seeds the backoff jitter, for reproducible runs; `nil` draws from the system.
     public var jitterSeed: UInt64?
-    /// How many events the gate keeps for ``RequestGate/events`` readers that fall behind.
+    /// How many events the gate keeps for ``RequestGate/events`` readers that fall behind. At
+    /// least 1.
     public var eventRetention: Int
     /// The aging bound: a queued request is overtaken — a request queued after it starts
     /// first — at most this many times, whatever the arrival pattern and the priorities
     /// (see ``PriorityScheduler``). With a limit of one, a `low` request queued behind a
-    /// stream of `high` ones starts after at most `agingThreshold` of them. Below 1 counts as 1.
+    /// stream of `high` ones starts after at most `agingThreshold` of them. At least 1.
     public var agingThreshold: Int
 
     /// At most ``maxRefreshes`` credential refreshes in any period of length ``period``,
@@ -56,23 +57,30 @@ public struct GateConfiguration: Sendable {
     /// A server that rejects every fresh credential (rotated signing keys, clock skew) would
     /// otherwise get one refresh per wave of traffic, forever.
     public struct RefreshWindow: Hashable, Sendable {
-        /// Refreshes allowed within one period. Below 1 counts as 1.
+        /// Refreshes allowed within one period. At least 1.
         public var maxRefreshes: Int
         /// The length of the sliding window.
         public var period: Duration
 
         public init(maxRefreshes: Int, period: Duration) {
-            self.maxRefreshes = max(1, maxRefreshes)
+            self.maxRefreshes = maxRefreshes
             self.period = period
         }
+
+        /// Five refreshes in any 30 seconds: more than an app whose credential lasts minutes
+        /// ever needs, and few enough that a server rejecting every fresh credential sees a
+        /// handful of refreshes, not one per request.
+        public static let `default` = RefreshWindow(maxRefreshes: 5, period: .seconds(30))
     }
 
-    /// The bound on refreshes across requests; `nil` (the default) for none. When a rejection
-    /// would start one refresh too many, that request, and every request already queued for a
-    /// slot, ends with ``GateError/Code/refreshWindowExceeded`` (and the gate emits
-    /// ``GateEvent/refreshWindowExceeded(refreshes:period:)``); a rejection after the oldest
-    /// refresh has left the window refreshes again. ``RequestGate/signIn(_:)`` empties the window.
-    public var refreshWindow: RefreshWindow?
+    /// The bound on refreshes across requests: ``RefreshWindow/default`` (5 in 30 seconds)
+    /// unless set; `nil` for no bound. When a rejection (or a credential judged stale, or
+    /// ``RequestGate/refresh()``) would start one refresh too many, that request, and every
+    /// request already queued for a slot, ends with ``GateError/Code/refreshWindowExceeded``
+    /// (and the gate emits ``GateEvent/refreshWindowExceeded(refreshes:period:)``); after the
+    /// oldest refresh has left the window, the gate refreshes again. ``RequestGate/signIn(_:)``
+    /// empties the window.
+    public var refreshWindow: RefreshWindow? = .default
 
     /// Receives a span per request (an event per state, a link to the refresh that released
     /// it), a span per token refresh, and the gate's metrics; the trace context goes into each
@@ -94,7 +102,7 @@ public struct GateConfiguration: Sendable {
         telemetry: Telemetry = .bootstrapped
     ) {
         self.maxConcurrentRequests = maxConcurrentRequests
-        self.maxAttempts = max(1, maxAttempts)
+        self.maxAttempts = maxAttempts
         self.initialBackoff = initialBackoff
         self.maxBackoff = maxBackoff
         self.maxRetryAfter = maxRetryAfter
@@ -106,8 +114,21 @@ public struct GateConfiguration: Sendable {
         self.telemetry = telemetry
     }
 
+    /// Throws for the first field that is out of range, named as the API spells it.
+    func validate() throws(GateError) {
+        if let (parameter, value) = negativeDuration { throw .negativeDuration(nil, parameter, value) }
+        let counts: [(String, Int?)] = [
+            ("maxConcurrentRequests", maxConcurrentRequests), ("maxAttempts", maxAttempts),
+            ("eventRetention", eventRetention), ("agingThreshold", agingThreshold),
+            ("refreshWindow.maxRefreshes", refreshWindow?.maxRefreshes),
+        ]
+        for case (let name, let value?) in counts where value < 1 {
+            throw .invalidConfiguration("GateConfiguration.\(name)", value, minimum: 1)
+        }
+    }
+
     /// The first negative duration, named as the property is.
-    var negativeDuration: (parameter: String, value: Duration)? {
+    private var negativeDuration: (parameter: String, value: Duration)? {
         let durations: [(String, Duration?)] = [
             ("initialBackoff", initialBackoff), ("maxBackoff", maxBackoff), ("maxRetryAfter", maxRetryAfter),
             ("refreshTimeout", refreshTimeout), ("requestTimeout", requestTimeout),

@@ -16,11 +16,13 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case refreshFailed, retriesExhausted, shutDown, cancelled, transport, timedOut, rejected
             case bodyNotReplayable, negativeDuration, refreshTimedOut, refreshWindowExceeded, signedOut
+            case invalidConfiguration
         }
 
         fileprivate let kind: Kind
 
         /// The credential refresh this request waited for failed: the `refresh` closure threw.
+        /// What it threw is ``GateError/underlyingError``.
         public static let refreshFailed = Code(kind: .refreshFailed)
         /// The credential refresh this request waited for missed its deadline
         /// (``GateConfiguration/refreshTimeout``).
@@ -37,10 +39,13 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let shutDown = Code(kind: .shutDown)
         /// The caller's task was cancelled.
         public static let cancelled = Code(kind: .cancelled)
-        /// The transport threw, and the attempt budget allowed no further attempt.
+        /// The transport threw, and no further attempt was allowed: the error is permanent (see
+        /// ``GateTransport/classify(_:)``), the request may not be retried (see
+        /// ``RequestRetryPolicy``), or its attempt budget is spent. What the transport threw is
+        /// ``GateError/underlyingError``.
         public static let transport = Code(kind: .transport)
         /// The request did not finish within its deadline (``GateConfiguration/requestTimeout``
-        /// or the `timeout` of ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:)``).
+        /// or the `timeout` of ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:)``).
         /// A refresh that misses its own deadline is reported as ``refreshTimedOut``.
         public static let timedOut = Code(kind: .timedOut)
         /// The response was classified as a failure.
@@ -48,8 +53,11 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The request needed another attempt, but its body can be sent only once.
         public static let bodyNotReplayable = Code(kind: .bodyNotReplayable)
         /// A duration of the ``GateConfiguration``, or the `timeout` of
-        /// ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:)``, is negative; nothing was sent.
+        /// ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:)``, is negative; nothing was sent.
         public static let negativeDuration = Code(kind: .negativeDuration)
+        /// A count in the ``GateConfiguration`` (or a ``RequestRetryPolicy``'s attempts) is below
+        /// its minimum: the gate is not created, or the request is not sent.
+        public static let invalidConfiguration = Code(kind: .invalidConfiguration)
 
         public var description: String { "\(kind)" }
     }
@@ -60,45 +68,90 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
     /// The request, as method and path without the query: `"GET /feed"`.
     public let request: String?
-    /// The status of the last response, when there was one.
+    /// The status of the last response the request received, when it received one: a request
+    /// whose 401 started a refresh that then failed ends ``Code/refreshFailed`` with 401.
     public let status: Int?
+    /// The error behind this one, as it was thrown, so a caller can tell causes apart without
+    /// reading the message: what the `refresh` closure threw (``Code/refreshFailed``), or what
+    /// the transport threw (``Code/transport``).
+    ///
+    /// ```swift
+    /// } catch where error.code == .refreshFailed {
+    ///     if let auth = error.underlyingError as? AuthError, auth == .revoked { showLogin() } else { retryLater() }
+    /// }
+    /// ```
+    ///
+    /// Not part of equality or hashing: two errors with the same code, message, request and
+    /// status are equal whatever caused them.
+    public var underlyingError: (any Error)? { cause?.error }
+    private let cause: Cause?
 
-    package init(_ code: Code, _ message: String, request: String? = nil, status: Int? = nil) {
+    /// The underlying error in a box, so that `GateError` stays `Hashable` without it.
+    private struct Cause: Sendable {
+        let error: any Error
+    }
+
+    package init(
+        _ code: Code, _ message: String, request: String? = nil, status: Int? = nil, underlying: (any Error)? = nil
+    ) {
         self.code = code
         self.message = message
         self.request = request
         self.status = status
+        self.cause = underlying.map(Cause.init)
+    }
+
+    public static func == (lhs: GateError, rhs: GateError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.request == rhs.request && lhs.status == rhs.status
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(request)
+        hasher.combine(status)
     }
 
     public var description: String { "GateError.\(code): \(message)" }
+
+    /// This error with `status` as the last response's status, where it had none.
+    func withStatus(_ status: Int?) -> GateError {
+        guard self.status == nil, let status else { return self }
+        return GateError(code, message, request: request, status: status, underlying: underlyingError)
+    }
 
     private static func prefix(_ request: String?) -> String {
         request.map { "\($0): " } ?? ""
     }
 
-    static func refreshFailed(_ request: String?, _ reason: String) -> GateError {
-        GateError(.refreshFailed, "\(prefix(request))the credential refresh failed: \(reason)", request: request)
+    static func refreshFailed(_ request: String?, _ error: any Error) -> GateError {
+        GateError(
+            .refreshFailed, "\(prefix(request))the credential refresh failed: \(error)", request: request,
+            underlying: error)
     }
 
-    static func refreshTimedOut(_ request: String, after timeout: Duration) -> GateError {
+    static func refreshTimedOut(_ request: String?, after timeout: Duration) -> GateError {
         GateError(
-            .refreshTimedOut, "\(request): the credential refresh brought no credential within \(timeout)",
+            .refreshTimedOut, "\(prefix(request))the credential refresh brought no credential within \(timeout)",
             request: request)
     }
 
-    static func refreshWindowExceeded(_ request: String, refreshes: Int, period: Duration) -> GateError {
+    static func refreshWindowExceeded(_ request: String?, refreshes: Int, period: Duration) -> GateError {
         GateError(
             .refreshWindowExceeded,
-            "\(request): the credential was rejected again after \(refreshes) refresh(es) within \(period); "
+            "\(prefix(request))the credential needs a refresh again after \(refreshes) refresh(es) within \(period); "
                 + "no further refresh is allowed until the oldest leaves the window",
-            request: request, status: 401)
+            request: request)
     }
 
-    static func signedOut(_ request: String) -> GateError {
-        GateError(.signedOut, "\(request): signed out; the request needs a credential", request: request)
+    static func signedOut(_ request: String?) -> GateError {
+        GateError(
+            .signedOut, request.map { "\($0): signed out; the request needs a credential" } ?? "signed out",
+            request: request)
     }
 
     static func retriesExhausted(_ request: String, attempts: Int, last: String, status: Int?) -> GateError {
+        // `last` ends with why no further attempt was made when that was not the budget.
         GateError(
             .retriesExhausted,
             "\(request): gave up after \(attempts) attempt(s); last: \(last)",
@@ -116,8 +169,15 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         GateError(.cancelled, request.map { "\($0) was cancelled" } ?? "the work was cancelled", request: request)
     }
 
-    static func transport(_ request: String, attempts: Int, _ error: any Error) -> GateError {
-        GateError(.transport, "\(request): transport failed after \(attempts) attempt(s): \(error)", request: request)
+    /// `why`, when given, says why no further attempt was made: `"not retried: POST is not
+    /// idempotent"`.
+    static func transport(_ request: String, attempts: Int, _ error: any Error, why: String? = nil, status: Int? = nil)
+        -> GateError
+    {
+        GateError(
+            .transport,
+            "\(request): transport failed after \(attempts) attempt(s)\(why.map { ", \($0)" } ?? ""): \(error)",
+            request: request, status: status, underlying: error)
     }
 
     static func timedOut(_ request: String, after duration: Duration) -> GateError {
@@ -125,8 +185,17 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `parameter` as the API spells it: `GateConfiguration.requestTimeout`, `timeout`.
-    static func negativeDuration(_ request: String, _ parameter: String, _ value: Duration) -> GateError {
-        GateError(.negativeDuration, "\(request): \(parameter) is negative (\(value))", request: request)
+    static func negativeDuration(_ request: String?, _ parameter: String, _ value: Duration) -> GateError {
+        GateError(.negativeDuration, "\(prefix(request))\(parameter) is negative (\(value))", request: request)
+    }
+
+    /// `setting` as the API spells it: `GateConfiguration.maxAttempts`.
+    static func invalidConfiguration(_ setting: String, _ value: Int, minimum: Int, request: String? = nil)
+        -> GateError
+    {
+        GateError(
+            .invalidConfiguration, "\(prefix(request))\(setting) must be at least \(minimum) (got \(value))",
+            request: request)
     }
 
     static func rejected(_ request: String, status: Int) -> GateError {

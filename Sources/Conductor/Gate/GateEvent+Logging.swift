@@ -26,6 +26,10 @@ extension GateEvent {
             logger.notice("request retrying", metadata: metadata)
         case .redirect(let id, let version):
             logger.debug(
+                "request's credential rejected; parked behind the refresh",
+                metadata: ["request": "\(id)", "credential_version": "\(version)"])
+        case .parked(let id, let version):
+            logger.debug(
                 "request parked behind the refresh", metadata: ["request": "\(id)", "credential_version": "\(version)"])
         case .success(let id, let status):
             logger.debug("request succeeded", metadata: ["request": "\(id)", "status": "\(status)"])
@@ -34,7 +38,9 @@ extension GateEvent {
         case .useCache(let id):
             logger.notice("request answered from the cache", metadata: ["request": "\(id)"])
         case .refreshStarted(let version, let id):
-            logger.info("refresh started", metadata: ["credential_version": "\(version)", "request": "\(id)"])
+            metadata = ["credential_version": "\(version)"]
+            if let id { metadata["request"] = "\(id)" }
+            logger.info("refresh started", metadata: metadata)
         case .refreshSucceeded(let version):
             logger.info("refresh succeeded", metadata: ["credential_version": "\(version)"])
         case .refreshFailed(let version):

@@ -20,8 +20,13 @@ public enum GateEvent: Sendable, Hashable, CustomStringConvertible {
     case running(request: UInt64, attempt: Int, credentialVersion: Int)
     /// The request will be sent again after `delay`.
     case retry(request: UInt64, attempt: Int, delay: Duration)
-    /// The request was rejected for its credential and is parked until the refresh ends.
+    /// The server rejected credential `credentialVersion` of the request, which is parked
+    /// until the refresh that replaces it ends.
     case redirect(request: UInt64, credentialVersion: Int)
+    /// The request is parked, without having been sent with credential `credentialVersion`,
+    /// until the refresh that replaces it ends: a refresh was running when it reached its slot,
+    /// the credential was judged stale before sending, or the gate had no credential yet.
+    case parked(request: UInt64, credentialVersion: Int)
     /// The request ended with a response.
     case success(request: UInt64, status: Int)
     /// The request ended with an error.
@@ -29,9 +34,10 @@ public enum GateEvent: Sendable, Hashable, CustomStringConvertible {
     /// The request failed on the network and ended with a cached response.
     case useCache(request: UInt64)
     /// One refresh started, replacing credential `fromVersion`; `request` is the request
-    /// whose rejection (or, with no credential yet, whose first attempt) started it. From this
-    /// event on, no request goes out with credential `fromVersion`.
-    case refreshStarted(fromVersion: Int, request: UInt64)
+    /// whose rejection (or stale credential, or, with no credential yet, whose first attempt)
+    /// started it, `nil` for ``RequestGate/refresh()``. From this event on, no request goes
+    /// out with credential `fromVersion`.
+    case refreshStarted(fromVersion: Int, request: UInt64?)
     /// The refresh succeeded; credential `version` is current.
     case refreshSucceeded(version: Int)
     /// The refresh failed or missed its deadline; every request parked behind it fails.
@@ -54,11 +60,13 @@ public enum GateEvent: Sendable, Hashable, CustomStringConvertible {
         case .running(let id, let attempt, let version): "#\(id) running attempt \(attempt) (credential v\(version))"
         case .retry(let id, let attempt, let delay): "#\(id) retry after attempt \(attempt) in \(delay)"
         case .redirect(let id, let version): "#\(id) redirect (credential v\(version) rejected)"
+        case .parked(let id, let version): "#\(id) parked (waiting for the refresh of credential v\(version))"
         case .success(let id, let status): "#\(id) success \(status)"
         case .failure(let id, let code): "#\(id) failure \(code)"
         case .useCache(let id): "#\(id) use-cache"
         case .queued(let id, let priority): "#\(id) queued [\(priority)]"
-        case .refreshStarted(let version, let id): "refresh started by #\(id) (replacing v\(version))"
+        case .refreshStarted(let version, let id?): "refresh started by #\(id) (replacing v\(version))"
+        case .refreshStarted(let version, nil): "refresh started on request (replacing v\(version))"
         case .refreshSucceeded(let version): "refresh succeeded (v\(version))"
         case .refreshFailed(let version): "refresh failed (v\(version) kept)"
         case .refreshCancelled(let version): "refresh cancelled (replacing v\(version))"

@@ -6,7 +6,7 @@ import Tracing
 /// A gate's spans and metrics, made once per gate and only when its ``Telemetry`` records
 /// something; the gate's storage calls it at the points where it emits events.
 ///
-/// A request's span is started and ended by ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:)``
+/// A request's span is started and ended by ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:)``
 /// in the caller's task; ``record(_:)`` turns the events the storage emits into span events
 /// and metrics. It runs with no Conductor lock held (`initial`, journaled under the
 /// coalescer's lock, is told once the coalescer has unlocked), so the tracer and the metrics
@@ -155,11 +155,12 @@ final class GateInstruments: Sendable {
                         ]
                         spanEvents.append((span, SpanEvent(name: "retry", attributes: attributes)))
                     }
-                case .redirect(let id, let version):
+                case .redirect(let id, let version), .parked(let id, let version):
                     state.parked.append(id)
                     if let span = state.traces[id]?.span {
                         let attributes: SpanAttributes = [Attribute.credentialVersion: .int64(Int64(version))]
-                        spanEvents.append((span, SpanEvent(name: "redirect", attributes: attributes)))
+                        let name = if case .redirect = event { "redirect" } else { "parked" }
+                        spanEvents.append((span, SpanEvent(name: name, attributes: attributes)))
                     }
                 case .useCache(let id):
                     if let span = state.traces[id]?.span { spanEvents.append((span, SpanEvent(name: "use-cache"))) }

@@ -29,7 +29,7 @@ struct GateMetrics: Sendable {
             refreshEnded("failed")
         case .refreshCancelled:
             refreshEnded("cancelled")
-        case .initial, .coalesced, .redirect, .success, .failure, .refreshStarted, .refreshWindowExceeded,
+        case .initial, .coalesced, .redirect, .parked, .success, .failure, .refreshStarted, .refreshWindowExceeded,
             .signedIn, .signedOut:
             break
         }

@@ -17,18 +17,19 @@ import DequeModule
 struct GateStateMachine<Credential, Waiter> {
     /// Why the requests waiting behind the credential fail.
     enum Failure: Error, Equatable {
-        case refreshFailed(reason: String)
+        case refreshFailed(RefreshError)
         case refreshTimedOut(after: Duration)
         case refreshWindowExceeded(refreshes: Int, period: Duration)
         case signedOut
         case shutDown
     }
 
-    /// One refresh: which one, the version it replaces, the request whose rejection started it.
+    /// One refresh: which one, the version it replaces, the request whose rejection (or stale
+    /// credential) started it — `nil` for ``RequestGate/refresh()``.
     struct RefreshFlight: Equatable {
         var id: UInt64
         var fromVersion: Int
-        var trigger: UInt64
+        var trigger: UInt64?
     }
 
     enum Refresh: Equatable {
@@ -57,6 +58,15 @@ struct GateStateMachine<Credential, Waiter> {
         case resend
         case park
         case parkAndRefresh(RefreshFlight, replacing: Credential?)
+        case fail(Failure)
+    }
+
+    /// What ``refreshNow(caller:waiter:now:)`` does.
+    enum RefreshNowAction {
+        /// Joined the running refresh: wait for the waiter.
+        case join
+        /// Started a refresh: run it, then wait for the waiter.
+        case start(RefreshFlight, replacing: Credential?)
         case fail(Failure)
     }
 
@@ -182,6 +192,25 @@ struct GateStateMachine<Credential, Waiter> {
         }
     }
 
+    /// A refresh asked for from outside (``RequestGate/refresh()``), by `caller` (an id from
+    /// the requests' sequence): joins the running one or starts one, and parks `waiter` until
+    /// it ends.
+    mutating func refreshNow(caller id: UInt64, waiter: Waiter, now: Duration) -> RefreshNowAction {
+        if isShutDown { return .fail(.shutDown) }
+        if isSignedOut { return .fail(.signedOut) }
+        if case .refreshing = refresh {
+            parked.append((id, waiter))
+            return .join
+        }
+        switch startRefresh(replacing: version, trigger: nil, now: now) {
+        case .success(let flight):
+            parked.append((id, waiter))
+            return .start(flight, replacing: credential)
+        case .failure(let failure):
+            return .fail(failure)
+        }
+    }
+
     /// A parked request's caller went away; returns its waiter if it was still parked.
     mutating func cancelParked(request id: UInt64) -> Waiter? {
         guard let index = parked.firstIndex(where: { $0.id == id }) else { return nil }
@@ -254,7 +283,7 @@ struct GateStateMachine<Credential, Waiter> {
         if case .refreshing(let flight) = refresh { flight } else { nil }
     }
 
-    private mutating func startRefresh(replacing version: Int, trigger: UInt64, now: Duration) -> Result<
+    private mutating func startRefresh(replacing version: Int, trigger: UInt64?, now: Duration) -> Result<
         RefreshFlight, Failure
     > {
         if let (maxRefreshes, period) = refreshWindow {
@@ -282,5 +311,15 @@ struct GateStateMachine<Credential, Waiter> {
     private mutating func takeParked() -> [Waiter] {
         defer { parked.removeAll() }
         return parked.map(\.waiter)
+    }
+}
+
+/// What a refresh threw. Compared by its text, so that failures stay `Equatable` for the
+/// machine's tests; the error itself reaches the caller as ``GateError/underlyingError``.
+struct RefreshError: Equatable, Sendable {
+    let error: any Error
+
+    static func == (lhs: RefreshError, rhs: RefreshError) -> Bool {
+        "\(lhs.error)" == "\(rhs.error)"
     }
 }

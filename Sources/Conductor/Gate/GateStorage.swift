@@ -38,6 +38,9 @@ final class GateStorage: Sendable {
         /// The task of the running refresh, so a sign-in, sign-out or shutdown can cancel it.
         var refreshTask: (id: UInt64, task: Task<Void, Never>)?
         var nextRequestID: UInt64 = 0
+        /// Test hook's waiters (RequestGate+Testing.swift): empty until a test waits for
+        /// parked requests.
+        var parkedWaiters = CountWaiters<Void>()
     }
 
     enum FlightKey: Hashable, Sendable {
@@ -62,6 +65,23 @@ final class GateStorage: Sendable {
         var old: ErasedCredential?
     }
 
+    /// What the first look at a request in its slot found.
+    private enum FirstLook {
+        case resume(Resumption)
+        /// The request would send `credential` (version `version`), which must be judged first.
+        case judge(ErasedCredential, version: Int)
+        /// The credential the request was about to send was judged stale.
+        case stale(version: Int)
+    }
+
+    /// Why a request parks behind a refresh, which the event that records it says.
+    private enum ParkReason {
+        /// The server rejected the credential the request carried.
+        case rejected
+        /// The credential was judged stale before the request was sent.
+        case stale
+    }
+
     /// One attempt's outcome on the wire.
     private enum Sent {
         case response(HTTPResponse, [UInt8], ResponseVerdict)
@@ -69,8 +89,9 @@ final class GateStorage: Sendable {
     }
 
     let configuration: GateConfiguration
-    /// The configuration's first negative duration, checked once: every send is refused with it.
-    private let negativeSetting: (parameter: String, value: Duration)?
+    /// Judges the current credential before a send (the user's `requiresRefresh`, bound to the
+    /// gate's clock): `true` refreshes it first. `nil` sends whatever is current.
+    private let isStale: (@Sendable (ErasedCredential) -> Bool)?
     let journal: EventJournal<GateEvent>
     let scheduler: PriorityScheduler
     let coalescer = Coalescer<FlightKey>()
@@ -100,11 +121,12 @@ final class GateStorage: Sendable {
         clock: ClockSource,
         logger: Logger?,
         classify: @escaping @Sendable (HTTPResponse) -> ResponseVerdict,
+        isStale: (@Sendable (ErasedCredential) -> Bool)?,
         refresh: @escaping @Sendable (ErasedCredential?) async throws -> ErasedCredential
     ) {
         self.transport = transport
         self.configuration = configuration
-        self.negativeSetting = configuration.negativeDuration
+        self.isStale = isStale
         self.cache = cache
         self.clock = clock
         self.requestTimer = DeadlineTimer(clock: clock.purpose(.requestTimeout))
@@ -116,10 +138,10 @@ final class GateStorage: Sendable {
         self.instruments = instruments
         self.refresher = instruments?.traced(refresh) ?? refresh
         self.scheduler = PriorityScheduler(
-            maxConcurrent: configuration.maxConcurrentRequests,
+            validatedMaxConcurrent: configuration.maxConcurrentRequests,
             agingThreshold: configuration.agingThreshold
         )
-        self.journal = EventJournal(retention: .newest(max(1, configuration.eventRetention)))
+        self.journal = EventJournal(retention: .newest(configuration.eventRetention))
         let window = configuration.refreshWindow.map { ($0.maxRefreshes, $0.period) }
         let backoff = Backoff(
             initial: configuration.initialBackoff, maximum: configuration.maxBackoff, seed: configuration.jitterSeed)
@@ -156,10 +178,14 @@ final class GateStorage: Sendable {
         _ body: (inout sending State, inout [GateEvent]) -> sending T
     ) -> sending (result: T, publication: Publication) {
         var events: [GateEvent] = []
-        let (result, wakeup) = state.withLock { state in
+        let (result, wakeup, parkedWaiters) = state.withLock { state in
             let result = body(&state, &events)
-            return (result, events.isEmpty ? nil : journal.append(contentsOf: events))
+            // Only while a test waits: one emptiness check otherwise.
+            let parkedWaiters =
+                state.parkedWaiters.isEmpty ? [] : state.parkedWaiters.takeSatisfied(by: state.machine.parkedCount)
+            return (result, events.isEmpty ? nil : journal.append(contentsOf: events), parkedWaiters)
         }
+        for waiter in parkedWaiters { waiter.resume() }
         return (result, Publication(events: events, wakeup: wakeup))
     }
 
@@ -185,11 +211,14 @@ final class GateStorage: Sendable {
         coalescingKey: String?,
         timeout: Duration?,
         authorization: RequestAuthorization,
+        retry: RequestRetryPolicy,
         trace: GateInstruments.RequestTrace? = nil
     ) async throws(GateError) -> GateResponse {
         let name = Self.name(of: request)
-        if let (parameter, value) = negativeSetting { throw .negativeDuration(name, parameter, value) }
         if let timeout, timeout < .zero { throw .negativeDuration(name, "timeout", timeout) }
+        if let attempts = retry.maxAttempts, attempts < 1 {
+            throw .invalidConfiguration("RequestRetryPolicy.maxAttempts", attempts, minimum: 1, request: name)
+        }
         let timeout = timeout ?? configuration.requestTimeout
         let needsAuthorization = authorization.isRequired
         let id = state.withLock { state in
@@ -223,7 +252,7 @@ final class GateStorage: Sendable {
                 work: { flight in
                     try await self.drive(
                         request, body: body, flight: flight, id: id, name: name, timeout: timeout,
-                        needsAuthorization: needsAuthorization)
+                        needsAuthorization: needsAuthorization, retry: retry)
                 }
             )
         } catch let error as GateError where error.code == .shutDown {
@@ -245,11 +274,13 @@ final class GateStorage: Sendable {
         id: UInt64,
         name: String,
         timeout: Duration?,
-        needsAuthorization: Bool
+        needsAuthorization: Bool,
+        retry: RequestRetryPolicy
     ) async throws -> GateResponse {
         let work: @Sendable () async throws -> GateResponse = {
             try await self.attemptUntilSettled(
-                request, body: body, flight: flight, id: id, name: name, needsAuthorization: needsAuthorization)
+                request, body: body, flight: flight, id: id, name: name, needsAuthorization: needsAuthorization,
+                retry: retry)
         }
         do {
             guard let timeout else { return try await work() }
@@ -275,18 +306,28 @@ final class GateStorage: Sendable {
         flight: FlightPriority,
         id: UInt64,
         name: String,
-        needsAuthorization: Bool
+        needsAuthorization: Bool,
+        retry: RequestRetryPolicy
     ) async throws -> GateResponse {
-        let budget = configuration.maxAttempts
+        let budget = retry.maxAttempts ?? configuration.maxAttempts
         let replayable = body?.isReplayable ?? true
+        // Why a failure (an error on the wire, a "retry" verdict) may not be answered by sending
+        // again: the server may have carried the request out already.
+        let retryRefusal = retry.refusal(for: request)
         var sent = 0
+        /// The status of the last response, which every error that ends the request carries.
+        var lastStatus: Int?
+        /// Whether this request has already refreshed a credential judged stale: it does so
+        /// once, then sends what is current and lets the server judge, so a judge that calls
+        /// every credential stale costs a request one refresh, not a loop of them.
+        var refreshedStale = false
 
         /// Whether one more send is allowed; throws the error that ends the request if not.
-        func mayResend(_ last: @autoclosure () -> String, status: Int?) throws {
+        func mayResend(_ last: @autoclosure () -> String) throws {
             guard sent < budget else {
-                throw GateError.retriesExhausted(name, attempts: sent, last: last(), status: status)
+                throw GateError.retriesExhausted(name, attempts: sent, last: last(), status: lastStatus)
             }
-            guard replayable || sent == 0 else { throw GateError.bodyNotReplayable(name, status: status) }
+            guard replayable || sent == 0 else { throw GateError.bodyNotReplayable(name, status: lastStatus) }
         }
 
         while true {
@@ -305,7 +346,8 @@ final class GateStorage: Sendable {
             let credential: ErasedCredential?
             let version: Int
             switch await authorizeOrPark(
-                id: id, attempt: sent + 1, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot)
+                id: id, attempt: sent + 1, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot,
+                refreshedStale: &refreshedStale)
             {
             case .send(let current, let currentVersion):
                 credential = current
@@ -313,32 +355,41 @@ final class GateStorage: Sendable {
                 sent += 1
             case .failNow(let failure):
                 scheduler.releaseSlot(slot)
-                throw Self.error(failure, name: name)
+                throw Self.error(failure, name: name, status: lastStatus)
             case .cancelledNow:
                 scheduler.releaseSlot(slot)
                 throw GateError.cancelled(name)
             case .proceed:
                 continue
             case .fail(let failure):
-                throw Self.error(failure, name: name)
+                throw Self.error(failure, name: name, status: lastStatus)
             case .cancelled:
                 throw GateError.cancelled(name)
             }
 
             let outcome = await sendOnce(request, body: body, credential: credential)
-            if case .response(_, _, .credentialExpired) = outcome, needsAuthorization {
+            if case .response(let response, _, .credentialExpired) = outcome, needsAuthorization {
+                lastStatus = response.status.code
                 // The slot is released only after the rejection's transition (inside
-                // `rejected`): the request that takes it next already sees the refresh.
+                // `rejected`): the request that takes it next already sees the refresh. A
+                // rejected credential means the server did nothing, so the request is sent
+                // again whatever its retry policy, within its budget.
                 let last = "credential v\(version) rejected"
                 guard sent < budget, replayable else {
-                    // Still decide the refresh this rejection calls for, then give up.
-                    _ = await rejected(id: id, version: version, slot: slot, waits: false)
-                    try mayResend(last, status: 401)
+                    // Still decide the refresh this rejection calls for, then give up — with the
+                    // more specific cause when that decision refused the refresh.
+                    if case .fail(let failure) = await rejected(
+                        id: id, version: version, slot: slot, waits: false, reason: .rejected)
+                    {
+                        throw Self.error(failure, name: name, status: lastStatus)
+                    }
+                    try mayResend(last)
                     continue
                 }
-                switch await rejected(id: id, version: version, slot: slot, waits: true) {
+                switch await rejected(id: id, version: version, slot: slot, waits: true, reason: .rejected) {
                 case .proceed, .send: continue
-                case .fail(let failure), .failNow(let failure): throw Self.error(failure, name: name)
+                case .fail(let failure), .failNow(let failure):
+                    throw Self.error(failure, name: name, status: lastStatus)
                 case .cancelled, .cancelledNow: throw GateError.cancelled(name)
                 }
             }
@@ -347,13 +398,18 @@ final class GateStorage: Sendable {
             switch outcome {
             case .response(let response, let bytes, let verdict):
                 let status = response.status.code
+                lastStatus = status
                 switch verdict {
                 case .success:
                     let reply = GateResponse(response: response, body: bytes)
                     await cache?.store(reply, for: request)
                     return reply
                 case .retry:
-                    try mayResend("status \(status)", status: status)
+                    if let retryRefusal {
+                        throw GateError.retriesExhausted(
+                            name, attempts: sent, last: "status \(status); \(retryRefusal)", status: status)
+                    }
+                    try mayResend("status \(status)")
                     try await backOff(
                         id: id, attempt: sent, name: name, retryAfter: retryAfter(in: response), status: status)
                 default:
@@ -362,26 +418,75 @@ final class GateStorage: Sendable {
 
             case .transportFailed(let error):
                 if error is CancellationError || Task.isCancelled { throw GateError.cancelled(name) }
-                guard sent < budget, replayable else { throw GateError.transport(name, attempts: sent, error) }
-                try await backOff(id: id, attempt: sent, name: name, retryAfter: nil, status: nil)
+                // The transport's own judgement is user code: called here, outside every lock.
+                let why: String? =
+                    if transport.classify(error) == .permanent {
+                        "not retried: the error is permanent"
+                    } else if let retryRefusal {
+                        retryRefusal
+                    } else if !replayable {
+                        "not retried: its body can be sent only once"
+                    } else {
+                        nil
+                    }
+                guard why == nil, sent < budget else {
+                    throw GateError.transport(name, attempts: sent, error, why: why, status: lastStatus)
+                }
+                try await backOff(id: id, attempt: sent, name: name, retryAfter: nil, status: lastStatus)
             }
         }
     }
 
     /// The request holds slot `slot`. Either it may send now (keeping the slot), or it parks
     /// behind the refresh (releasing the slot) until the refresh ends.
+    ///
+    /// With a `requiresRefresh` judge, the credential the request would send is judged first,
+    /// outside the lock (it is user code), and the send is confirmed in a second transition
+    /// only if the judged version is still current; a stale one starts the refresh as a
+    /// rejection would, and the request parks behind it.
     private func authorizeOrPark(
-        id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: PriorityScheduler.Priority
+        id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: PriorityScheduler.Priority,
+        refreshedStale: inout Bool
     ) async -> Resumption {
         // Most attempts send (or fail) at once: decided first without the continuation and the
         // cancellation handler that only parking needs.
-        let unparked = transition { state, events -> Resumption? in
-            if Task.isCancelled { return .cancelledNow }
-            return state.machine.authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization)
-                .map { Self.resumption(unparked: $0, request: id, attempt: attempt, events: &events) }
+        var judged: (version: Int, stale: Bool)?
+        let judges = isStale != nil && !refreshedStale
+        while true {
+            let look = transition { state, events -> FirstLook? in
+                if Task.isCancelled { return .resume(.cancelledNow) }
+                guard
+                    let action = state.machine.authorizeWithoutParking(
+                        epoch: epoch, needsAuthorization: needsAuthorization)
+                else { return nil }
+                if judges, case .send(let credential?, let version) = action {
+                    guard let judged, judged.version == version else { return .judge(credential, version: version) }
+                    if judged.stale { return .stale(version: version) }
+                }
+                return .resume(Self.resumption(unparked: action, request: id, attempt: attempt, events: &events))
+            }
+            switch look {
+            case .resume(let resumption):
+                return resumption
+            case .judge(let credential, let version):
+                judged = (version, isStale?(credential) ?? false)
+            case .stale(let version):
+                refreshedStale = true
+                return await rejected(id: id, version: version, slot: slot, waits: true, reason: .stale)
+            case nil:
+                return await park(
+                    id: id, attempt: attempt, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot)
+            }
         }
-        if let unparked { return unparked }
-        return await withTaskCancellationHandler {
+    }
+
+    /// Parks a request that found a refresh running, or no credential yet (the first request
+    /// then starts the refresh), releasing its slot; unless the state changed since the first
+    /// look, and it may send or must fail after all.
+    private func park(
+        id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: PriorityScheduler.Priority
+    ) async -> Resumption {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
                 let now = clock.now
                 let next = transition { state, events -> Next in
@@ -394,14 +499,16 @@ final class GateStorage: Sendable {
                     switch action {
                     case .send, .fail:
                         // The state changed since the first look (a refresh ended, a sign-in).
+                        // A credential that came meanwhile is sent unjudged: it is the one the
+                        // refresh or the sign-in just delivered.
                         return .resume(
                             Self.resumption(unparked: action, request: id, attempt: attempt, events: &events))
                     case .park:
-                        events.append(.redirect(request: id, credentialVersion: state.machine.version))
+                        events.append(.parked(request: id, credentialVersion: state.machine.version))
                         return .parked(start: nil)
                     case .parkAndRefresh(let flight, let old):
                         events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-                        events.append(.redirect(request: id, credentialVersion: state.machine.version))
+                        events.append(.parked(request: id, credentialVersion: state.machine.version))
                         return .parked(start: RefreshStart(flight: flight, old: old))
                     }
                 }
@@ -440,13 +547,19 @@ final class GateStorage: Sendable {
         }
     }
 
-    /// The server rejected credential `version` of request `id`, which still holds `slot`;
+    /// The server rejected credential `version` of request `id` (or it was judged stale before
+    /// sending: `reason`), which still holds `slot`;
     /// the slot is released right after the transition. With `waits`, the request parks if a
     /// refresh runs or starts; without, it only starts the refresh the rejection calls for.
     private func rejected(
-        id: UInt64, version: Int, slot: PriorityScheduler.Priority, waits: Bool
+        id: UInt64, version: Int, slot: PriorityScheduler.Priority, waits: Bool, reason: ParkReason
     ) async -> Resumption {
-        await withTaskCancellationHandler {
+        let parkedEvent: GateEvent =
+            switch reason {
+            case .rejected: .redirect(request: id, credentialVersion: version)
+            case .stale: .parked(request: id, credentialVersion: version)
+            }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
                 let now = clock.now
                 let next = transition { state, events -> Next in
@@ -460,14 +573,14 @@ final class GateStorage: Sendable {
                         return .resume(.fail(failure))
                     case .park:
                         guard waits else { return .resume(.proceed) }
-                        events.append(.redirect(request: id, credentialVersion: version))
+                        events.append(parkedEvent)
                         return .parked(start: nil)
                     case .parkAndRefresh(let flight, let old):
                         events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
                         guard waits else {
                             return .resumeAndRefresh(.proceed, start: RefreshStart(flight: flight, old: old))
                         }
-                        events.append(.redirect(request: id, credentialVersion: version))
+                        events.append(parkedEvent)
                         return .parked(start: RefreshStart(flight: flight, old: old))
                     }
                 }
@@ -590,7 +703,7 @@ final class GateStorage: Sendable {
             case .finished(.success(let credential)):
                 action = state.machine.refreshSucceeded(flight, with: credential)
             case .finished(.failure(let error)):
-                action = state.machine.refreshFailed(flight, .refreshFailed(reason: "\(error)"))
+                action = state.machine.refreshFailed(flight, .refreshFailed(RefreshError(error: error)))
             case .deadlineMissed:
                 action = state.machine.refreshFailed(flight, .refreshTimedOut(after: timeout))
             case .cancelled:
@@ -614,6 +727,48 @@ final class GateStorage: Sendable {
     }
 
     // MARK: - Credentials from outside
+
+    /// Starts a refresh now, or joins the running one, and returns the credential version
+    /// current when it ended.
+    func refreshNow() async throws(GateError) -> Int {
+        let id = state.withLock { state in
+            defer { state.nextRequestID += 1 }
+            return state.nextRequestID
+        }
+        let resumption = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
+                let now = clock.now
+                let next = transition { state, events -> Next in
+                    if Task.isCancelled { return .resume(.cancelled) }
+                    switch state.machine.refreshNow(caller: id, waiter: continuation, now: now) {
+                    case .join:
+                        return .parked(start: nil)
+                    case .start(let flight, let old):
+                        events.append(.refreshStarted(fromVersion: flight.fromVersion, request: nil))
+                        return .parked(start: RefreshStart(flight: flight, old: old))
+                    case .fail(let failure):
+                        Self.recordRefusal(failure, events: &events)
+                        return .resume(.fail(failure))
+                    }
+                }
+                switch next {
+                case .resume(let resumption), .resumeAndRefresh(let resumption, _):
+                    continuation.resume(returning: resumption)
+                case .parked(let start):
+                    if let start { startRefresh(start.flight, replacing: start.old) }
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.machine.cancelParked(request: id) }
+            waiter?.resume(returning: .cancelled)
+        }
+        switch resumption {
+        case .send(_, let version): return version
+        case .proceed: return credentialVersion
+        case .fail(let failure), .failNow(let failure): throw Self.error(failure, name: nil)
+        case .cancelled, .cancelledNow: throw GateError.cancelled(nil)
+        }
+    }
 
     func signIn(_ credential: ErasedCredential) {
         replace(.signIn(credential))
@@ -692,6 +847,12 @@ final class GateStorage: Sendable {
         }
     }
 
+    /// For the test hook ``RequestGate/parkedRequests(atLeast:)``: here, because the waiters
+    /// live in the storage's private state.
+    func parkedRequests(atLeast count: Int) async {
+        await state.wait(untilCountOf: { $0.machine.parkedCount }, reaches: count, waiters: \.parkedWaiters)
+    }
+
     /// Method and path without the query, where tokens sometimes hide.
     static func name(of request: HTTPRequest) -> String {
         let path = request.path ?? "/"
@@ -699,14 +860,18 @@ final class GateStorage: Sendable {
         return request.method.rawValue + " " + path[..<query]
     }
 
-    static func error(_ failure: Failure, name: String) -> GateError {
-        switch failure {
-        case .refreshFailed(let reason): .refreshFailed(name, reason)
-        case .refreshTimedOut(let timeout): .refreshTimedOut(name, after: timeout)
-        case .refreshWindowExceeded(let refreshes, let period):
-            .refreshWindowExceeded(name, refreshes: refreshes, period: period)
-        case .signedOut: .signedOut(name)
-        case .shutDown: .shutDown(name)
-        }
+    /// The error `failure` ends request `name` with (`nil`: a ``RequestGate/refresh()``);
+    /// `status` is the request's last response's, if it had one.
+    static func error(_ failure: Failure, name: String?, status: Int? = nil) -> GateError {
+        let error: GateError =
+            switch failure {
+            case .refreshFailed(let cause): .refreshFailed(name, cause.error)
+            case .refreshTimedOut(let timeout): .refreshTimedOut(name, after: timeout)
+            case .refreshWindowExceeded(let refreshes, let period):
+                .refreshWindowExceeded(name, refreshes: refreshes, period: period)
+            case .signedOut: .signedOut(name)
+            case .shutDown: .shutDown(name)
+            }
+        return error.withStatus(status)
     }
 }

@@ -14,7 +14,21 @@ public import HTTPTypes
 /// `ConductorURLSession` ships `URLSessionTransport`. A transport should honour task
 /// cancellation; it is called outside every gate lock and never sees a request twice
 /// unless the gate decided to send it again.
+///
+/// A transport also says which of its errors are worth another attempt (``classify(_:)``);
+/// by default every error but a `CancellationError` is ``TransportFailure/transient``.
 public protocol GateTransport: Sendable {
     /// Sends one request and returns the response head and body.
     func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8])
+
+    /// Whether `error`, thrown by ``send(_:body:)``, is worth another attempt. Called outside
+    /// every gate lock.
+    func classify(_ error: any Error) -> TransportFailure
+}
+
+extension GateTransport {
+    /// Every error is ``TransportFailure/transient``, except a `CancellationError`.
+    public func classify(_ error: any Error) -> TransportFailure {
+        error is CancellationError ? .permanent : .transient
+    }
 }

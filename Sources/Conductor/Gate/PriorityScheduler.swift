@@ -75,19 +75,24 @@ public final class PriorityScheduler: Sendable {
     let state: Lock<State>
     let coalescer = Coalescer<ErasedCoalescingKey>()
 
-    /// Creates a scheduler.
+    /// Creates a scheduler, or throws ``SchedulerError/Code/invalidConfiguration`` naming a
+    /// count below 1.
     ///
     /// - Parameters:
     ///   - maxConcurrent: how many non-unique jobs may run at once; `nil` for no limit.
-    ///     A `unique` job never counts against it. Below 1 counts as 1, as a graph's
-    ///     concurrency limit does: a limit of zero would start nothing, ever.
+    ///     A `unique` job never counts against it. At least 1: a limit of zero would start
+    ///     nothing, ever.
     ///   - agingThreshold: the aging bound: at most this many jobs queued after a waiting job
-    ///     start before it, whatever their priority. Below 1 counts as 1.
-    public init(maxConcurrent: Int? = nil, agingThreshold: Int = 64) {
-        let machine = SchedulerStateMachine<Payload>(
-            limit: maxConcurrent.map { max(1, $0) },
-            agingThreshold: max(1, agingThreshold)
-        )
+    ///     start before it, whatever their priority. At least 1.
+    public convenience init(maxConcurrent: Int? = nil, agingThreshold: Int = 64) throws(SchedulerError) {
+        if let maxConcurrent, maxConcurrent < 1 { throw .invalidConfiguration("maxConcurrent", maxConcurrent) }
+        if agingThreshold < 1 { throw .invalidConfiguration("agingThreshold", agingThreshold) }
+        self.init(validatedMaxConcurrent: maxConcurrent, agingThreshold: agingThreshold)
+    }
+
+    /// A scheduler whose counts were checked already (a gate's, by its configuration).
+    init(validatedMaxConcurrent maxConcurrent: Int?, agingThreshold: Int) {
+        let machine = SchedulerStateMachine<Payload>(limit: maxConcurrent, agingThreshold: agingThreshold)
         state = Lock(State(machine: machine))
     }
 

@@ -4,6 +4,12 @@ extension RequestGate {
         await storage.scheduler.queued(atLeast: count)
     }
 
+    /// Test hook: suspends until at least `count` requests (or ``refresh()`` callers) are
+    /// parked behind a refresh; returns at once when its task is cancelled.
+    package func parkedRequests(atLeast count: Int) async {
+        await storage.parkedRequests(atLeast: count)
+    }
+
     /// Test hook: suspends until no attempt and no refresh runs or waits for a slot.
     package func whenIdle() async throws {
         try await storage.scheduler.whenIdle()

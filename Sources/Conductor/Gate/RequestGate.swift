@@ -7,9 +7,10 @@ import Tracing
 /// moment, refreshing it once however many requests notice.
 ///
 /// ```swift
-/// let gate = RequestGate<String>(
+/// let gate = try RequestGate<Token>(
 ///     transport: URLSessionTransport(),
-///     authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+///     authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token.value)" },
+///     requiresRefresh: { token, now in token.expires < now + .seconds(30) },  // optional
 ///     refresh: { _ in try await auth.fetchToken() }   // must not go through this gate
 /// )
 /// let feed = try await gate.send(HTTPRequest(method: .get, scheme: "https", authority: host, path: "/feed"),
@@ -31,15 +32,23 @@ import Tracing
 /// cancel a running refresh. A request sent with ``RequestAuthorization/anonymous`` carries
 /// no credential at all.
 ///
+/// A credential the app knows to be stale need not be sent to learn it: with `requiresRefresh`,
+/// the first request that finds it stale starts the refresh before sending, and the others park
+/// behind it as after a rejection. ``refresh()`` starts one with no request at all.
+///
 /// Retries share one budget per request (``GateConfiguration/maxAttempts``), back off
-/// exponentially with jitter, honour `Retry-After` up to a cap, and never replay a streamed body;
-/// ``GateConfiguration/refreshWindow`` bounds refreshes across requests.
+/// exponentially with jitter, honour `Retry-After` up to a cap, and never replay a streamed body.
+/// Failures are retried only where that is safe — idempotent requests, transient transport
+/// errors — unless a request's ``RequestRetryPolicy`` says otherwise.
+/// ``GateConfiguration/refreshWindow`` bounds refreshes across requests (5 in 30 seconds
+/// unless set).
 public final class RequestGate<Credential: Sendable>: Sendable {
     let storage: GateStorage
     /// The user's `authorize`, bound to each credential the gate takes (``signIn(_:)``).
     private let authorize: @Sendable (inout HTTPRequest, Credential) -> Void
 
-    /// Creates a gate.
+    /// Creates a gate, or throws ``GateError`` naming the first field of `configuration` that is
+    /// out of range (``GateError/Code/negativeDuration``, ``GateError/Code/invalidConfiguration``).
     ///
     /// - Parameters:
     ///   - transport: sends the requests.
@@ -51,28 +60,39 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     ///     deadline and window); `ContinuousClock` by default.
     ///   - logger: receives every event, with its facts as metadata (``GateEvent/log(to:)``);
     ///     nothing is logged without one.
-    ///   - authorize: adds the credential to a request (the seed's "build header"); runs
-    ///     for every attempt, with the credential current when the attempt starts.
+    ///   - authorize: adds the credential to a request (an `Authorization` header field, say);
+    ///     runs for every attempt, with the credential current when the attempt starts.
     ///   - classify: reads a response; ``ResponseVerdict/standard(for:)`` by default.
+    ///   - requiresRefresh: judges the current credential before each send, given the time on
+    ///     `clock` (so a test's manual clock drives it): `true` refreshes it first, as a rejection
+    ///     would, without sending the stale one. `nil` (the default) sends whatever is current
+    ///     and learns of expiry from the server. Called outside every gate lock.
     ///   - refresh: fetches a new credential, given the one being replaced. It runs in a task
     ///     of its own, within ``GateConfiguration/refreshTimeout``; it is cancelled by
     ///     ``signIn(_:)``, ``signOut()`` and ``shutdown()``, and must not send through this
     ///     gate (send the login call with ``RequestAuthorization/anonymous`` instead).
-    public init(
+    public init<GateClock: Clock<Duration>>(
         transport: some GateTransport,
         credential: Credential? = nil,
         configuration: GateConfiguration = GateConfiguration(),
         cache: (any ResponseCache)? = nil,
-        clock: some Clock<Duration> = ContinuousClock(),
+        clock: GateClock = ContinuousClock(),
         logger: Logger? = nil,
         authorize: @escaping @Sendable (inout HTTPRequest, Credential) -> Void,
         classify: @escaping @Sendable (HTTPResponse) -> ResponseVerdict = ResponseVerdict.standard(for:),
+        requiresRefresh: (@Sendable (Credential, GateClock.Instant) -> Bool)? = nil,
         refresh: @escaping @Sendable (Credential?) async throws -> Credential
-    ) {
+    ) throws(GateError) {
+        try configuration.validate()
         self.authorize = authorize
+        var isStale: (@Sendable (ErasedCredential) -> Bool)?
+        if let requiresRefresh {
+            isStale = { @Sendable credential in requiresRefresh(credential.value(as: Credential.self), clock.now) }
+        }
         storage = GateStorage(
             transport: transport, credential: credential.map { ErasedCredential($0, authorize: authorize) },
             configuration: configuration, cache: cache, clock: ClockSource(clock), logger: logger, classify: classify,
+            isStale: isStale,
             refresh: { old in
                 ErasedCredential(try await refresh(old?.value(as: Credential.self)), authorize: authorize)
             })
@@ -107,8 +127,11 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     ///     the deadline of the request that started it. Zero times out at once; a negative
     ///     timeout is rejected before anything is sent.
     ///   - authorization: ``RequestAuthorization/anonymous`` sends without the credential.
+    ///   - retry: which failures may be answered by sending again, and how many sends the
+    ///     request gets: by default only idempotent requests are retried (see
+    ///     ``RequestRetryPolicy``). A shared flight keeps the policy of the request that started it.
     /// - Throws: ``GateError``: ``GateError/Code/negativeDuration`` at once for a negative
-    ///   `timeout` or a negative duration in the ``GateConfiguration``;
+    ///   `timeout`; ``GateError/Code/invalidConfiguration`` for a `retry` of fewer than 1 attempt;
     ///   ``GateError/Code/signedOut`` at once after ``signOut()`` for a request that needs the
     ///   credential; cancelling the calling task ends the call at once with
     ///   ``GateError/Code/cancelled`` (a shared flight goes on for its other callers).
@@ -118,14 +141,15 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         priority: PriorityScheduler.Priority = .default,
         coalescingKey: String? = nil,
         timeout: Duration? = nil,
-        authorization: RequestAuthorization = .required
+        authorization: RequestAuthorization = .required,
+        retry: RequestRetryPolicy = .automatic
     ) async throws(GateError) -> GateResponse {
         guard let instruments = storage.instruments,
             let trace = instruments.startRequest(request, name: GateStorage.name(of: request), priority: priority)
         else {
             return try await storage.send(
                 request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
-                authorization: authorization)
+                authorization: authorization, retry: retry)
         }
         // The request's span is the flight's `ServiceContext.current` (its task copies it), so
         // the transport's request carries it and a refresh it starts is its child.
@@ -135,13 +159,38 @@ public final class RequestGate<Credential: Sendable>: Sendable {
                 return .success(
                     try await storage.send(
                         request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
-                        authorization: authorization, trace: trace))
+                        authorization: authorization, retry: retry, trace: trace))
             } catch {
                 return .failure(error)
             }
         }
         instruments.end(trace, result)
         return try result.get()
+    }
+
+    /// Refreshes the credential now, without sending anything — for an app coming back from the
+    /// background, or a screen that must not start with a credential about to expire — and
+    /// returns the version current when the refresh ended.
+    ///
+    /// ```swift
+    /// func sceneWillEnterForeground() async {
+    ///     do { try await gate.refresh() } catch where error.code == .refreshFailed { showLogin() } catch {}
+    /// }
+    /// ```
+    ///
+    /// A refresh running already is joined, not repeated. Requests that need the credential
+    /// park behind this one as behind any refresh; it counts against
+    /// ``GateConfiguration/refreshWindow`` and keeps ``GateConfiguration/refreshTimeout``.
+    /// Emits ``GateEvent/refreshStarted(fromVersion:request:)`` with no request.
+    ///
+    /// - Throws: ``GateError``: ``GateError/Code/refreshFailed`` (with the refresh's error as
+    ///   ``GateError/underlyingError``), ``GateError/Code/refreshTimedOut``,
+    ///   ``GateError/Code/refreshWindowExceeded``, ``GateError/Code/signedOut`` after
+    ///   ``signOut()``, ``GateError/Code/shutDown``; ``GateError/Code/cancelled`` when the calling
+    ///   task is cancelled (the refresh goes on for whoever else waits).
+    @discardableResult
+    public func refresh() async throws(GateError) -> Int {
+        try await storage.refreshNow()
     }
 
     /// Makes `credential` current, as a new version (the user logged in again, or the app got

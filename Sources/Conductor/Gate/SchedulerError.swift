@@ -13,13 +13,15 @@ public struct SchedulerError: Error, Hashable, Sendable, CustomStringConvertible
     /// What went wrong. New codes may be added, so a `switch` should have a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
-            case shutDown
+            case shutDown, invalidConfiguration
         }
 
         fileprivate let kind: Kind
 
         /// The scheduler was shut down before the work started.
         public static let shutDown = Code(kind: .shutDown)
+        /// A count given to ``PriorityScheduler/init(maxConcurrent:agingThreshold:)`` is below 1.
+        public static let invalidConfiguration = Code(kind: .invalidConfiguration)
 
         public var description: String { "\(kind)" }
     }
@@ -38,5 +40,9 @@ public struct SchedulerError: Error, Hashable, Sendable, CustomStringConvertible
 
     static func shutDown() -> SchedulerError {
         SchedulerError(.shutDown, "the scheduler is shut down")
+    }
+
+    static func invalidConfiguration(_ parameter: String, _ value: Int) -> SchedulerError {
+        SchedulerError(.invalidConfiguration, "PriorityScheduler's \(parameter) must be at least 1 (got \(value))")
     }
 }

@@ -106,8 +106,8 @@ import Testing
     static func gate(
         _ configuration: GateConfiguration,
         transport: MemoryTransport = MemoryTransport(validToken: "t0")
-    ) -> RequestGate<String> {
-        RequestGate(
+    ) throws(GateError) -> RequestGate<String> {
+        try RequestGate(
             transport: transport, credential: "t0", configuration: configuration, clock: ManualClock(),
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
             refresh: { _ in "t1" })
@@ -122,23 +122,18 @@ import Testing
         (GateConfiguration(maxBackoff: .seconds(-30)), "GateConfiguration.maxBackoff", "-30.0 seconds"),
         (GateConfiguration(maxRetryAfter: .seconds(-1)), "GateConfiguration.maxRetryAfter", "-1.0 seconds"),
     ])
-    func aNegativeGateDurationFailsEverySendAtOnce(
+    func aNegativeGateDurationIsRefusedWhenTheGateIsMade(
         configuration: GateConfiguration, parameter: String, value: String
-    ) async throws {
-        let transport = MemoryTransport(validToken: "t0")
-        let gate = Self.gate(configuration, transport: transport)
-        for _ in 0..<2 {
-            let error = await #expect(throws: GateError.self) { try await gate.send(Self.feed) }
-            #expect(error?.code == .negativeDuration)
-            #expect(error?.message == "GET /feed: \(parameter) is negative (\(value))")
-            #expect(error?.request == "GET /feed")
-        }
-        #expect(transport.sends.isEmpty)
+    ) throws {
+        let error = #expect(throws: GateError.self) { try Self.gate(configuration) }
+        #expect(error?.code == .negativeDuration)
+        #expect(error?.message == "\(parameter) is negative (\(value))")
+        #expect(error?.request == nil)
     }
 
     @Test func aNegativeRequestTimeoutFailsThatSendAtOnce() async throws {
         let transport = MemoryTransport(validToken: "t0")
-        let gate = Self.gate(GateConfiguration(), transport: transport)
+        let gate = try Self.gate(GateConfiguration(), transport: transport)
         let error = await #expect(throws: GateError.self) { try await gate.send(Self.feed, timeout: .seconds(-1)) }
         #expect(error?.code == .negativeDuration)
         #expect(error?.message == "GET /feed: timeout is negative (-1.0 seconds)")
@@ -147,15 +142,30 @@ import Testing
         #expect(response.response.status == .ok)
     }
 
-    // MARK: - Setters clamp like initializers
+    // MARK: - Nothing is clamped silently
 
-    @Test func maxAttemptsSetBelowOneReadsBackAsOne() {
+    /// A configuration keeps what it is given, whether through its initializer or a setter;
+    /// the gate refuses it where it is made, naming the field (it was clamped to 1 before).
+    @Test func maxAttemptsBelowOneIsKeptAndRefusedByTheGate() {
         var configuration = GateConfiguration(maxAttempts: -9)
-        #expect(configuration.maxAttempts == 1)
-        configuration.maxAttempts = 4
-        #expect(configuration.maxAttempts == 4)
-        configuration.maxAttempts = -9
-        #expect(configuration.maxAttempts == 1)
+        #expect(configuration.maxAttempts == -9)
+        configuration.maxAttempts = 0
+        #expect(configuration.maxAttempts == 0)
+        let error = #expect(throws: GateError.self) { try Self.gate(configuration) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message == "GateConfiguration.maxAttempts must be at least 1 (got 0)")
+    }
+
+    /// A request's own attempt budget is checked where it is given: that send fails at once.
+    @Test func aRetryPolicyOfNoAttemptsFailsThatSendAtOnce() async throws {
+        let transport = MemoryTransport(validToken: "t0")
+        let gate = try Self.gate(GateConfiguration(), transport: transport)
+        let error = await #expect(throws: GateError.self) {
+            try await gate.send(Self.feed, retry: .always(maxAttempts: 0))
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message == "GET /feed: RequestRetryPolicy.maxAttempts must be at least 1 (got 0)")
+        #expect(transport.sends.isEmpty)
     }
 
     @Test func aTimelineWidthSetBelowTenReadsBackAsTen() {

@@ -271,10 +271,10 @@ import Testing
             clock: ManualClock = ManualClock(),
             maxAttempts: Int = 3,
             refresh: @escaping @Sendable (String?) async throws -> String = { _ in throw Offline() }
-        ) -> RequestGate<String> {
+        ) throws(GateError) -> RequestGate<String> {
             var configuration = GateConfiguration(jitterSeed: 1)
             configuration.maxAttempts = maxAttempts
-            return RequestGate(
+            return try RequestGate(
                 transport: transport,
                 credential: credential,
                 configuration: configuration,
@@ -285,7 +285,7 @@ import Testing
         }
 
         @Test func gateRefreshFailed() async throws {
-            let gate = Self.makeGate(MemoryTransport(validToken: nil), credential: nil)
+            let gate = try Self.makeGate(MemoryTransport(validToken: nil), credential: nil)
             let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
             #expect(error?.code == .refreshFailed)
             #expect(error?.message == "GET /feed: the credential refresh failed: Offline()")
@@ -295,7 +295,7 @@ import Testing
         @Test func gateRetriesExhausted() async throws {
             let transport = MemoryTransport(validToken: "t0")
             transport.state.withLock { $0.script = [.serviceUnavailable] }
-            let gate = Self.makeGate(transport, maxAttempts: 1)
+            let gate = try Self.makeGate(transport, maxAttempts: 1)
             let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
             #expect(error?.code == .retriesExhausted)
             #expect(error?.message == "GET /feed: gave up after 1 attempt(s); last: status 503")
@@ -304,7 +304,7 @@ import Testing
 
         @Test func gateRefreshTimedOut() async throws {
             let clock = ManualClock()
-            let gate = Self.makeGate(
+            let gate = try Self.makeGate(
                 MemoryTransport(validToken: nil), credential: nil, clock: clock,
                 refresh: { _ in
                     try await Task.sleep(for: .seconds(3600))
@@ -322,7 +322,7 @@ import Testing
         @Test func gateRefreshWindowExceeded() async throws {
             var configuration = GateConfiguration(jitterSeed: 1)
             configuration.refreshWindow = .init(maxRefreshes: 1, period: .seconds(30))
-            let gate = RequestGate<String>(
+            let gate = try RequestGate<String>(
                 transport: MemoryTransport(validToken: nil), credential: "t0", configuration: configuration,
                 clock: ManualClock(),
                 authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
@@ -331,13 +331,13 @@ import Testing
             #expect(error?.code == .refreshWindowExceeded)
             #expect(
                 error?.message
-                    == "GET /feed: the credential was rejected again after 1 refresh(es) within 30.0 seconds; "
+                    == "GET /feed: the credential needs a refresh again after 1 refresh(es) within 30.0 seconds; "
                     + "no further refresh is allowed until the oldest leaves the window")
             #expect(error?.status == 401)
         }
 
         @Test func gateSignedOut() async throws {
-            let gate = Self.makeGate(MemoryTransport(validToken: "t0"))
+            let gate = try Self.makeGate(MemoryTransport(validToken: "t0"))
             gate.signOut()
             let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
             #expect(error?.code == .signedOut)
@@ -346,7 +346,7 @@ import Testing
         }
 
         @Test func gateShutDown() async throws {
-            let gate = Self.makeGate(MemoryTransport(validToken: "t0"))
+            let gate = try Self.makeGate(MemoryTransport(validToken: "t0"))
             gate.shutdown()
             let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
             #expect(error?.code == .shutDown)
@@ -357,7 +357,7 @@ import Testing
         // MARK: SchedulerError
 
         @Test func schedulerShutDown() async throws {
-            let scheduler = PriorityScheduler()
+            let scheduler = try PriorityScheduler()
             scheduler.shutdown()
             let submitted = try #require(throws: SchedulerError.self) { try scheduler.submit {} }
             #expect(submitted.code == .shutDown)
@@ -368,7 +368,7 @@ import Testing
 
         @Test func gateCancelled() async throws {
             let refreshing = Latch()
-            let gate = Self.makeGate(
+            let gate = try Self.makeGate(
                 MemoryTransport(validToken: nil),
                 credential: nil,
                 refresh: { _ in
@@ -390,7 +390,7 @@ import Testing
         @Test func gateTransport() async throws {
             let transport = MemoryTransport(validToken: "t0")
             transport.state.withLock { $0.failuresToThrow = 1 }
-            let gate = Self.makeGate(transport, maxAttempts: 1)
+            let gate = try Self.makeGate(transport, maxAttempts: 1)
             let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
             #expect(error?.code == .transport)
             #expect(error?.message == "GET /feed: transport failed after 1 attempt(s): TransportDown()")
@@ -399,7 +399,7 @@ import Testing
         @Test func gateTimedOut() async throws {
             let clock = ManualClock()
             let refreshing = Latch()
-            let gate = Self.makeGate(
+            let gate = try Self.makeGate(
                 MemoryTransport(validToken: nil),
                 credential: nil,
                 clock: clock,
@@ -422,7 +422,7 @@ import Testing
         @Test func gateRejected() async throws {
             let transport = MemoryTransport(validToken: "t0")
             transport.state.withLock { $0.script = [.notFound] }
-            let gate = Self.makeGate(transport)
+            let gate = try Self.makeGate(transport)
             let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed?page=2")) }
             #expect(error?.code == .rejected)
             #expect(error?.message == "GET /feed: the response (status 404) was classified as a failure")
@@ -432,7 +432,7 @@ import Testing
         @Test func gateBodyNotReplayable() async throws {
             let transport = MemoryTransport(validToken: "t0")
             transport.state.withLock { $0.script = [.serviceUnavailable] }
-            let gate = Self.makeGate(transport)
+            let gate = try Self.makeGate(transport)
             let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
             continuation.finish()
             let error = await #expect(throws: GateError.self) {
@@ -443,19 +443,34 @@ import Testing
             #expect(error?.status == 503)
         }
 
+        @Test func gateInvalidConfiguration() async throws {
+            var configuration = GateConfiguration()
+            configuration.maxAttempts = 0
+            let error = #expect(throws: GateError.self) {
+                try RequestGate<String>(
+                    transport: MemoryTransport(validToken: "t0"), configuration: configuration,
+                    authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+                    refresh: { _ in "t1" })
+            }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.message == "GateConfiguration.maxAttempts must be at least 1 (got 0)")
+            #expect(error?.request == nil)
+        }
+
         @Test func gateNegativeDuration() async throws {
             let transport = MemoryTransport(validToken: "t0")
-            let gate = RequestGate<String>(
-                transport: transport, credential: "t0", configuration: GateConfiguration(requestTimeout: .seconds(-1)),
-                clock: ManualClock(),
-                authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
-                refresh: { _ in "t1" })
-            let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
+            let error = #expect(throws: GateError.self) {
+                try RequestGate<String>(
+                    transport: transport, credential: "t0",
+                    configuration: GateConfiguration(requestTimeout: .seconds(-1)), clock: ManualClock(),
+                    authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+                    refresh: { _ in "t1" })
+            }
             #expect(error?.code == .negativeDuration)
-            #expect(error?.message == "GET /feed: GateConfiguration.requestTimeout is negative (-1.0 seconds)")
-            #expect(error?.request == "GET /feed")
+            #expect(error?.message == "GateConfiguration.requestTimeout is negative (-1.0 seconds)")
+            #expect(error?.request == nil)
 
-            let healthy = Self.makeGate(transport)
+            let healthy = try Self.makeGate(transport)
             let request = await #expect(throws: GateError.self) {
                 try await healthy.send(Self.get("/feed"), timeout: .seconds(-1))
             }

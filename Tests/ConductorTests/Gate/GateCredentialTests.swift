@@ -16,10 +16,10 @@ struct GateCredentialTests {
         clock: ManualClock = ManualClock(),
         configure: (inout GateConfiguration) -> Void = { _ in },
         refresh: (@Sendable (String?) async throws -> String)? = nil
-    ) -> RequestGate<String> {
+    ) throws(GateError) -> RequestGate<String> {
         var configuration = GateConfiguration(jitterSeed: 1, eventRetention: 100_000)
         configure(&configuration)
-        return RequestGateTests.makeGate(
+        return try RequestGateTests.makeGate(
             authority, credential: credential, clock: clock, configuration: configuration, refresh: refresh)
     }
 
@@ -31,7 +31,7 @@ struct GateCredentialTests {
     /// after `refreshStarted`.
     @Test(arguments: 0..<6) func noRequestGoesOutWithTheCredentialBeingReplaced(run: Int) async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
-        let gate = Self.gate(authority, credential: "old") { $0.maxConcurrentRequests = 4 }
+        let gate = try Self.gate(authority, credential: "old") { $0.maxConcurrentRequests = 4 }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<10 { group.addTask { _ = try await gate.send(Self.get("/item/\(index)")) } }
             try await group.waitForAll()
@@ -48,7 +48,7 @@ struct GateCredentialTests {
 
     @Test func refreshStartedNamesTheRequestWhoseRejectionStartedIt() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
-        let gate = Self.gate(authority, credential: "old")
+        let gate = try Self.gate(authority, credential: "old")
         _ = try await gate.send(Self.get("/feed"))
         let started = gate.recordedEvents.compactMap { event -> UInt64? in
             if case .refreshStarted(1, let request) = event { request } else { nil }
@@ -61,7 +61,7 @@ struct GateCredentialTests {
     @Test func anAttemptWaitingForASlotIsAnEvent() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
         let (released, release) = AsyncStream<Void>.makeStream()
-        let gate = Self.gate(
+        let gate = try Self.gate(
             authority,
             refresh: { _ in
                 for await _ in released { break }
@@ -90,7 +90,7 @@ struct GateCredentialTests {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
         let (started, refreshStarted) = AsyncStream<Void>.makeStream()
         let (ended, refreshEnded) = AsyncStream<Bool>.makeStream()
-        let gate = Self.gate(
+        let gate = try Self.gate(
             authority, credential: "old",
             refresh: { _ in
                 refreshStarted.yield()
@@ -118,7 +118,7 @@ struct GateCredentialTests {
     @Test func signOutFailsParkedRequestsOnceAndLaterOnesAtOnceButNotAnonymousOnes() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
         let (started, refreshStarted) = AsyncStream<Void>.makeStream()
-        let gate = Self.gate(
+        let gate = try Self.gate(
             authority, credential: "old",
             refresh: { _ in
                 refreshStarted.yield()
@@ -158,7 +158,7 @@ struct GateCredentialTests {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
         let (started, refreshStarted) = AsyncStream<Void>.makeStream()
         let (ended, refreshEnded) = AsyncStream<Bool>.makeStream()
-        let gate = Self.gate(
+        let gate = try Self.gate(
             authority, credential: "old",
             refresh: { _ in
                 refreshStarted.yield()
@@ -186,7 +186,7 @@ struct GateCredentialTests {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
         let clock = ManualClock()
         let refreshes = Atomic(0)
-        let gate = Self.gate(
+        let gate = try Self.gate(
             authority, credential: "t0", clock: clock,
             configure: {
                 $0.maxAttempts = 10
@@ -198,7 +198,7 @@ struct GateCredentialTests {
             #expect(error?.code == .refreshWindowExceeded)
             #expect(
                 error?.message
-                    == "GET /\(index): the credential was rejected again after 2 refresh(es) within 60.0 seconds; "
+                    == "GET /\(index): the credential needs a refresh again after 2 refresh(es) within 60.0 seconds; "
                     + "no further refresh is allowed until the oldest leaves the window")
         }
         #expect(refreshes.load(ordering: .relaxed) == 2)

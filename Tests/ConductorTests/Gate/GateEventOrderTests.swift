@@ -8,7 +8,7 @@ import Testing
     @Test func aRequestsFinalEventIsJournaledBeforeItsCallerReturns() async throws {
         for index in 0..<200 {
             let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
-            let gate = RequestGateTests.makeGate(authority)
+            let gate = try RequestGateTests.makeGate(authority)
             _ = try await gate.send(RequestGateTests.get("/item/\(index)"))
             let ended = gate.recordedEvents.contains { event in
                 if case .success = event { return true }

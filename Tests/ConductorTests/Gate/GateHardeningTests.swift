@@ -21,7 +21,7 @@ struct GateHardeningTests {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "t0"))
         let held = Latch()
         let transport = HeldTransport(base: authority.transport, latch: held)
-        let gate = RequestGate<String>(
+        let gate = try RequestGate<String>(
             transport: transport,
             credential: "t0",
             configuration: GateConfiguration(maxConcurrentRequests: 1, jitterSeed: 1, eventRetention: 1_000),
@@ -62,7 +62,7 @@ struct GateHardeningTests {
     @Test func aRequestParkedBehindAHangingRefreshEndsWithTimedOutAtItsDeadline() async throws {
         let clock = ManualClock()
         let refreshRelease = Latch()
-        let gate = RequestGate<String>(
+        let gate = try RequestGate<String>(
             transport: MemoryTransport(validToken: nil),
             credential: nil,
             configuration: GateConfiguration(refreshTimeout: .seconds(30), jitterSeed: 1),
@@ -92,7 +92,7 @@ struct GateHardeningTests {
         let clock = ManualClock()
         let held = Latch()
         let transport = HeldTransport(base: MemoryTransport(validToken: "t0"), latch: held)
-        let gate = RequestGate<String>(
+        let gate = try RequestGate<String>(
             transport: transport,
             credential: "t0",
             configuration: GateConfiguration(jitterSeed: 1),
@@ -123,7 +123,7 @@ struct GateHardeningTests {
         let cache = MemoryCache()
         let held = Latch()
         let transport = HeldTransport(base: authority.transport, latch: held, holdingPaths: ["/feed"])
-        let gate = RequestGate<String>(
+        let gate = try RequestGate<String>(
             transport: transport,
             credential: "t0",
             configuration: GateConfiguration(jitterSeed: 1),
@@ -146,7 +146,7 @@ struct GateHardeningTests {
         let clock = ManualClock()
         let held = Latch()
         let transport = HeldTransport(base: MemoryTransport(validToken: "t0"), latch: held)
-        let gate = RequestGate<String>(
+        let gate = try RequestGate<String>(
             transport: transport,
             credential: "t0",
             configuration: GateConfiguration(requestTimeout: .seconds(3), jitterSeed: 1),
@@ -166,7 +166,7 @@ struct GateHardeningTests {
     // MARK: - Scheduler: whenIdle, escalation, misuse
 
     @Test func whenIdleThrowsCancellationErrorAtOnceWhenItsTaskIsCancelled() async throws {
-        let scheduler = PriorityScheduler(maxConcurrent: 1)
+        let scheduler = try PriorityScheduler(maxConcurrent: 1)
         let latch = Latch()
         let started = Latch()
         let running = Task {
@@ -185,7 +185,7 @@ struct GateHardeningTests {
     }
 
     @Test func runAndSubmitOnAShutDownSchedulerThrowShutDown() async throws {
-        let scheduler = PriorityScheduler()
+        let scheduler = try PriorityScheduler()
         scheduler.shutdown()
         let error = await #expect(throws: SchedulerError.self) { try await scheduler.run { 1 } }
         #expect(error?.code == .shutDown)
@@ -199,7 +199,7 @@ struct GateHardeningTests {
     }
 
     @Test func aHigherPriorityCallerRaisesAQueuedCoalescedFlight() async throws {
-        let scheduler = PriorityScheduler(maxConcurrent: 1)
+        let scheduler = try PriorityScheduler(maxConcurrent: 1)
         let latch = Latch()
         let order = Recorder<String>()
         let started = Latch()
@@ -254,7 +254,7 @@ struct GateHardeningTests {
         authority.transport.state.withLock { $0.script = [.tooManyRequests] }
         var configuration = GateConfiguration(jitterSeed: 1)
         configuration.maxRetryAfter = .seconds(2)
-        let gate = RequestGateTests.makeGate(authority, credential: "t0", configuration: configuration)
+        let gate = try RequestGateTests.makeGate(authority, credential: "t0", configuration: configuration)
         let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
         #expect(error?.code == .retriesExhausted)
         #expect(error?.status == 429)

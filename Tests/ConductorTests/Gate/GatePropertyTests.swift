@@ -12,6 +12,11 @@ import Testing
 struct GatePropertyTests {
     static let seeds = StressConfiguration.seeds(default: 40, base: 0x6A7E_0001)
 
+    /// When the property test's judge calls token `tN` stale: N × 800 ms + 300 ms.
+    static func expiry(of token: String) -> Duration {
+        .milliseconds(300 + 800 * (Int(String(token.dropFirst())) ?? 0))
+    }
+
     @Test(arguments: seeds)
     func invariantsHoldUnderRandomFaults(seed: UInt64) async throws {
         var generator = SeededGenerator(seed: seed)
@@ -31,12 +36,27 @@ struct GatePropertyTests {
             eventRetention: 1_000_000
         )
         configuration.agingThreshold = 4
-        let gate = RequestGate<String>(
+        // Every other seed keeps the default refresh window; the rest refresh without bound, so
+        // the invariants are checked on every refresh a rejection asks for.
+        let windowed = seed % 2 == 0
+        if !windowed { configuration.refreshWindow = nil }
+        // One seed in three judges the credential before each send: token `tN` is stale from
+        // N × 800 ms + 300 ms on (`t0` from 300 ms), so refreshes start before sending too,
+        // racing the ones rejections start. Another one in three also asks for refreshes with
+        // no request, from callers of their own.
+        let judges = seed % 3 == 1
+        let asksForRefreshes = seed % 3 == 2
+        var judge: (@Sendable (String, ManualClock.Instant) -> Bool)?
+        if judges {
+            judge = { token, now in now.offset >= GatePropertyTests.expiry(of: token) }
+        }
+        let gate = try RequestGate<String>(
             transport: transport,
             credential: scenario.startsWithCredential ? "t0" : nil,
             configuration: configuration,
             clock: clock,
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            requiresRefresh: judge,
             refresh: { _ in try await transport.refresh() }
         )
         let ledger = OutcomeLedger<Int>()
@@ -62,6 +82,13 @@ struct GatePropertyTests {
                 }
             }
             callers.append(caller)
+            if asksForRefreshes && index % 4 == 0 {
+                callers.append(
+                    Task {
+                        guard (try? await clock.sleep(until: .init(offset: request.arrival))) != nil else { return }
+                        _ = try? await gate.refresh()
+                    })
+            }
             if let cancelAt = request.cancelAt {
                 callers.append(
                     Task {
@@ -80,11 +107,11 @@ struct GatePropertyTests {
 
         // Every caller returned (or the driver would still be waiting) and ended exactly once.
         for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }
-        let allowed: Set<String> = [
+        let allowed = Set<String>([
             "status 200", "cancelled before sending", "\(GateError.Code.refreshFailed)",
             "\(GateError.Code.retriesExhausted)", "\(GateError.Code.cancelled)", "\(GateError.Code.transport)",
             "\(GateError.Code.timedOut)",
-        ]
+        ]).union(windowed ? ["\(GateError.Code.refreshWindowExceeded)"] : [])
         for index in scenario.requests.indices {
             let outcome = ledger.outcome(of: index) ?? "none"
             #expect(allowed.contains(outcome), "seed \(seed): request \(index) ended with \(outcome)")

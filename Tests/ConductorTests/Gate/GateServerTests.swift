@@ -10,12 +10,12 @@ import Testing
         _ server: TokenServer,
         credential: String? = "stale",
         maxConcurrent: Int? = nil
-    ) -> RequestGate<String> {
+    ) throws(GateError) -> RequestGate<String> {
         let transport = URLSessionTransport()
         let authority = server.authority
         var configuration = GateConfiguration(maxConcurrentRequests: maxConcurrent, jitterSeed: 7)
         configuration.eventRetention = 10_000
-        return RequestGate(
+        return try RequestGate(
             transport: transport,
             credential: credential,
             configuration: configuration,
@@ -39,7 +39,7 @@ import Testing
     @Test func hundredConcurrentRequestsOnAnExpiredTokenRefreshOnceAndAllSucceed() async throws {
         let server = try await TokenServer.start()
         server.releaseHeld()
-        let gate = Self.makeGate(server)
+        let gate = try Self.makeGate(server)
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<100 {
                 group.addTask {
@@ -62,7 +62,7 @@ import Testing
         let server = try await TokenServer.start()
         server.releaseHeld()
         server.setFailRefresh(true)
-        let gate = Self.makeGate(server)
+        let gate = try Self.makeGate(server)
         let codes = await withTaskGroup(of: GateError.Code?.self) { group in
             for index in 0..<100 {
                 group.addTask {
@@ -89,7 +89,7 @@ import Testing
     /// OkHttp's deadlock: requests filling the concurrency limit must not keep the refresh out.
     @Test func uniqueRefreshRunsWhileTheConcurrencyLimitIsFullOfWaitingRequests() async throws {
         let server = try await TokenServer.start()
-        let gate = Self.makeGate(server, credential: nil, maxConcurrent: 2)
+        let gate = try Self.makeGate(server, credential: nil, maxConcurrent: 2)
         // Get t1 first, then make the two slots busy with held requests and queue ten more.
         _ = try await gate.send(Self.request(server, "/data/warm-up", tag: "warm-up"))
         let results = Task {
@@ -116,7 +116,7 @@ import Testing
 
     @Test func queuedRequestsDrainInPriorityOrder() async throws {
         let server = try await TokenServer.start()
-        let gate = Self.makeGate(server, credential: nil, maxConcurrent: 1)
+        let gate = try Self.makeGate(server, credential: nil, maxConcurrent: 1)
         _ = try await gate.send(Self.request(server, "/data/warm-up", tag: "warm-up"))
         let blocker = Task { try await gate.send(Self.request(server, "/data/held-blocker", tag: "blocker")) }
         await server.held(atLeast: 1)
@@ -139,7 +139,7 @@ import Testing
 
     @Test func fiftyIdenticalRequestsCoalesceIntoOneServerHit() async throws {
         let server = try await TokenServer.start()
-        let gate = Self.makeGate(server, credential: nil)
+        let gate = try Self.makeGate(server, credential: nil)
         _ = try await gate.send(Self.request(server, "/data/warm-up", tag: "warm-up"))
         let joined = Task {
             var count = 0

@@ -28,7 +28,7 @@ struct GateSessionPropertyTests {
         let clock = ManualClock()
         let server = SessionServer(
             seed: seed, rates: script.rates, clock: clock, initialToken: script.startsSignedIn ? "s0" : nil)
-        let gate = RequestGate<String>(
+        let gate = try RequestGate<String>(
             transport: server,
             credential: script.startsSignedIn ? "s0" : nil,
             configuration: GateConfiguration(
@@ -189,7 +189,8 @@ enum SessionChecks {
         for event in events {
             switch event {
             case .redirect(let id, _) where anonymousIDs.contains(id),
-                .refreshStarted(_, let id) where anonymousIDs.contains(id),
+                .parked(let id, _) where anonymousIDs.contains(id),
+                .refreshStarted(_, let id?) where anonymousIDs.contains(id),
                 .failure(let id, _) where anonymousIDs.contains(id):
                 Issue.record("\(context): anonymous request #\(id): \(event)", sourceLocation: sourceLocation)
             case .running(let id, _, let version) where anonymousIDs.contains(id) && version != 0:

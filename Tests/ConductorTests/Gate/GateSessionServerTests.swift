@@ -44,7 +44,7 @@ struct GateSessionServerTests {
             jitterSeed: seed,
             eventRetention: 100_000
         )
-        let (gate, finishSession) = server.gate(configuration)
+        let (gate, finishSession) = try server.gate(configuration)
         defer { finishSession() }
         let steps: [Step] = (0..<Int.random(in: 16...28, using: &generator)).map { _ in
             switch Int.random(in: 0..<20, using: &generator) {

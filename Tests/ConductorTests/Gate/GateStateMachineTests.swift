@@ -234,7 +234,7 @@ import Testing
             Issue.record("expected an anonymous send")
             return
         }
-        guard case .discard = machine.refreshFailed(flight, .refreshFailed(reason: "late")) else {
+        guard case .discard = machine.refreshFailed(flight, .refreshFailed(RefreshError(error: Late()))) else {
             Issue.record("expected a discard")
             return
         }
@@ -332,3 +332,5 @@ import Testing
         }
     }
 }
+
+private struct Late: Error {}

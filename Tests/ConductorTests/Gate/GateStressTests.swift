@@ -15,7 +15,7 @@ struct GateStressTests {
         for seed in StressConfiguration.seeds(default: 30, base: 0x5C4E_D01E) {
             var generator = SeededGenerator(seed: seed)
             let limit = Int.random(in: 1...3, using: &generator)
-            let scheduler = PriorityScheduler(maxConcurrent: limit, agingThreshold: 3)
+            let scheduler = try PriorityScheduler(maxConcurrent: limit, agingThreshold: 3)
             let ledger = OutcomeLedger<Int>()
             struct Counters {
                 var running = 0
@@ -99,7 +99,7 @@ struct GateStressTests {
             configuration.maxConcurrentRequests =
                 Bool.random(using: &generator) ? nil : Int.random(in: 1...4, using: &generator)
             configuration.maxAttempts = 3
-            let gate = RequestGateTests.makeGate(authority, credential: "stale", configuration: configuration)
+            let gate = try RequestGateTests.makeGate(authority, credential: "stale", configuration: configuration)
             let ledger = OutcomeLedger<Int>()
             let count = 30
             let shutdownAt = Bool.random(using: &generator) ? Int.random(in: 0..<count, using: &generator) : nil

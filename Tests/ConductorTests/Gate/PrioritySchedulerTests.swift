@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func aCancelledQueuedCallerReturnsAtOnceWithoutRunning() async throws {
-        let scheduler = PriorityScheduler(maxConcurrent: 1)
+        let scheduler = try PriorityScheduler(maxConcurrent: 1)
         let (blocker, open) = await Self.holdTheOnlySlot(of: scheduler)
         let ran = Locked(false)
         let queued = Task { try await scheduler.run { ran.withLock { $0 = true } } }
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func shutdownEndsQueuedCallersOnceAndRefusesNewWork() async throws {
-        let scheduler = PriorityScheduler(maxConcurrent: 1)
+        let scheduler = try PriorityScheduler(maxConcurrent: 1)
         let (blocker, open) = await Self.holdTheOnlySlot(of: scheduler)
         let queued = (0..<10).map { _ in Task { try await scheduler.run(priority: .high) {} } }
         await scheduler.queued(atLeast: 10)
@@ -53,7 +53,7 @@ import Testing
     /// Regression: the flight used to be released before every caller had joined it, so a
     /// late caller started a second execution now and then.
     @Test func fiftyCoalescedCallersShareOneExecution() async throws {
-        let scheduler = PriorityScheduler()
+        let scheduler = try PriorityScheduler()
         let runs = Locked(0)
         let (gate, open) = AsyncStream<Void>.makeStream()
         let results = (0..<50).map { _ in
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func cancellingEveryCoalescedCallerCancelsTheWork() async throws {
-        let scheduler = PriorityScheduler()
+        let scheduler = try PriorityScheduler()
         let (started, markStarted) = AsyncStream<Void>.makeStream()
         let (finished, markFinished) = AsyncStream<Bool>.makeStream()
         let callers = (0..<3).map { _ in
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func submittedJobsRunOnAtMostTheLimitOfWorkersAndUniqueRunsAlone() async throws {
-        let scheduler = PriorityScheduler(maxConcurrent: 8)
+        let scheduler = try PriorityScheduler(maxConcurrent: 8)
         struct Counters: Sendable {
             var running = 0
             var peak = 0

@@ -17,8 +17,8 @@ import Testing
         configuration: GateConfiguration = GateConfiguration(jitterSeed: 1, eventRetention: 100_000),
         cache: (any ResponseCache)? = nil,
         refresh: (@Sendable (String?) async throws -> String)? = nil
-    ) -> RequestGate<String> {
-        RequestGate(
+    ) throws(GateError) -> RequestGate<String> {
+        try RequestGate(
             transport: authority.transport,
             credential: credential,
             configuration: configuration,
@@ -33,7 +33,7 @@ import Testing
 
     @Test func aRefreshStormOfTenThousandRequestsRefreshesOnce() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
-        let gate = Self.makeGate(authority, credential: "stale")
+        let gate = try Self.makeGate(authority, credential: "stale")
         let succeeded = try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<10_000 {
                 group.addTask { try await gate.send(Self.get("/item/\(index)")).response.status == .ok }
@@ -47,14 +47,14 @@ import Testing
 
     @Test func theFirstRequestWithoutACredentialRefreshesBeforeSending() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
-        let gate = Self.makeGate(authority)
+        let gate = try Self.makeGate(authority)
         _ = try await gate.send(Self.get("/feed"))
         #expect(authority.transport.sends.map(\.token) == ["t1"])
     }
 
     @Test func requestsAfterARefreshCarryTheNewCredentialAndALaterExpiryRefreshesAgain() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
-        let gate = Self.makeGate(authority)
+        let gate = try Self.makeGate(authority)
         _ = try await gate.send(Self.get("/a"))
         authority.expire()
         _ = try await gate.send(Self.get("/b"))
@@ -65,7 +65,7 @@ import Testing
     @Test func aRefreshThatMissesItsDeadlineFailsTheParkedRequests() async throws {
         let clock = ManualClock()
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
-        let gate = Self.makeGate(
+        let gate = try Self.makeGate(
             authority,
             clock: clock,
             refresh: { _ in
@@ -84,7 +84,7 @@ import Testing
     @Test func aCancelledParkedRequestReturnsAtOnceWhileTheRefreshGoesOnForTheOthers() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
         let (released, release) = AsyncStream<Void>.makeStream()
-        let gate = Self.makeGate(
+        let gate = try Self.makeGate(
             authority,
             refresh: { _ in
                 for await _ in released { break }
@@ -112,7 +112,7 @@ import Testing
         let clock = ManualClock()
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "t0"))
         authority.transport.state.withLock { $0.script = [.tooManyRequests, .serviceUnavailable, .serviceUnavailable] }
-        let gate = Self.makeGate(authority, credential: "t0", clock: clock)
+        let gate = try Self.makeGate(authority, credential: "t0", clock: clock)
         let request = Task { try await gate.send(Self.get("/feed")) }
         await clock.sleepers(atLeast: 1, for: .gateBackoff)
         clock.advance(by: .seconds(3))  // Retry-After: 3
@@ -129,7 +129,7 @@ import Testing
         authority.transport.state.withLock { $0.script = [.tooManyRequests] }
         var configuration = GateConfiguration(jitterSeed: 1)
         configuration.maxRetryAfter = .seconds(2)
-        let gate = Self.makeGate(authority, credential: "t0", configuration: configuration)
+        let gate = try Self.makeGate(authority, credential: "t0", configuration: configuration)
         let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
         #expect(error?.code == .retriesExhausted)
         #expect(authority.transport.sends.count == 1)
@@ -138,7 +138,7 @@ import Testing
     @Test func aStreamedBodyIsNeverSentTwice() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "t0"))
         authority.transport.state.withLock { $0.script = [.serviceUnavailable] }
-        let gate = Self.makeGate(authority, credential: "t0")
+        let gate = try Self.makeGate(authority, credential: "t0")
         let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
         continuation.finish()
         let error = await #expect(throws: GateError.self) {
@@ -154,7 +154,8 @@ import Testing
         let cache = MemoryCache()
         var configuration = GateConfiguration(jitterSeed: 1, eventRetention: 100)
         configuration.maxAttempts = 1
-        let gate = Self.makeGate(authority, credential: "t0", clock: clock, configuration: configuration, cache: cache)
+        let gate = try Self.makeGate(
+            authority, credential: "t0", clock: clock, configuration: configuration, cache: cache)
         let fresh = try await gate.send(Self.get("/feed"))
         #expect(!fresh.isFromCache)
         authority.transport.state.withLock { $0.failuresToThrow = 1 }
@@ -173,7 +174,7 @@ import Testing
     @Test func aRejectedResponseFailsWithItsStatusAndNamesTheRequestWithoutItsQuery() async throws {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "secret"))
         authority.transport.state.withLock { $0.script = [.notFound] }
-        let gate = Self.makeGate(authority, credential: "secret")
+        let gate = try Self.makeGate(authority, credential: "secret")
         let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed?token=secret")) }
         #expect(error?.code == .rejected)
         #expect(error?.message.contains("GET /feed") == true)
@@ -187,7 +188,7 @@ import Testing
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
         let (refreshing, refreshStarted) = AsyncStream<Void>.makeStream()
         let (released, _) = AsyncStream<Void>.makeStream()
-        let gate = Self.makeGate(
+        let gate = try Self.makeGate(
             authority,
             refresh: { _ in
                 refreshStarted.yield()
@@ -224,7 +225,7 @@ import Testing
         var configuration = GateConfiguration(jitterSeed: seed, eventRetention: 100_000)
         configuration.maxConcurrentRequests = Int.random(in: 1...8, using: &generator)
         configuration.maxAttempts = 5
-        let gate = Self.makeGate(authority, configuration: configuration)
+        let gate = try Self.makeGate(authority, configuration: configuration)
         let expiries = (0..<40).map { _ in Bool.random(using: &generator) && Bool.random(using: &generator) }
         let priorities = (0..<40).map { _ in
             [PriorityScheduler.Priority.low, .default, .high].randomElement(using: &generator)!

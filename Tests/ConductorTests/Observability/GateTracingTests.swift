@@ -19,8 +19,8 @@ import Tracing
         maxAttempts: Int = 3,
         cache: (any ResponseCache)? = nil,
         refresh: @escaping @Sendable (String?) async throws -> String = { _ in "unused" }
-    ) -> RequestGate<String> {
-        RequestGate(
+    ) throws(GateError) -> RequestGate<String> {
+        try RequestGate(
             transport: transport,
             credential: credential,
             configuration: GateConfiguration(
@@ -44,7 +44,7 @@ import Tracing
     @Test func aRequestIsAClientSpanWhoseContextReachesTheTransport() async throws {
         let tracer = InMemoryTracer()
         let transport = ScriptedTransport(valid: Self.secret)
-        let gate = Self.makeGate(transport, tracer: tracer)
+        let gate = try Self.makeGate(transport, tracer: tracer)
         let caller = tracer.startSpan("caller")
         let reply = try await ServiceContext.withValue(caller.context) {
             try await gate.send(Self.get("/feed?session=q-secret"))
@@ -77,7 +77,7 @@ import Tracing
     @Test func aFailedRequestIsAnErrorSpan() async throws {
         let tracer = InMemoryTracer()
         let transport = ScriptedTransport(valid: Self.secret, script: [.internalServerError])
-        let gate = Self.makeGate(transport, tracer: tracer, maxAttempts: 1)
+        let gate = try Self.makeGate(transport, tracer: tracer, maxAttempts: 1)
         await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
 
         let request = try tracer.finishedSpans.one("GET")
@@ -93,7 +93,7 @@ import Tracing
         let tracer = InMemoryTracer()
         let clock = ManualClock()
         let transport = ScriptedTransport(valid: Self.secret, failures: 2)
-        let gate = Self.makeGate(transport, tracer: tracer, clock: clock, maxAttempts: 2, cache: FixedCache())
+        let gate = try Self.makeGate(transport, tracer: tracer, clock: clock, maxAttempts: 2, cache: FixedCache())
         let sending = Task { try await gate.send(Self.get("/feed")) }
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(60))
@@ -111,7 +111,7 @@ import Tracing
     @Test func aCoalescedCallerHasASpanOfItsOwn() async throws {
         let tracer = InMemoryTracer()
         let transport = LatchedTransport(ScriptedTransport(valid: Self.secret))
-        let gate = RequestGate(
+        let gate = try RequestGate(
             transport: transport,
             credential: Self.secret,
             configuration: GateConfiguration(jitterSeed: 1, telemetry: Telemetry(tracer: tracer)),
@@ -147,7 +147,7 @@ import Tracing
         let transport = ScriptedTransport(valid: nil)
         let release = Latch()
         let contextInRefresh = Recorder<String?>()
-        let gate = Self.makeGate(transport, credential: nil, tracer: tracer) { _ in
+        let gate = try Self.makeGate(transport, credential: nil, tracer: tracer) { _ in
             contextInRefresh.append(ServiceContext.current?.inMemorySpanContext?.spanID)
             await release.wait()
             transport.accept("n3w-t0ken")
@@ -161,7 +161,7 @@ import Tracing
         }
         var redirects = 0
         for await event in gate.events {
-            if case .redirect = event { redirects += 1 }
+            if case .parked = event { redirects += 1 }
             if redirects == 2 { break }
         }
         release.open()
@@ -176,7 +176,7 @@ import Tracing
         #expect(requests.contains { $0.spanID == refresh.parentSpanID })
         for request in requests {
             #expect(request.links.map { $0.context.inMemorySpanContext?.spanID } == [refresh.spanID])
-            #expect(request.events.map(\.name) == ["initial", "redirect", "running"])
+            #expect(request.events.map(\.name) == ["initial", "parked", "running"])
             #expect(request.string("conductor.gate.outcome") == "succeeded")
         }
         #expect(transport.requests.allSatisfy { $0.headerFields[.authorization] == "Bearer n3w-t0ken" })

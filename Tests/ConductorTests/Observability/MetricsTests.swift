@@ -61,8 +61,8 @@ import Testing
     static func makeGate(
         _ transport: ScriptedTransport, credential: String?, metrics: TestMetrics, clock: ManualClock = ManualClock(),
         maxAttempts: Int = 3, cache: (any ResponseCache)? = nil
-    ) -> RequestGate<String> {
-        RequestGate(
+    ) throws(GateError) -> RequestGate<String> {
+        try RequestGate(
             transport: transport,
             credential: credential,
             configuration: GateConfiguration(
@@ -85,7 +85,7 @@ import Testing
     @Test func gateRequestsAreCountedByOutcomeAndPriorityAndRefreshesByOutcome() async throws {
         let metrics = TestMetrics()
         let transport = ScriptedTransport(valid: nil, script: [.ok, .notFound])
-        let gate = Self.makeGate(transport, credential: nil, metrics: metrics)
+        let gate = try Self.makeGate(transport, credential: nil, metrics: metrics)
         _ = try await gate.send(Self.get("/a"))
         await #expect(throws: GateError.self) { try await gate.send(Self.get("/b"), priority: .high) }
 
@@ -103,7 +103,7 @@ import Testing
         let metrics = TestMetrics()
         let clock = ManualClock()
         let transport = ScriptedTransport(valid: "t0", failures: 2)
-        let gate = Self.makeGate(
+        let gate = try Self.makeGate(
             transport, credential: "t0", metrics: metrics, clock: clock, maxAttempts: 2, cache: FixedCache())
         let sending = Task { try await gate.send(Self.get("/feed")) }
         await clock.sleepers(atLeast: 1)

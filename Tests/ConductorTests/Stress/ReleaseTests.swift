@@ -189,7 +189,7 @@ import Testing
         let refreshHold = Latch()
         do {
             let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
-            let gate = RequestGate<String>(
+            let gate = try RequestGate<String>(
                 transport: authority.transport,
                 credential: nil,
                 configuration: GateConfiguration(jitterSeed: 1),
@@ -221,7 +221,7 @@ import Testing
     @Test func aSchedulerIsReleasedAfterItsWork() async throws {
         let watched = Watched()
         do {
-            let scheduler = PriorityScheduler(maxConcurrent: 2)
+            let scheduler = try PriorityScheduler(maxConcurrent: 2)
             watched.watch("scheduler", scheduler)
             for _ in 0..<10 { try scheduler.submit {} }
             try await scheduler.whenIdle()

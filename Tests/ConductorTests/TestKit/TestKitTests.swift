@@ -131,7 +131,7 @@ struct TestKitTests {
     // MARK: - Gate queue
 
     @Test func schedulerWaitTellsWhenSubmissionsAreQueued() async throws {
-        let scheduler = PriorityScheduler(maxConcurrent: 1)
+        let scheduler = try PriorityScheduler(maxConcurrent: 1)
         let release = ConductorTestKit.Latch()
         let holder = Task { try await scheduler.run { await release.wait() } }
         let queued = Task { try await scheduler.run(priority: .high) { 42 } }

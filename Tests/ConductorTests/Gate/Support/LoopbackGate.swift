@@ -15,7 +15,7 @@ extension TokenServer {
     /// the transport. The gate starts with the credential `"stale"`; `finish` ends the session.
     func gate(
         _ configuration: GateConfiguration
-    ) -> (gate: RequestGate<String>, finish: @Sendable () -> Void) {
+    ) throws(GateError) -> (gate: RequestGate<String>, finish: @Sendable () -> Void) {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = 10
         let session = URLSession(configuration: sessionConfiguration)
@@ -24,7 +24,7 @@ extension TokenServer {
         configuration.refreshTimeout = .seconds(15)
         configuration.requestTimeout = .seconds(20)
         let authority = authority
-        let gate = RequestGate<String>(
+        let gate = try RequestGate<String>(
             transport: transport,
             credential: "stale",
             configuration: configuration,
