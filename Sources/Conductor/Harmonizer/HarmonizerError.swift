@@ -17,7 +17,7 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case emptyName, duplicateName, negativeCount, negativeTimeout, unknownName, extraCountDown,
-                absentParticipant
+                absentParticipant, anonymousParticipant
         }
 
         fileprivate let kind: Kind
@@ -36,6 +36,9 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let extraCountDown = Code(kind: .extraCountDown)
         /// A count-down named a participant that has not arrived, or has already left.
         public static let absentParticipant = Code(kind: .absentParticipant)
+        /// A count-down or count-up named no participant, on a harmonizer that waits for named
+        /// participants: it cannot tell who left, so it would complete without the one it waits for.
+        public static let anonymousParticipant = Code(kind: .anonymousParticipant)
 
         public var description: String { "\(kind)" }
     }
@@ -87,6 +90,14 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         HarmonizerError(
             .absentParticipant,
             "countDown('\(name)', participant: '\(participant)') ignored: '\(participant)' is not present",
+            name: name
+        )
+    }
+
+    static func anonymousParticipant(_ name: String, operation: String) -> HarmonizerError {
+        HarmonizerError(
+            .anonymousParticipant,
+            "\(operation)('\(name)') ignored: harmonizer '\(name)' waits for named participants; name one",
             name: name
         )
     }

@@ -82,11 +82,14 @@ public final class HarmonizerRegistry: Sendable {
         on target: CallbackTarget = .mainActor,
         completion: @escaping @Sendable (Harmonizer.Outcome) -> Void
     ) throws(HarmonizerError) -> Harmonizer {
-        try register(name, count: count, participants: [], timeout: timeout, target: target, completion: completion)
+        try register(name, count: count, participants: nil, timeout: timeout, target: target, completion: completion)
     }
 
     /// Creates the harmonizer `name`, which completes when every named participant has
     /// counted down, or times out after `timeout` (`nil`: never) naming those that have not.
+    ///
+    /// Only count-downs and count-ups that name a participant count: one without a participant
+    /// returns `false` and is reported as ``HarmonizerError/Code/anonymousParticipant``.
     ///
     /// See ``create(_:count:timeout:on:completion:)`` for the completion and the errors.
     @discardableResult
@@ -110,7 +113,7 @@ public final class HarmonizerRegistry: Sendable {
     private func register(
         _ name: String,
         count: Int,
-        participants: [String],
+        participants: [String]?,
         timeout: Duration?,
         target: CallbackTarget,
         completion: @escaping @Sendable (Harmonizer.Outcome) -> Void
@@ -178,14 +181,22 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     /// Counts `name` up, remembering `participant` if given. Returns whether it counted.
+    ///
+    /// A harmonizer of named participants counts up only with a `participant`; without one,
+    /// this returns `false` and reports ``HarmonizerError/Code/anonymousParticipant``.
     @discardableResult
     public func countUp(_ name: String, participant: String? = nil) -> Bool {
-        let counted = withHarmonizer(named: name) { harmonizer in
-            guard let harmonizer else { return false }
-            return participant.map { harmonizer.arrive($0) } ?? harmonizer.arrive()
+        let error: HarmonizerError? = withHarmonizer(named: name) { harmonizer in
+            guard let harmonizer else { return .unknownName(name, operation: "countUp") }
+            if participant == nil, harmonizer.waitsForNamedParticipants {
+                return .anonymousParticipant(name, operation: "countUp")
+            }
+            let counted = participant.map { harmonizer.arrive($0) } ?? harmonizer.arrive()
+            return counted ? nil : .unknownName(name, operation: "countUp")
         }
-        if !counted { report(.unknownName(name, operation: "countUp")) }
-        return counted
+        guard let error else { return true }
+        report(error)
+        return false
     }
 
     /// Counts `name` down (as `participant`, if given); at zero its completion runs and the
@@ -195,16 +206,16 @@ public final class HarmonizerRegistry: Sendable {
     public func countDown(_ name: String, participant: String? = nil) -> Bool {
         let result = withHarmonizer(named: name) { $0?.countDown(participant: participant) }
         switch result {
-        case nil:
+        case nil, .finished:
             report(.unknownName(name, operation: "countDown"))
         case .counted, .completed:
             return true
         case .counterAtZero:
             report(.extraCountDown(name))
-        case .finished:
-            report(.unknownName(name, operation: "countDown"))
         case .participantAbsent:
             report(.absentParticipant(participant ?? "", in: name))
+        case .anonymous:
+            report(.anonymousParticipant(name, operation: "countDown"))
         }
         return false
     }

@@ -92,6 +92,26 @@ import Testing
         #expect(registry.count("zero") == 0)
     }
 
+    /// Issue 18 §4, through the registry: a count-down or count-up without a participant on a
+    /// harmonizer of named participants is refused, reported, and never counted.
+    @Test func anAnonymousCountOnANamedHarmonizerIsReportedNotCounted() async throws {
+        let registry = HarmonizerRegistry()
+        let reports = Recorder<HarmonizerError>()
+        registry.onMisuse { reports.append($0) }
+        let recorder = OutcomeRecorder()
+        try registry.create("page", participants: ["avatar", "feed"], on: .immediate, completion: recorder.record)
+        #expect(!registry.countDown("page"))
+        #expect(!registry.countDown("page"))
+        #expect(!registry.countUp("page"))
+        #expect(registry.count("page") == 2)
+        #expect(recorder.received.isEmpty)
+        #expect(reports.all.map(\.code) == [.anonymousParticipant, .anonymousParticipant, .anonymousParticipant])
+        #expect(reports.all.allSatisfy { $0.name == "page" })
+        #expect(registry.countDown("page", participant: "avatar"))
+        #expect(registry.countDown("page", participant: "feed"))
+        #expect(recorder.received.count == 1)
+    }
+
     // MARK: - stash
 
     @Test func theCompletionReceivesEverythingStashed() async throws {
