@@ -1,3 +1,4 @@
+public import Logging
 import Synchronization
 
 /// Harmonizers found by name, so modules that share no objects can meet at one rendezvous.
@@ -31,17 +32,10 @@ public final class HarmonizerRegistry: Sendable {
     /// The registry every module can reach.
     public static let shared = HarmonizerRegistry()
 
-    private struct MisuseHandler: Sendable {
-        var target: CallbackTarget
-        var handler: @Sendable (HarmonizerError) -> Void
-    }
+    /// The label of the logger misuse goes to when none is given.
+    static let loggerLabel = "conductor.harmonizer"
 
-    private struct State {
-        var entries: [String: Harmonizer] = [:]
-        var misuseHandler: MisuseHandler?
-    }
-
-    private let state = Lock(State())
+    private let state = Lock(HarmonizerRegistryState())
     private let statePadding = CacheLinePadding()
     /// Changes, under the lock, whenever a name is added or removed; read without the lock by
     /// each thread's ``HarmonizerLookupCache`` to tell whether what it remembers still holds.
@@ -53,16 +47,31 @@ public final class HarmonizerRegistry: Sendable {
     private let timer: DeadlineTimer
     /// Counts every harmonizer's outcome, or `nil` when nothing records metrics.
     private let metrics: HarmonizerMetrics?
+    /// Where misuse is logged; `nil`: a logger made when it is needed.
+    private let logger: Logger?
 
     /// A registry whose timeouts run on `clock`.
+    ///
+    /// ```swift
+    /// let registry = HarmonizerRegistry(clock: ManualClock(), logger: Logger(label: "app.harmonizers"))
+    /// ```
     ///
     /// - Parameters:
     ///   - clock: Measures timeouts.
     ///   - telemetry: Counts each harmonizer's outcome (see <doc:Metrics>); by default with
     ///     whatever metrics factory the process bootstrapped, read now.
-    public init(clock: some Clock<Duration> = ContinuousClock(), telemetry: Telemetry = .bootstrapped) {
+    ///   - logger: Where misuse is logged, as a warning, once per name, while no
+    ///     ``onMisuse(on:_:)`` handler is installed. By default a logger labelled
+    ///     `conductor.harmonizer`, made from the process's logging system when the first
+    ///     misuse is logged (so bootstrapping logging after touching ``shared`` still counts).
+    public init(
+        clock: some Clock<Duration> = ContinuousClock(),
+        telemetry: Telemetry = .bootstrapped,
+        logger: Logger? = nil
+    ) {
         self.timer = DeadlineTimer(clock: ClockSource(clock).purpose(.harmonizerTimeout))
         self.metrics = HarmonizerMetrics(telemetry)
+        self.logger = logger
     }
 
     // MARK: - Creating
@@ -135,8 +144,7 @@ public final class HarmonizerRegistry: Sendable {
             target.dispatch { completion(outcome) }
         }
         try state.withLock { state throws(HarmonizerError) in
-            if let existing = state.entries[name], !existing.isFinished { throw .duplicateName(name) }
-            state.entries[name] = harmonizer
+            try state.register(name, harmonizer)
             stamp.store(HarmonizerLookupCache.nextStamp(), ordering: .releasing)
         }
         // Armed only once registered, so a zero timeout cannot fire before the name exists.
@@ -147,8 +155,7 @@ public final class HarmonizerRegistry: Sendable {
     private func remove(_ name: String, _ id: ObjectIdentifier) {
         // The entry is released after unlocking: its stash may hold user objects.
         _ = state.withLock { state -> Harmonizer? in
-            guard let entry = state.entries[name], ObjectIdentifier(entry) == id else { return nil }
-            state.entries[name] = nil
+            guard let entry = state.remove(name, id) else { return nil }
             stamp.store(HarmonizerLookupCache.nextStamp(), ordering: .releasing)
             return entry
         }
@@ -250,16 +257,43 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     /// Calls `handler` on `target` whenever an operation is ignored — an extra or late
-    /// count-down, or a name that is not waiting — instead of crashing. Replaces any earlier handler.
+    /// count-down, a name that is not waiting, an anonymous count on a harmonizer of named
+    /// participants — instead of crashing. Replaces any earlier handler.
+    ///
+    /// The handler replaces the default log: from now on nothing is logged, and the handler
+    /// hears every misuse, not only the first of each name. To keep a log line, log from it:
+    ///
+    /// ```swift
+    /// registry.onMisuse { error in logger.warning("\(error.message)") }
+    /// registry.onMisuse { _ in }  // silence
+    /// ```
     public func onMisuse(
         on target: CallbackTarget = .immediate,
         _ handler: @escaping @Sendable (HarmonizerError) -> Void
     ) {
-        state.withLock { $0.misuseHandler = MisuseHandler(target: target, handler: handler) }
+        let handler = HarmonizerRegistryState.MisuseHandler(target: target, handler: handler)
+        state.withLock { $0.setMisuseHandler(handler) }
     }
 
-    private func report(_ error: HarmonizerError) {
-        guard let misuse = state.withLock({ $0.misuseHandler }) else { return }
-        misuse.target.dispatch { misuse.handler(error) }
+    /// Hands `error` to the misuse handler, or logs it the first time its name is misused.
+    /// Both happen after unlocking: the handler and the log handler are user code.
+    func report(_ error: HarmonizerError) {
+        switch state.withLock({ $0.misuse(error) }) {
+        case .handle(let misuse):
+            misuse.target.dispatch { misuse.handler(error) }
+        case .log(let isLastName):
+            let logger = logger ?? Logger(label: Self.loggerLabel)
+            logger.warning(
+                "\(error.message)",
+                metadata: ["harmonizer": "\(error.name ?? "")", "code": "\(error.code)"]
+            )
+            if isLastName {
+                logger.warning(
+                    "misuse of \(HarmonizerRegistryState.loggedNamesLimit) harmonizer names was logged; further names are not"
+                )
+            }
+        case .alreadyLogged:
+            break
+        }
     }
 }
