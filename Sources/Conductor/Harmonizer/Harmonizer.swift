@@ -26,6 +26,9 @@ import Synchronization
 /// The outcome is decided exactly once: completion, timeout and ``cancel()`` racing each
 /// other produce one outcome, delivered once to each waiter and observer, never under a lock.
 ///
+/// While it waits, ``missingParticipants`` says who it is still waiting for — what to log
+/// when a screen hangs.
+///
 /// - Complexity: an anonymous ``arrive()`` or ``leave()`` is one atomic add or subtract
 ///   (a lock is taken only by the one that completes); named participants, stashing
 ///   and the outcome take a short lock.
@@ -131,6 +134,19 @@ public final class Harmonizer: Sendable {
 
     /// The current count: how many more ``leave()`` calls complete the harmonizer. Zero once it has ended.
     public var count: Int { counter.value }
+
+    /// The named participants it still waits for, sorted; a name expected twice appears
+    /// twice until it has left twice. Empty for anonymous counting, and once the outcome is
+    /// decided (a timeout's outcome carries them instead).
+    ///
+    /// ```swift
+    /// let page = try Harmonizer(participants: ["avatar", "feed"])
+    /// page.leave("feed")
+    /// logger.warning("still waiting for \(page.missingParticipants)")  // ["avatar"]
+    /// ```
+    public var missingParticipants: [String] {
+        state.withLock { $0.missing }
+    }
 
     /// Counts one participant up. Returns `false`, changing nothing, once the outcome is
     /// decided, or when the harmonizer waits for named participants (use ``arrive(_:)``).

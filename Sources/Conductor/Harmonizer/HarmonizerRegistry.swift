@@ -168,6 +168,28 @@ public final class HarmonizerRegistry: Sendable {
         withHarmonizer(named: name) { $0 }
     }
 
+    /// The names of the harmonizers still waiting, sorted: none has completed, timed out or
+    /// been cancelled. After a screen is dismissed, a test expects its names gone:
+    ///
+    /// ```swift
+    /// page.dismiss()
+    /// #expect(!registry.waitingNames.contains("sing-along"))
+    /// ```
+    ///
+    /// For one of them, ``Harmonizer/missingParticipants`` says whom it waits for:
+    /// `registry.harmonizer(named: "sing-along")?.missingParticipants`.
+    ///
+    /// - Complexity: O(*n* log *n*) for *n* names, under the registry's lock: for tests and
+    ///   diagnostics, not for a hot path.
+    public var waitingNames: [String] {
+        state.withLock { $0.waitingNames }
+    }
+
+    /// How many harmonizers are still waiting: `waitingNames.count`.
+    public var waitingCount: Int {
+        waitingNames.count
+    }
+
     /// Runs `body` with the harmonizer waiting under `name`, or `nil`.
     ///
     /// The hot path: when this thread looked `name` up last and no name has been added or

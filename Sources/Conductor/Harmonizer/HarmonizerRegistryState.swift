@@ -42,6 +42,12 @@ struct HarmonizerRegistryState {
         return entry
     }
 
+    /// The names of the harmonizers still waiting, sorted. One that has just completed, timed
+    /// out or been cancelled is left out even before its entry is removed.
+    var waitingNames: [String] {
+        entries.compactMap { name, harmonizer in harmonizer.isFinished ? nil : name }.sorted()
+    }
+
     mutating func setMisuseHandler(_ handler: MisuseHandler) {
         misuseHandler = handler
     }

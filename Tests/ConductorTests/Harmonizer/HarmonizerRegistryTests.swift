@@ -112,6 +112,31 @@ import Testing
         #expect(recorder.received.count == 1)
     }
 
+    // MARK: - Inspection
+
+    @Test func waitingNamesListsTheHarmonizersStillWaitingSorted() async throws {
+        let clock = ManualClock()
+        let registry = HarmonizerRegistry(clock: clock)
+        #expect(registry.waitingNames.isEmpty)
+        #expect(registry.waitingCount == 0)
+        try registry.create("sing-along", participants: ["lead", "prompt"], on: .immediate) { _ in }
+        try registry.create("avatar", count: 1, on: .immediate) { _ in }
+        try registry.create("feed", count: 1, timeout: .seconds(1), on: .immediate) { _ in }
+        try registry.create("banner", count: 1, on: .immediate) { _ in }
+        #expect(registry.waitingNames == ["avatar", "banner", "feed", "sing-along"])
+        #expect(registry.waitingCount == 4)
+
+        registry.countDown("avatar")
+        registry.cancel("banner")
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(1))
+        _ = await registry.harmonizer(named: "feed")?.outcome
+        #expect(registry.waitingNames == ["sing-along"], "completed, cancelled and timed out are gone")
+        #expect(registry.waitingCount == 1)
+        registry.countDown("sing-along", participant: "prompt")
+        #expect(registry.harmonizer(named: "sing-along")?.missingParticipants == ["lead"])
+    }
+
     // MARK: - stash
 
     @Test func theCompletionReceivesEverythingStashed() async throws {

@@ -96,6 +96,18 @@ private enum Keys {
         #expect(await harmonizer.outcome.isCompleted)
     }
 
+    @Test func missingParticipantsAreTheNamedOnesStillExpected() async throws {
+        let harmonizer = try Harmonizer(participants: ["feed", "avatar", "feed"])
+        #expect(harmonizer.missingParticipants == ["avatar", "feed", "feed"])
+        harmonizer.leave("feed")
+        harmonizer.arrive("banner")
+        #expect(harmonizer.missingParticipants == ["avatar", "banner", "feed"])
+        harmonizer.cancel()
+        #expect(harmonizer.missingParticipants.isEmpty, "nobody is expected once it has ended")
+        let counting = try Harmonizer(count: 2)
+        #expect(counting.missingParticipants.isEmpty, "anonymous counting names nobody")
+    }
+
     // MARK: - Data
 
     @Test func theOutcomeCarriesEverythingStashed() async throws {
