@@ -17,7 +17,7 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case emptyName, duplicateName, negativeCount, negativeTimeout, unknownName, extraCountDown,
-                absentParticipant, anonymousParticipant
+                absentParticipant, anonymousParticipant, harmonizerEnded
         }
 
         fileprivate let kind: Kind
@@ -39,6 +39,9 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         /// A count-down or count-up named no participant, on a harmonizer that waits for named
         /// participants: it cannot tell who left, so it would complete without the one it waits for.
         public static let anonymousParticipant = Code(kind: .anonymousParticipant)
+        /// A count-down, count-up or stash through a ``HarmonizerRegistry/Participant`` whose
+        /// harmonizer has already completed, timed out or been cancelled.
+        public static let harmonizerEnded = Code(kind: .harmonizerEnded)
 
         public var description: String { "\(kind)" }
     }
@@ -82,6 +85,15 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         )
     }
 
+    /// A handle asked for under a name that is not waiting: thrown, not reported.
+    static func unknownName(_ name: String, handleFor participant: String?) -> HarmonizerError {
+        HarmonizerError(
+            .unknownName,
+            "\(handleCall(name, participant)) failed: no harmonizer named '\(name)' is waiting",
+            name: name
+        )
+    }
+
     static func extraCountDown(_ name: String) -> HarmonizerError {
         HarmonizerError(.extraCountDown, "countDown('\(name)') ignored: its counter is already zero", name: name)
     }
@@ -100,6 +112,29 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
             "\(operation)('\(name)') ignored: harmonizer '\(name)' waits for named participants; name one",
             name: name
         )
+    }
+
+    /// A handle for no participant asked of a harmonizer of named participants: thrown.
+    static func anonymousParticipant(handleFor name: String) -> HarmonizerError {
+        HarmonizerError(
+            .anonymousParticipant,
+            "\(handleCall(name, nil)) failed: harmonizer '\(name)' waits for named participants; name one",
+            name: name
+        )
+    }
+
+    /// `operation` as called on the handle, such as `countDown()`.
+    static func harmonizerEnded(_ name: String, participant: String?, operation: String) -> HarmonizerError {
+        let who = participant.map { " as '\($0)'" } ?? ""
+        return HarmonizerError(
+            .harmonizerEnded,
+            "\(operation)\(who) ignored: harmonizer '\(name)', which this participant was made for, has ended",
+            name: name
+        )
+    }
+
+    private static func handleCall(_ name: String, _ participant: String?) -> String {
+        participant.map { "participant('\($0)', of: '\(name)')" } ?? "participant(of: '\(name)')"
     }
 
     private static func subject(_ name: String?) -> String {

@@ -22,12 +22,31 @@ import Synchronization
 ///
 /// Every operation is safe from any thread or task. One on a name that is not waiting
 /// (never created, already finished or cancelled) returns `false` and changes nothing; so
-/// does an extra count-down. Report those with ``onMisuse(on:_:)``. Create your own registry
-/// for tests (with a `ManualClock`) or to keep a module's names apart.
+/// does an extra count-down, and an anonymous one on a harmonizer of named participants.
+/// Such misuse is logged as a warning, once per name; ``onMisuse(on:_:)`` hears every one
+/// instead. Create your own registry for tests (with a `ManualClock`) or to keep a module's
+/// names apart.
+///
+/// ``waitingNames`` says which harmonizers are still waiting — what a test checks after a
+/// screen is dismissed, or what to log when one hangs:
+///
+/// ```swift
+/// #expect(registry.waitingNames.isEmpty)
+/// logger.warning("still waiting: \(registry.waitingNames)")  // ["sing-along"]
+/// ```
+///
+/// Counting down by name is the convenience path. A participant that counts down often takes a
+/// ``Participant`` handle once, whose ``Participant/countDown()`` skips the lookup:
+///
+/// ```swift
+/// let download = try registry.participant(of: "sing-along")
+/// download.countDown()
+/// ```
 ///
 /// - Complexity: looking up the name a thread looked up last, with no name added or removed
 ///   since, is one atomic load — no lock, no retain; otherwise it is one short locked
-///   dictionary access. The operation on the harmonizer found costs what it costs on ``Harmonizer``.
+///   dictionary access. The operation on the harmonizer found costs what it costs on
+///   ``Harmonizer``. A ``Participant`` handle looks nothing up.
 public final class HarmonizerRegistry: Sendable {
     /// The registry every module can reach.
     public static let shared = HarmonizerRegistry()
@@ -229,8 +248,12 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     /// Counts `name` down (as `participant`, if given); at zero its completion runs and the
-    /// name is removed. Returns whether it counted: an extra or late count-down, or one for
-    /// an unknown name, returns `false` and is reported to ``onMisuse(on:_:)``.
+    /// name is removed. Returns whether it counted: an extra or late count-down, one for an
+    /// unknown name, or one without a participant on a harmonizer of named participants
+    /// returns `false` and is reported (see ``onMisuse(on:_:)``).
+    ///
+    /// The convenience path: it looks `name` up each time. A participant that counts down
+    /// often takes a ``Participant`` once with ``participant(of:)`` instead.
     @discardableResult
     public func countDown(_ name: String, participant: String? = nil) -> Bool {
         let result = withHarmonizer(named: name) { $0?.countDown(participant: participant) }
