@@ -1,9 +1,10 @@
 /// An error from creating or using a ``Harmonizer`` or a ``HarmonizerRegistry``.
 ///
 /// Misuse never crashes: creating a harmonizer with bad arguments throws one of these, and
-/// a count-down that has nothing to count (extra, late, or for an unknown name) returns
-/// `false` and is reported to the registry's ``HarmonizerRegistry/onMisuse(on:_:)`` hook as
-/// one of these. Match on ``code`` rather than on the message:
+/// a registry count-down that has nothing to count (extra, late, for an unknown name, or
+/// anonymous on a harmonizer of named participants) returns `false` and is reported as one
+/// of these — logged once per name, or handed to ``HarmonizerRegistry/onMisuse(on:_:)``.
+/// Match on ``code`` rather than on the message:
 ///
 /// ```swift
 /// do {
