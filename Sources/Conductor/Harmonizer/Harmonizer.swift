@@ -187,17 +187,7 @@ public final class Harmonizer: Sendable {
 
     /// Counts down, saying why a count-down that did not count was refused.
     package func countDown(participant: String?) -> CountDownResult {
-        guard let participant else {
-            guard !waitsForNamedParticipants else { return .anonymous }
-            switch counter.decrement() {
-            case .decremented: return .counted
-            case .reachedZero:
-                decide(.completed)
-                return .completed
-            case .refusedAtZero: return .counterAtZero
-            case .refusedClosed: return .finished
-            }
-        }
+        guard let participant else { return countDownAnonymously() }
         let (result, ending, wakeup) = state.withLock {
             machine -> (CountDownResult, Ending?, EventJournal<HarmonizerEvent>.Wakeup) in
             guard machine.isWaiting else { return (.finished, nil, .none) }
@@ -220,6 +210,27 @@ public final class Harmonizer: Sendable {
         wakeup.resume()
         if let ending { apply(ending) }
         return result
+    }
+
+    /// An anonymous count-down: one check of a constant and the counter's atomic. Inlined
+    /// into a registry handle's `countDown()`, whose cost is this and nothing more.
+    @inline(__always)
+    package func countDownAnonymously() -> CountDownResult {
+        guard !waitsForNamedParticipants else { return .anonymous }
+        switch counter.decrement() {
+        case .decremented: return .counted
+        case .reachedZero:
+            complete()
+            return .completed
+        case .refusedAtZero: return .counterAtZero
+        case .refusedClosed: return .finished
+        }
+    }
+
+    /// Out of line, so the count-downs that do not complete stay short.
+    @inline(never)
+    private func complete() {
+        decide(.completed)
     }
 
     // MARK: - Data

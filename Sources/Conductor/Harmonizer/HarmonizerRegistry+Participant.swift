@@ -52,10 +52,22 @@ extension HarmonizerRegistry {
         /// ended, returns `false` and is reported.
         @discardableResult
         public func countDown() -> Bool {
-            let result = harmonizer.countDown(participant: participantName)
+            // The anonymous path first, with nothing but the harmonizer's own count-down on it:
+            // a handle exists to make this call as cheap as `DispatchGroup.leave()`.
+            let result =
+                participantName == nil
+                ? harmonizer.countDownAnonymously() : harmonizer.countDown(participant: participantName)
+            if result == .counted || result == .completed { return true }
+            reportRefused(result)
+            return false
+        }
+
+        /// Out of line, so that building the error's message stays off the counting path.
+        @inline(never)
+        private func reportRefused(_ result: Harmonizer.CountDownResult) {
             switch result {
             case .counted, .completed:
-                return true
+                break
             case .counterAtZero:
                 registry.report(.extraCountDown(harmonizerName))
             case .finished:
@@ -66,7 +78,6 @@ extension HarmonizerRegistry {
                 // Not reachable: such a handle is refused when taken. Kept for exhaustiveness.
                 registry.report(.anonymousParticipant(harmonizerName, operation: "countDown"))
             }
-            return false
         }
 
         /// Counts the harmonizer up, as this participant. Returns `false`, changing nothing,
