@@ -87,6 +87,12 @@ let countedContenders: [CountedContender] = [
     CountedContender(name: "harmonizer.registry/DispatchGroup", isSubject: false) { n in
         dispatchGroupCountDown(n)
     },
+    CountedContender(name: "harmonizer.registry-handle/countDown", isSubject: true) { n in
+        registryHandleCountDown(n)
+    },
+    CountedContender(name: "harmonizer.registry-handle/DispatchGroup", isSubject: false) { n in
+        dispatchGroupCountDown(n)
+    },
 ]
 
 /// The gate of the storm contender being counted: after counting stops, what its burst did

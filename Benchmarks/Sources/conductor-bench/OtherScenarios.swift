@@ -43,6 +43,21 @@ func registryCountDown(_ n: Int) -> @Sendable () async -> Void {
     }
 }
 
+/// The same registry and count, counted down through one participant handle per thread, each
+/// taken untimed (the lookup a participant pays once), as a module that keeps its handle would.
+func registryHandleCountDown(_ n: Int) -> @Sendable () async -> Void {
+    let registry = HarmonizerRegistry()
+    let harmonizer = try! registry.create("load", count: n, on: .immediate) { _ in }
+    let handles = [try! registry.participant(of: "load"), try! registry.participant(of: "load")]
+    return {
+        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            let handle = handles[thread]
+            for _ in 0..<n / 2 { handle.countDown() }
+        }
+        _ = await harmonizer.outcome
+    }
+}
+
 func dispatchGroupCountDownScenario(_ n: Int) async -> Double {
     let countDown = dispatchGroupCountDown(n)
     return await nanosecondsPerOperation(n) { await countDown() }
@@ -71,6 +86,24 @@ func harmonizerRegistryScenario(_ n: Int) -> Scenario {
             return await nanosecondsPerOperation(n) { await countDown() }
         },
         baselines: [Contender(name: "DispatchGroup leave+notify") { await dispatchGroupCountDownScenario(n) }]
+    )
+}
+
+func harmonizerRegistryHandleScenario(_ n: Int) -> Scenario {
+    Scenario(
+        name: "harmonizer.registry handle", n: n, unit: "ns/countDown",
+        subject: Contender(name: "participant.countDown()") {
+            let countDown = registryHandleCountDown(n)
+            return await nanosecondsPerOperation(n) { await countDown() }
+        },
+        baselines: [
+            Contender(name: "registry.countDown(name)") {
+                let countDown = registryCountDown(n)
+                return await nanosecondsPerOperation(n) { await countDown() }
+            },
+            Contender(name: "DispatchGroup leave+notify") { await dispatchGroupCountDownScenario(n) },
+        ],
+        note: "a participant handle per thread, taken untimed; the by-name path for comparison"
     )
 }
 

@@ -70,6 +70,7 @@ func allScenarios(quick: Bool) -> [(name: String, make: () -> Scenario)] {
     list.append(("graph.parallel", { parallelScenario(layers: 20, width: 100) }))
     list.append(("harmonizer.countdown", { harmonizerCountdownScenario(size(1_000_000, 100_000)) }))
     list.append(("harmonizer.registry", { harmonizerRegistryScenario(size(1_000_000, 100_000)) }))
+    list.append(("harmonizer.registry handle", { harmonizerRegistryHandleScenario(size(1_000_000, 100_000)) }))
     list.append(("harmonizer.registry create→10→done", { harmonizerLifecycleScenario(size(100_000, 10_000)) }))
     list.append(("gate.schedule", { gateScheduleScenario(size(100_000, 20_000)) }))
     list.append(("gate.refresh-storm", { gateRefreshStormScenario(size(10_000, 2_000)) }))

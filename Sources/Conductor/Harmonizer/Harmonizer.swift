@@ -6,7 +6,8 @@ import Synchronization
 /// when the count reaches zero the harmonizer completes with everything they stashed. An
 /// extra or late ``leave()`` returns `false` instead of crashing. A timeout ends it at once —
 /// without waiting for work that ignores cancellation — and says which named participants
-/// never left:
+/// never left. A harmonizer of named participants counts only named calls
+/// (``leave(_:)``, ``arrive(_:)``), so it completes when those it names have left and no sooner:
 ///
 /// ```swift
 /// let harmonizer = try Harmonizer(participants: ["recording", "original", "lead", "prompt"],
@@ -25,6 +26,9 @@ import Synchronization
 /// The outcome is decided exactly once: completion, timeout and ``cancel()`` racing each
 /// other produce one outcome, delivered once to each waiter and observer, never under a lock.
 ///
+/// While it waits, ``missingParticipants`` says who it is still waiting for — what to log
+/// when a screen hangs.
+///
 /// - Complexity: an anonymous ``arrive()`` or ``leave()`` is one atomic add or subtract
 ///   (a lock is taken only by the one that completes); named participants, stashing
 ///   and the outcome take a short lock.
@@ -32,6 +36,8 @@ public final class Harmonizer: Sendable {
     /// What the registry needs to know about a count-down, beyond whether it counted.
     package enum CountDownResult: Equatable, Sendable {
         case counted, completed, counterAtZero, finished, participantAbsent
+        /// Refused: an anonymous count-down on a harmonizer of named participants.
+        case anonymous
 
         var didCount: Bool { self == .counted || self == .completed }
     }
@@ -43,6 +49,9 @@ public final class Harmonizer: Sendable {
     }
 
     private let counter: HarmonizerCounter
+    /// Made with named participants: anonymous counts are refused, so that completion means
+    /// every named participant left. Fixed at creation, so reading it takes no lock.
+    package let waitsForNamedParticipants: Bool
     private let state: Lock<HarmonizerStateMachine>
     private let settled = OnceCell<Outcome>()
     private let journal = EventJournal<HarmonizerEvent>(retention: .everything)
@@ -66,13 +75,17 @@ public final class Harmonizer: Sendable {
         telemetry: Telemetry = .bootstrapped
     ) throws(HarmonizerError) {
         try self.init(
-            name: nil, count: count, participants: [], timeout: timeout, timer: Self.timer(timeout, clock),
+            name: nil, count: count, participants: nil, timeout: timeout, timer: Self.timer(timeout, clock),
             metrics: HarmonizerMetrics(telemetry))
         armTimeout()
     }
 
     /// A harmonizer that completes when every named participant has left, or times out after
     /// `timeout` (`nil`: never), reporting those that have not. A name listed twice must leave twice.
+    ///
+    /// Only named calls count: ``leave()`` and ``arrive()`` without a name return `false` and
+    /// change nothing, since an anonymous count-down cannot say who left. Others may join with
+    /// ``arrive(_:)``; an empty list waits for the first of them.
     ///
     /// Throws ``HarmonizerError`` for a negative timeout. `telemetry` counts the outcome (see
     /// <doc:Metrics>); by default with the process's bootstrapped factory.
@@ -91,11 +104,12 @@ public final class Harmonizer: Sendable {
 
     /// Makes a harmonizer whose timeout is not armed yet: the caller calls ``armTimeout()``
     /// once it is ready to be told about the outcome. `name` only improves error messages.
-    /// The timeout is armed on `timer` (shared with other harmonizers of a registry).
+    /// `participants` is `nil` for a counting harmonizer; a list, even empty, makes one of named
+    /// participants. The timeout is armed on `timer` (shared with other harmonizers of a registry).
     package init(
         name: String?,
         count: Int,
-        participants: [String],
+        participants: [String]?,
         timeout: Duration?,
         timer: DeadlineTimer?,
         metrics: HarmonizerMetrics? = nil
@@ -103,8 +117,9 @@ public final class Harmonizer: Sendable {
         guard count >= 0 else { throw .negativeCount(count, name: name) }
         if let timeout, timeout < .zero { throw .negativeTimeout(timeout, name: name) }
         precondition(timeout == nil || timer != nil, "a timeout needs a timer")
-        self.counter = HarmonizerCounter(count + participants.count)
-        self.state = Lock(HarmonizerStateMachine(participants: participants))
+        self.counter = HarmonizerCounter(count + (participants?.count ?? 0))
+        self.waitsForNamedParticipants = participants != nil
+        self.state = Lock(HarmonizerStateMachine(participants: participants ?? []))
         self.timeout = timeout
         self.timer = timer
         self.metrics = metrics
@@ -120,10 +135,25 @@ public final class Harmonizer: Sendable {
     /// The current count: how many more ``leave()`` calls complete the harmonizer. Zero once it has ended.
     public var count: Int { counter.value }
 
-    /// Counts one participant up. Returns `false`, changing nothing, once the outcome is decided.
+    /// The named participants it still waits for, sorted; a name expected twice appears
+    /// twice until it has left twice. Empty for anonymous counting, and once the outcome is
+    /// decided (a timeout's outcome carries them instead).
+    ///
+    /// ```swift
+    /// let page = try Harmonizer(participants: ["avatar", "feed"])
+    /// page.leave("feed")
+    /// logger.warning("still waiting for \(page.missingParticipants)")  // ["avatar"]
+    /// ```
+    public var missingParticipants: [String] {
+        state.withLock { $0.missing }
+    }
+
+    /// Counts one participant up. Returns `false`, changing nothing, once the outcome is
+    /// decided, or when the harmonizer waits for named participants (use ``arrive(_:)``).
     @discardableResult
     public func arrive() -> Bool {
-        counter.increment() != nil
+        guard !waitsForNamedParticipants else { return false }
+        return counter.increment() != nil
     }
 
     /// Counts `participant` up, remembering its name so a timeout can report it missing.
@@ -141,7 +171,8 @@ public final class Harmonizer: Sendable {
 
     /// Counts one participant down; the one that reaches zero completes the harmonizer.
     /// Returns `false`, changing nothing, when the count is already zero or the outcome is
-    /// decided — an extra or late call is harmless.
+    /// decided — an extra or late call is harmless — and when the harmonizer waits for named
+    /// participants, which only ``leave(_:)`` counts down.
     @discardableResult
     public func leave() -> Bool {
         countDown(participant: nil).didCount
@@ -156,16 +187,7 @@ public final class Harmonizer: Sendable {
 
     /// Counts down, saying why a count-down that did not count was refused.
     package func countDown(participant: String?) -> CountDownResult {
-        guard let participant else {
-            switch counter.decrement() {
-            case .decremented: return .counted
-            case .reachedZero:
-                decide(.completed)
-                return .completed
-            case .refusedAtZero: return .counterAtZero
-            case .refusedClosed: return .finished
-            }
-        }
+        guard let participant else { return countDownAnonymously() }
         let (result, ending, wakeup) = state.withLock {
             machine -> (CountDownResult, Ending?, EventJournal<HarmonizerEvent>.Wakeup) in
             guard machine.isWaiting else { return (.finished, nil, .none) }
@@ -188,6 +210,27 @@ public final class Harmonizer: Sendable {
         wakeup.resume()
         if let ending { apply(ending) }
         return result
+    }
+
+    /// An anonymous count-down: one check of a constant and the counter's atomic. Inlined
+    /// into a registry handle's `countDown()`, whose cost is this and nothing more.
+    @inline(__always)
+    package func countDownAnonymously() -> CountDownResult {
+        guard !waitsForNamedParticipants else { return .anonymous }
+        switch counter.decrement() {
+        case .decremented: return .counted
+        case .reachedZero:
+            complete()
+            return .completed
+        case .refusedAtZero: return .counterAtZero
+        case .refusedClosed: return .finished
+        }
+    }
+
+    /// Out of line, so the count-downs that do not complete stay short.
+    @inline(never)
+    private func complete() {
+        decide(.completed)
     }
 
     // MARK: - Data

@@ -1,9 +1,10 @@
 /// An error from creating or using a ``Harmonizer`` or a ``HarmonizerRegistry``.
 ///
 /// Misuse never crashes: creating a harmonizer with bad arguments throws one of these, and
-/// a count-down that has nothing to count (extra, late, or for an unknown name) returns
-/// `false` and is reported to the registry's ``HarmonizerRegistry/onMisuse(on:_:)`` hook as
-/// one of these. Match on ``code`` rather than on the message:
+/// a registry count-down that has nothing to count (extra, late, for an unknown name, or
+/// anonymous on a harmonizer of named participants) returns `false` and is reported as one
+/// of these — logged once per name, or handed to ``HarmonizerRegistry/onMisuse(on:_:)``.
+/// Match on ``code`` rather than on the message:
 ///
 /// ```swift
 /// do {
@@ -17,7 +18,7 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case emptyName, duplicateName, negativeCount, negativeTimeout, unknownName, extraCountDown,
-                absentParticipant
+                absentParticipant, anonymousParticipant, harmonizerEnded
         }
 
         fileprivate let kind: Kind
@@ -36,6 +37,12 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let extraCountDown = Code(kind: .extraCountDown)
         /// A count-down named a participant that has not arrived, or has already left.
         public static let absentParticipant = Code(kind: .absentParticipant)
+        /// A count-down or count-up named no participant, on a harmonizer that waits for named
+        /// participants: it cannot tell who left, so it would complete without the one it waits for.
+        public static let anonymousParticipant = Code(kind: .anonymousParticipant)
+        /// A count-down, count-up or stash through a ``HarmonizerRegistry/Participant`` whose
+        /// harmonizer has already completed, timed out or been cancelled.
+        public static let harmonizerEnded = Code(kind: .harmonizerEnded)
 
         public var description: String { "\(kind)" }
     }
@@ -79,6 +86,15 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         )
     }
 
+    /// A handle asked for under a name that is not waiting: thrown, not reported.
+    static func unknownName(_ name: String, handleFor participant: String?) -> HarmonizerError {
+        HarmonizerError(
+            .unknownName,
+            "\(handleCall(name, participant)) failed: no harmonizer named '\(name)' is waiting",
+            name: name
+        )
+    }
+
     static func extraCountDown(_ name: String) -> HarmonizerError {
         HarmonizerError(.extraCountDown, "countDown('\(name)') ignored: its counter is already zero", name: name)
     }
@@ -89,6 +105,37 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
             "countDown('\(name)', participant: '\(participant)') ignored: '\(participant)' is not present",
             name: name
         )
+    }
+
+    static func anonymousParticipant(_ name: String, operation: String) -> HarmonizerError {
+        HarmonizerError(
+            .anonymousParticipant,
+            "\(operation)('\(name)') ignored: harmonizer '\(name)' waits for named participants; name one",
+            name: name
+        )
+    }
+
+    /// A handle for no participant asked of a harmonizer of named participants: thrown.
+    static func anonymousParticipant(handleFor name: String) -> HarmonizerError {
+        HarmonizerError(
+            .anonymousParticipant,
+            "\(handleCall(name, nil)) failed: harmonizer '\(name)' waits for named participants; name one",
+            name: name
+        )
+    }
+
+    /// `operation` as called on the handle, such as `countDown()`.
+    static func harmonizerEnded(_ name: String, participant: String?, operation: String) -> HarmonizerError {
+        let who = participant.map { " as '\($0)'" } ?? ""
+        return HarmonizerError(
+            .harmonizerEnded,
+            "\(operation)\(who) ignored: harmonizer '\(name)', which this participant was made for, has ended",
+            name: name
+        )
+    }
+
+    private static func handleCall(_ name: String, _ participant: String?) -> String {
+        participant.map { "participant('\($0)', of: '\(name)')" } ?? "participant(of: '\(name)')"
     }
 
     private static func subject(_ name: String?) -> String {

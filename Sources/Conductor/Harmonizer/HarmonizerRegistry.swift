@@ -1,3 +1,4 @@
+public import Logging
 import Synchronization
 
 /// Harmonizers found by name, so modules that share no objects can meet at one rendezvous.
@@ -21,27 +22,39 @@ import Synchronization
 ///
 /// Every operation is safe from any thread or task. One on a name that is not waiting
 /// (never created, already finished or cancelled) returns `false` and changes nothing; so
-/// does an extra count-down. Report those with ``onMisuse(on:_:)``. Create your own registry
-/// for tests (with a `ManualClock`) or to keep a module's names apart.
+/// does an extra count-down, and an anonymous one on a harmonizer of named participants.
+/// Such misuse is logged as a warning, once per name; ``onMisuse(on:_:)`` hears every one
+/// instead. Create your own registry for tests (with a `ManualClock`) or to keep a module's
+/// names apart.
+///
+/// ``waitingNames`` says which harmonizers are still waiting — what a test checks after a
+/// screen is dismissed, or what to log when one hangs:
+///
+/// ```swift
+/// #expect(registry.waitingNames.isEmpty)
+/// logger.warning("still waiting: \(registry.waitingNames)")  // ["sing-along"]
+/// ```
+///
+/// Counting down by name is the convenience path. A participant that counts down often takes a
+/// ``Participant`` handle once, whose ``Participant/countDown()`` skips the lookup:
+///
+/// ```swift
+/// let download = try registry.participant(of: "sing-along")
+/// download.countDown()
+/// ```
 ///
 /// - Complexity: looking up the name a thread looked up last, with no name added or removed
 ///   since, is one atomic load — no lock, no retain; otherwise it is one short locked
-///   dictionary access. The operation on the harmonizer found costs what it costs on ``Harmonizer``.
+///   dictionary access. The operation on the harmonizer found costs what it costs on
+///   ``Harmonizer``. A ``Participant`` handle looks nothing up.
 public final class HarmonizerRegistry: Sendable {
     /// The registry every module can reach.
     public static let shared = HarmonizerRegistry()
 
-    private struct MisuseHandler: Sendable {
-        var target: CallbackTarget
-        var handler: @Sendable (HarmonizerError) -> Void
-    }
+    /// The label of the logger misuse goes to when none is given.
+    static let loggerLabel = "conductor.harmonizer"
 
-    private struct State {
-        var entries: [String: Harmonizer] = [:]
-        var misuseHandler: MisuseHandler?
-    }
-
-    private let state = Lock(State())
+    private let state = Lock(HarmonizerRegistryState())
     private let statePadding = CacheLinePadding()
     /// Changes, under the lock, whenever a name is added or removed; read without the lock by
     /// each thread's ``HarmonizerLookupCache`` to tell whether what it remembers still holds.
@@ -53,16 +66,31 @@ public final class HarmonizerRegistry: Sendable {
     private let timer: DeadlineTimer
     /// Counts every harmonizer's outcome, or `nil` when nothing records metrics.
     private let metrics: HarmonizerMetrics?
+    /// Where misuse is logged; `nil`: a logger made when it is needed.
+    private let logger: Logger?
 
     /// A registry whose timeouts run on `clock`.
+    ///
+    /// ```swift
+    /// let registry = HarmonizerRegistry(clock: ManualClock(), logger: Logger(label: "app.harmonizers"))
+    /// ```
     ///
     /// - Parameters:
     ///   - clock: Measures timeouts.
     ///   - telemetry: Counts each harmonizer's outcome (see <doc:Metrics>); by default with
     ///     whatever metrics factory the process bootstrapped, read now.
-    public init(clock: some Clock<Duration> = ContinuousClock(), telemetry: Telemetry = .bootstrapped) {
+    ///   - logger: Where misuse is logged, as a warning, once per name, while no
+    ///     ``onMisuse(on:_:)`` handler is installed. By default a logger labelled
+    ///     `conductor.harmonizer`, made from the process's logging system when the first
+    ///     misuse is logged (so bootstrapping logging after touching ``shared`` still counts).
+    public init(
+        clock: some Clock<Duration> = ContinuousClock(),
+        telemetry: Telemetry = .bootstrapped,
+        logger: Logger? = nil
+    ) {
         self.timer = DeadlineTimer(clock: ClockSource(clock).purpose(.harmonizerTimeout))
         self.metrics = HarmonizerMetrics(telemetry)
+        self.logger = logger
     }
 
     // MARK: - Creating
@@ -82,11 +110,14 @@ public final class HarmonizerRegistry: Sendable {
         on target: CallbackTarget = .mainActor,
         completion: @escaping @Sendable (Harmonizer.Outcome) -> Void
     ) throws(HarmonizerError) -> Harmonizer {
-        try register(name, count: count, participants: [], timeout: timeout, target: target, completion: completion)
+        try register(name, count: count, participants: nil, timeout: timeout, target: target, completion: completion)
     }
 
     /// Creates the harmonizer `name`, which completes when every named participant has
     /// counted down, or times out after `timeout` (`nil`: never) naming those that have not.
+    ///
+    /// Only count-downs and count-ups that name a participant count: one without a participant
+    /// returns `false` and is reported as ``HarmonizerError/Code/anonymousParticipant``.
     ///
     /// See ``create(_:count:timeout:on:completion:)`` for the completion and the errors.
     @discardableResult
@@ -110,7 +141,7 @@ public final class HarmonizerRegistry: Sendable {
     private func register(
         _ name: String,
         count: Int,
-        participants: [String],
+        participants: [String]?,
         timeout: Duration?,
         target: CallbackTarget,
         completion: @escaping @Sendable (Harmonizer.Outcome) -> Void
@@ -132,8 +163,7 @@ public final class HarmonizerRegistry: Sendable {
             target.dispatch { completion(outcome) }
         }
         try state.withLock { state throws(HarmonizerError) in
-            if let existing = state.entries[name], !existing.isFinished { throw .duplicateName(name) }
-            state.entries[name] = harmonizer
+            try state.register(name, harmonizer)
             stamp.store(HarmonizerLookupCache.nextStamp(), ordering: .releasing)
         }
         // Armed only once registered, so a zero timeout cannot fire before the name exists.
@@ -144,8 +174,7 @@ public final class HarmonizerRegistry: Sendable {
     private func remove(_ name: String, _ id: ObjectIdentifier) {
         // The entry is released after unlocking: its stash may hold user objects.
         _ = state.withLock { state -> Harmonizer? in
-            guard let entry = state.entries[name], ObjectIdentifier(entry) == id else { return nil }
-            state.entries[name] = nil
+            guard let entry = state.remove(name, id) else { return nil }
             stamp.store(HarmonizerLookupCache.nextStamp(), ordering: .releasing)
             return entry
         }
@@ -156,6 +185,28 @@ public final class HarmonizerRegistry: Sendable {
     /// The harmonizer waiting under `name`, to await its ``Harmonizer/outcome`` or observe its events.
     public func harmonizer(named name: String) -> Harmonizer? {
         withHarmonizer(named: name) { $0 }
+    }
+
+    /// The names of the harmonizers still waiting, sorted: none has completed, timed out or
+    /// been cancelled. After a screen is dismissed, a test expects its names gone:
+    ///
+    /// ```swift
+    /// page.dismiss()
+    /// #expect(!registry.waitingNames.contains("sing-along"))
+    /// ```
+    ///
+    /// For one of them, ``Harmonizer/missingParticipants`` says whom it waits for:
+    /// `registry.harmonizer(named: "sing-along")?.missingParticipants`.
+    ///
+    /// - Complexity: O(*n* log *n*) for *n* names, under the registry's lock: for tests and
+    ///   diagnostics, not for a hot path.
+    public var waitingNames: [String] {
+        state.withLock { $0.waitingNames }
+    }
+
+    /// How many harmonizers are still waiting: `waitingNames.count`.
+    public var waitingCount: Int {
+        waitingNames.count
     }
 
     /// Runs `body` with the harmonizer waiting under `name`, or `nil`.
@@ -178,33 +229,45 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     /// Counts `name` up, remembering `participant` if given. Returns whether it counted.
+    ///
+    /// A harmonizer of named participants counts up only with a `participant`; without one,
+    /// this returns `false` and reports ``HarmonizerError/Code/anonymousParticipant``.
     @discardableResult
     public func countUp(_ name: String, participant: String? = nil) -> Bool {
-        let counted = withHarmonizer(named: name) { harmonizer in
-            guard let harmonizer else { return false }
-            return participant.map { harmonizer.arrive($0) } ?? harmonizer.arrive()
+        let error: HarmonizerError? = withHarmonizer(named: name) { harmonizer in
+            guard let harmonizer else { return .unknownName(name, operation: "countUp") }
+            if participant == nil, harmonizer.waitsForNamedParticipants {
+                return .anonymousParticipant(name, operation: "countUp")
+            }
+            let counted = participant.map { harmonizer.arrive($0) } ?? harmonizer.arrive()
+            return counted ? nil : .unknownName(name, operation: "countUp")
         }
-        if !counted { report(.unknownName(name, operation: "countUp")) }
-        return counted
+        guard let error else { return true }
+        report(error)
+        return false
     }
 
     /// Counts `name` down (as `participant`, if given); at zero its completion runs and the
-    /// name is removed. Returns whether it counted: an extra or late count-down, or one for
-    /// an unknown name, returns `false` and is reported to ``onMisuse(on:_:)``.
+    /// name is removed. Returns whether it counted: an extra or late count-down, one for an
+    /// unknown name, or one without a participant on a harmonizer of named participants
+    /// returns `false` and is reported (see ``onMisuse(on:_:)``).
+    ///
+    /// The convenience path: it looks `name` up each time. A participant that counts down
+    /// often takes a ``Participant`` once with ``participant(of:)`` instead.
     @discardableResult
     public func countDown(_ name: String, participant: String? = nil) -> Bool {
         let result = withHarmonizer(named: name) { $0?.countDown(participant: participant) }
         switch result {
-        case nil:
+        case nil, .finished:
             report(.unknownName(name, operation: "countDown"))
         case .counted, .completed:
             return true
         case .counterAtZero:
             report(.extraCountDown(name))
-        case .finished:
-            report(.unknownName(name, operation: "countDown"))
         case .participantAbsent:
             report(.absentParticipant(participant ?? "", in: name))
+        case .anonymous:
+            report(.anonymousParticipant(name, operation: "countDown"))
         }
         return false
     }
@@ -239,16 +302,43 @@ public final class HarmonizerRegistry: Sendable {
     }
 
     /// Calls `handler` on `target` whenever an operation is ignored — an extra or late
-    /// count-down, or a name that is not waiting — instead of crashing. Replaces any earlier handler.
+    /// count-down, a name that is not waiting, an anonymous count on a harmonizer of named
+    /// participants — instead of crashing. Replaces any earlier handler.
+    ///
+    /// The handler replaces the default log: from now on nothing is logged, and the handler
+    /// hears every misuse, not only the first of each name. To keep a log line, log from it:
+    ///
+    /// ```swift
+    /// registry.onMisuse { error in logger.warning("\(error.message)") }
+    /// registry.onMisuse { _ in }  // silence
+    /// ```
     public func onMisuse(
         on target: CallbackTarget = .immediate,
         _ handler: @escaping @Sendable (HarmonizerError) -> Void
     ) {
-        state.withLock { $0.misuseHandler = MisuseHandler(target: target, handler: handler) }
+        let handler = HarmonizerRegistryState.MisuseHandler(target: target, handler: handler)
+        state.withLock { $0.setMisuseHandler(handler) }
     }
 
-    private func report(_ error: HarmonizerError) {
-        guard let misuse = state.withLock({ $0.misuseHandler }) else { return }
-        misuse.target.dispatch { misuse.handler(error) }
+    /// Hands `error` to the misuse handler, or logs it the first time its name is misused.
+    /// Both happen after unlocking: the handler and the log handler are user code.
+    func report(_ error: HarmonizerError) {
+        switch state.withLock({ $0.misuse(error) }) {
+        case .handle(let misuse):
+            misuse.target.dispatch { misuse.handler(error) }
+        case .log(let isLastName):
+            let logger = logger ?? Logger(label: Self.loggerLabel)
+            logger.warning(
+                "\(error.message)",
+                metadata: ["harmonizer": "\(error.name ?? "")", "code": "\(error.code)"]
+            )
+            if isLastName {
+                logger.warning(
+                    "misuse of \(HarmonizerRegistryState.loggedNamesLimit) harmonizer names was logged; further names are not"
+                )
+            }
+        case .alreadyLogged:
+            break
+        }
     }
 }

@@ -2,7 +2,7 @@
 /// present, who to tell about the outcome, and the outcome once decided.
 ///
 /// The counter itself is an atomic in ``Harmonizer`` so an anonymous count-down takes no
-/// lock; everything here changes under the harmonizer.s lock, and ``decide(_:)`` is the
+/// lock; everything here changes under the harmonizer's lock, and ``decide(_:)`` is the
 /// single point where the outcome is chosen. Transitions return what the caller must do
 /// after unlocking; nothing here runs user code or resumes a continuation.
 struct HarmonizerStateMachine {
@@ -54,6 +54,13 @@ struct HarmonizerStateMachine {
 
     var isWaiting: Bool { outcome == nil }
 
+    /// The named participants present, sorted, each as many times as it is expected; empty
+    /// once decided.
+    var missing: [String] {
+        guard case .waiting(let waiting) = phase else { return [] }
+        return waiting.present.flatMap { participant, times in repeatElement(participant, count: times) }.sorted()
+    }
+
     /// Whether `participant` arrived by name and has not left yet.
     func isPresent(_ participant: String) -> Bool {
         guard case .waiting(let waiting) = phase else { return false }
@@ -98,8 +105,7 @@ struct HarmonizerStateMachine {
         case .completed:
             outcome = .completed(waiting.stash)
         case .timedOut:
-            let missing = waiting.present.flatMap { participant, times in repeatElement(participant, count: times) }
-            outcome = .timedOut(waiting.stash, missing: missing.sorted())
+            outcome = .timedOut(waiting.stash, missing: missing)
         case .cancelled:
             // Dropping `waiting` releases the stash and the observers' closures.
             outcome = .cancelled

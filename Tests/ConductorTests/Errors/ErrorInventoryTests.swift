@@ -250,6 +250,56 @@ import Testing
             #expect(registry.cancel("sing-along"))
         }
 
+        @Test func harmonizerAnonymousParticipant() throws {
+            let (registry, misuse) = Self.recordingRegistry()
+            try registry.create("sing-along", participants: ["lead"], on: .immediate) { _ in }
+            #expect(!registry.countDown("sing-along"))
+            #expect(!registry.countUp("sing-along"))
+            let thrown = try #require(throws: HarmonizerError.self) { try registry.participant(of: "sing-along") }
+            #expect(misuse.all.map(\.code) == [.anonymousParticipant, .anonymousParticipant])
+            #expect(thrown.code == .anonymousParticipant)
+            #expect(
+                misuse.all.map(\.message) == [
+                    "countDown('sing-along') ignored: harmonizer 'sing-along' waits for named participants; name one",
+                    "countUp('sing-along') ignored: harmonizer 'sing-along' waits for named participants; name one",
+                ])
+            #expect(
+                thrown.message
+                    == "participant(of: 'sing-along') failed: harmonizer 'sing-along' waits for named participants; name one"
+            )
+            #expect(thrown.name == "sing-along")
+        }
+
+        @Test func harmonizerEnded() throws {
+            let (registry, misuse) = Self.recordingRegistry()
+            try registry.create("sing-along", participants: ["lead"], on: .immediate) { _ in }
+            let lead = try registry.participant("lead", of: "sing-along")
+            #expect(registry.cancel("sing-along"))
+            #expect(!lead.countDown())
+            let error = try #require(misuse.all.first)
+            #expect(error.code == .harmonizerEnded)
+            #expect(
+                error.message
+                    == "countDown() as 'lead' ignored: harmonizer 'sing-along', which this participant was made for, has ended"
+            )
+            #expect(error.name == "sing-along")
+        }
+
+        @Test func harmonizerUnknownNameForAHandle() throws {
+            let registry = HarmonizerRegistry()
+            let anonymous = try #require(throws: HarmonizerError.self) { try registry.participant(of: "sing-along") }
+            let named = try #require(throws: HarmonizerError.self) {
+                try registry.participant("lead", of: "sing-along")
+            }
+            #expect(anonymous.code == .unknownName)
+            #expect(
+                anonymous.message == "participant(of: 'sing-along') failed: no harmonizer named 'sing-along' is waiting"
+            )
+            #expect(
+                named.message
+                    == "participant('lead', of: 'sing-along') failed: no harmonizer named 'sing-along' is waiting")
+        }
+
         static func recordingRegistry() -> (HarmonizerRegistry, Recorder<HarmonizerError>) {
             let registry = HarmonizerRegistry()
             let misuse = Recorder<HarmonizerError>()

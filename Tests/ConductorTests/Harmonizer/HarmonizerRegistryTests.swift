@@ -92,6 +92,51 @@ import Testing
         #expect(registry.count("zero") == 0)
     }
 
+    /// Issue 18 §4, through the registry: a count-down or count-up without a participant on a
+    /// harmonizer of named participants is refused, reported, and never counted.
+    @Test func anAnonymousCountOnANamedHarmonizerIsReportedNotCounted() async throws {
+        let registry = HarmonizerRegistry()
+        let reports = Recorder<HarmonizerError>()
+        registry.onMisuse { reports.append($0) }
+        let recorder = OutcomeRecorder()
+        try registry.create("page", participants: ["avatar", "feed"], on: .immediate, completion: recorder.record)
+        #expect(!registry.countDown("page"))
+        #expect(!registry.countDown("page"))
+        #expect(!registry.countUp("page"))
+        #expect(registry.count("page") == 2)
+        #expect(recorder.received.isEmpty)
+        #expect(reports.all.map(\.code) == [.anonymousParticipant, .anonymousParticipant, .anonymousParticipant])
+        #expect(reports.all.allSatisfy { $0.name == "page" })
+        #expect(registry.countDown("page", participant: "avatar"))
+        #expect(registry.countDown("page", participant: "feed"))
+        #expect(recorder.received.count == 1)
+    }
+
+    // MARK: - Inspection
+
+    @Test func waitingNamesListsTheHarmonizersStillWaitingSorted() async throws {
+        let clock = ManualClock()
+        let registry = HarmonizerRegistry(clock: clock)
+        #expect(registry.waitingNames.isEmpty)
+        #expect(registry.waitingCount == 0)
+        try registry.create("sing-along", participants: ["lead", "prompt"], on: .immediate) { _ in }
+        try registry.create("avatar", count: 1, on: .immediate) { _ in }
+        try registry.create("feed", count: 1, timeout: .seconds(1), on: .immediate) { _ in }
+        try registry.create("banner", count: 1, on: .immediate) { _ in }
+        #expect(registry.waitingNames == ["avatar", "banner", "feed", "sing-along"])
+        #expect(registry.waitingCount == 4)
+
+        registry.countDown("avatar")
+        registry.cancel("banner")
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(1))
+        _ = await registry.harmonizer(named: "feed")?.outcome
+        #expect(registry.waitingNames == ["sing-along"], "completed, cancelled and timed out are gone")
+        #expect(registry.waitingCount == 1)
+        registry.countDown("sing-along", participant: "prompt")
+        #expect(registry.harmonizer(named: "sing-along")?.missingParticipants == ["lead"])
+    }
+
     // MARK: - stash
 
     @Test func theCompletionReceivesEverythingStashed() async throws {

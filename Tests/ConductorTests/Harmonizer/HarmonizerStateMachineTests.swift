@@ -107,4 +107,36 @@ import Testing
         #expect(decision?.outcome.stash == nil)
         #expect(late?.isCancelled == true, "a late observer gets the outcome at once")
     }
+
+    // MARK: - Registry state
+
+    @Test func misuseIsLoggedOncePerNameUntilTheBound() {
+        var state = HarmonizerRegistryState()
+        func logs(_ name: String) -> Bool {
+            if case .log = state.misuse(.extraCountDown(name)) { return true }
+            return false
+        }
+        #expect(logs("a"))
+        #expect(!logs("a"))
+        #expect(logs("b"))
+        for index in 2..<(HarmonizerRegistryState.loggedNamesLimit - 1) { _ = logs("name-\(index)") }
+        let last = state.misuse(.extraCountDown("last"))
+        guard case .log(isLastName: true) = last else {
+            Issue.record("the name that reaches the bound is logged, saying it is the last: \(last)")
+            return
+        }
+        #expect(!logs("one-too-many"), "beyond the bound, new names are not logged")
+    }
+
+    @Test func aMisuseHandlerTakesEveryMisuse() {
+        var state = HarmonizerRegistryState()
+        _ = state.misuse(.extraCountDown("a"))
+        state.setMisuseHandler(.init(target: .immediate) { _ in })
+        for _ in 0..<3 {
+            guard case .handle = state.misuse(.extraCountDown("a")) else {
+                Issue.record("the handler hears every misuse")
+                return
+            }
+        }
+    }
 }

@@ -69,6 +69,45 @@ private enum Keys {
         #expect(await harmonizer.outcome.isCompleted)
     }
 
+    /// Issue 18 §4: two anonymous leaves used to complete a harmonizer of two named
+    /// participants, and the named leave that followed returned `false`.
+    @Test func anonymousCountsAreRefusedOnAHarmonizerOfNamedParticipants() async throws {
+        let recorder = OutcomeRecorder()
+        let harmonizer = try Harmonizer(participants: ["avatar", "feed"])
+        harmonizer.onOutcome(on: .immediate, recorder.record)
+        #expect(!harmonizer.leave())
+        #expect(!harmonizer.leave())
+        #expect(!harmonizer.arrive(), "an anonymous arrival could only be balanced by an anonymous leave")
+        #expect(harmonizer.count == 2)
+        #expect(recorder.received.isEmpty)
+        #expect(harmonizer.leave("avatar"))
+        #expect(harmonizer.leave("feed"))
+        #expect(recorder.received.count == 1)
+        #expect(await harmonizer.outcome.isCompleted)
+    }
+
+    @Test func anEmptyListOfParticipantsStillWaitsForNamedOnes() async throws {
+        let harmonizer = try Harmonizer(participants: [])
+        #expect(!harmonizer.arrive())
+        #expect(harmonizer.arrive("late-joiner"))
+        #expect(!harmonizer.leave())
+        #expect(harmonizer.count == 1)
+        #expect(harmonizer.leave("late-joiner"))
+        #expect(await harmonizer.outcome.isCompleted)
+    }
+
+    @Test func missingParticipantsAreTheNamedOnesStillExpected() async throws {
+        let harmonizer = try Harmonizer(participants: ["feed", "avatar", "feed"])
+        #expect(harmonizer.missingParticipants == ["avatar", "feed", "feed"])
+        harmonizer.leave("feed")
+        harmonizer.arrive("banner")
+        #expect(harmonizer.missingParticipants == ["avatar", "banner", "feed"])
+        harmonizer.cancel()
+        #expect(harmonizer.missingParticipants.isEmpty, "nobody is expected once it has ended")
+        let counting = try Harmonizer(count: 2)
+        #expect(counting.missingParticipants.isEmpty, "anonymous counting names nobody")
+    }
+
     // MARK: - Data
 
     @Test func theOutcomeCarriesEverythingStashed() async throws {
@@ -144,19 +183,16 @@ private enum Keys {
     }
 
     @Test func eventsJournalNamedParticipantsAndTheOutcome() async throws {
-        let harmonizer = try Harmonizer(participants: ["avatar"])
+        let harmonizer = try Harmonizer(count: 1)
         harmonizer.arrive("feed")
         harmonizer.arrive()
-        harmonizer.leave("avatar")
-        harmonizer.leave()
         harmonizer.leave("feed")
+        harmonizer.leave()
+        harmonizer.leave()
         var events: [String] = []
         for await event in harmonizer.events { events.append("\(event)") }
         #expect(
-            events == [
-                "arrived(feed, count: 2)", "left(avatar, count: 2)", "left(feed, count: 0)",
-                "finished(completed(0 stashed))",
-            ]
+            events == ["arrived(feed, count: 2)", "left(feed, count: 2)", "finished(completed(0 stashed))"]
         )
     }
 

@@ -3,6 +3,7 @@ import Logging
 /// A swift-log handler that keeps every line, for assertions.
 struct CapturingLogHandler: LogHandler {
     struct Line: Sendable {
+        var level: Logger.Level
         var message: String
         var metadata: Logger.Metadata
     }
@@ -17,6 +18,6 @@ struct CapturingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        lines.append(Line(message: "\(event.message)", metadata: event.metadata ?? [:]))
+        lines.append(Line(level: event.level, message: "\(event.message)", metadata: event.metadata ?? [:]))
     }
 }

@@ -1,0 +1,162 @@
+import Conductor
+import Logging
+import Testing
+
+/// Issue 20: a registry's participant handle counts down without looking the name up, with
+/// the guarantees of counting down by name.
+@Suite struct HarmonizerParticipantTests {
+    // MARK: - Counting
+
+    @Test func handlesCompleteTheHarmonizerExactlyOnce() async throws {
+        let registry = HarmonizerRegistry()
+        let reports = Recorder<HarmonizerError>()
+        registry.onMisuse { reports.append($0) }
+        let recorder = OutcomeRecorder()
+        try registry.create("page", count: 3, on: .immediate, completion: recorder.record)
+        let avatar = try registry.participant(of: "page")
+        let feed = try registry.participant(of: "page")
+        #expect(avatar.harmonizerName == "page")
+        #expect(avatar.participantName == nil)
+
+        #expect(avatar.stash("avatar.png", as: "avatar"))
+        #expect(avatar.countDown())
+        #expect(feed.countDown())
+        #expect(registry.count("page") == 1)
+        #expect(recorder.received.isEmpty)
+        #expect(feed.countDown())
+        #expect(recorder.received.count == 1)
+        #expect(recorder.received.first?.stash?["avatar"] as? String == "avatar.png")
+        #expect(registry.waitingNames.isEmpty, "the name is freed at zero, as by name")
+
+        #expect(!avatar.countDown())
+        #expect(!feed.countUp())
+        #expect(recorder.received.count == 1)
+        #expect(reports.all.map(\.code) == [.harmonizerEnded, .harmonizerEnded])
+    }
+
+    @Test func anExtraCountDownIsReportedToTheMisuseHook() throws {
+        let registry = HarmonizerRegistry()
+        let reports = Recorder<HarmonizerError>()
+        registry.onMisuse { reports.append($0) }
+        let recorder = OutcomeRecorder()
+        try registry.create("page", count: 0, on: .immediate, completion: recorder.record)
+        let page = try registry.participant(of: "page")
+        #expect(!page.countDown(), "nobody has arrived")
+        #expect(page.countUp())
+        #expect(page.countDown())
+        #expect(recorder.received.count == 1)
+        #expect(reports.all.map(\.code) == [.extraCountDown])
+        #expect(reports.all.first?.name == "page")
+    }
+
+    @Test func misuseThroughAHandleIsLoggedByDefault() throws {
+        let handler = CapturingLogHandler()
+        let registry = HarmonizerRegistry(logger: Logger(label: "test") { _ in handler })
+        try registry.create("page", count: 1, on: .immediate) { _ in }
+        let page = try registry.participant(of: "page")
+        #expect(registry.cancel("page"))
+        #expect(!page.countDown())
+        #expect(!page.countDown())
+        #expect(
+            handler.lines.all.map(\.message) == [
+                "countDown() ignored: harmonizer 'page', which this participant was made for, has ended"
+            ])
+    }
+
+    // MARK: - After the end
+
+    @Test func aHandleIsBoundToItsHarmonizerNotToTheName() async throws {
+        let registry = HarmonizerRegistry()
+        let reports = Recorder<HarmonizerError>()
+        registry.onMisuse { reports.append($0) }
+        let first = try registry.create("page", count: 2, on: .immediate) { _ in }
+        let stale = try registry.participant(of: "page")
+        #expect(first.cancel())
+        let second = try registry.create("page", count: 2, on: .immediate) { _ in }
+
+        #expect(!stale.countDown())
+        #expect(!stale.countUp())
+        #expect(!stale.stash(1, as: "late"))
+        #expect(second.count == 2, "the harmonizer now under the name is untouched")
+        #expect(await first.outcome.isCancelled)
+        #expect(reports.all.map(\.code) == [.harmonizerEnded, .harmonizerEnded, .harmonizerEnded])
+        #expect(
+            reports.all.map(\.message) == [
+                "countDown() ignored: harmonizer 'page', which this participant was made for, has ended",
+                "countUp() ignored: harmonizer 'page', which this participant was made for, has ended",
+                "stash(as: 'late') ignored: harmonizer 'page', which this participant was made for, has ended",
+            ])
+        let fresh = try registry.participant(of: "page")
+        #expect(fresh.countDown())
+        #expect(second.count == 1)
+    }
+
+    @Test func aHandleIsRefusedForANameThatIsNotWaiting() throws {
+        let registry = HarmonizerRegistry()
+        let never = #expect(throws: HarmonizerError.self) { try registry.participant(of: "page") }
+        #expect(never?.code == .unknownName)
+        try registry.create("page", count: 1, on: .immediate) { _ in }
+        #expect(registry.countDown("page"))
+        let finished = #expect(throws: HarmonizerError.self) { try registry.participant("lead", of: "page") }
+        #expect(finished?.code == .unknownName)
+        #expect(finished?.name == "page")
+    }
+
+    // MARK: - Named participants
+
+    @Test func aNamedHandleCountsDownItsParticipantOnly() async throws {
+        let registry = HarmonizerRegistry()
+        let reports = Recorder<HarmonizerError>()
+        registry.onMisuse { reports.append($0) }
+        let recorder = OutcomeRecorder()
+        try registry.create(
+            "sing-along", participants: ["lead", "prompt"], on: .immediate, completion: recorder.record)
+        let anonymous = #expect(throws: HarmonizerError.self) { try registry.participant(of: "sing-along") }
+        #expect(anonymous?.code == .anonymousParticipant)
+
+        let lead = try registry.participant("lead", of: "sing-along")
+        #expect(lead.participantName == "lead")
+        #expect(lead.countDown())
+        #expect(!lead.countDown(), "'lead' has left")
+        #expect(registry.harmonizer(named: "sing-along")?.missingParticipants == ["prompt"])
+        #expect(try registry.participant("prompt", of: "sing-along").countDown())
+        #expect(recorder.received.count == 1)
+        #expect(reports.all.map(\.code) == [.absentParticipant])
+    }
+
+    // MARK: - Races
+
+    /// Two tasks hold a handle each and race for the last count-downs, each doing a seeded
+    /// number of them (some extra): exactly two count, one completes, the rest are reported.
+    @Test func twoTasksRacingTheLastCountDownCompleteOnce() async throws {
+        for seed in StressConfiguration.seeds(default: 300, base: 0x4A12_0020) {
+            var generator = SeededGenerator(seed: seed)
+            let registry = HarmonizerRegistry()
+            let reports = Recorder<HarmonizerError>()
+            registry.onMisuse { reports.append($0) }
+            let recorder = OutcomeRecorder()
+            let harmonizer = try registry.create("race", count: 2, on: .immediate, completion: recorder.record)
+            let attempts = [Int.random(in: 1...3, using: &generator), Int.random(in: 1...3, using: &generator)]
+            let handles = [try registry.participant(of: "race"), try registry.participant(of: "race")]
+
+            let counted = await withTaskGroup(of: Int.self) { group in
+                for index in Bool.random(using: &generator) ? [0, 1] : [1, 0] {
+                    group.addTask {
+                        var counted = 0
+                        for _ in 0..<attempts[index] where handles[index].countDown() { counted += 1 }
+                        return counted
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+
+            #expect(counted == 2, "seed \(seed)")
+            #expect(recorder.received.count == 1, "seed \(seed)")
+            #expect(await harmonizer.outcome.isCompleted, "seed \(seed)")
+            #expect(reports.all.count == attempts.reduce(0, +) - 2, "seed \(seed)")
+            #expect(
+                reports.all.allSatisfy { $0.code == .harmonizerEnded || $0.code == .extraCountDown }, "seed \(seed)")
+            #expect(registry.waitingCount == 0, "seed \(seed)")
+        }
+    }
+}

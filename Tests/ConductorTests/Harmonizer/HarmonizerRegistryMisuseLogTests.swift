@@ -1,0 +1,52 @@
+import Conductor
+import Logging
+import Testing
+
+/// Issue 18 §5: misuse of a registry is logged by default — once per name, at warning level —
+/// and stays a no-op; an installed misuse handler replaces the log.
+@Suite struct HarmonizerRegistryMisuseLogTests {
+    @Test func misuseIsLoggedOncePerNameAsAWarning() throws {
+        let handler = CapturingLogHandler()
+        let registry = HarmonizerRegistry(logger: Logger(label: "test") { _ in handler })
+        try registry.create("page", count: 0, on: .immediate) { _ in }
+
+        #expect(!registry.countDown("nobody"))
+        #expect(!registry.countDown("nobody"))
+        #expect(!registry.countUp("nobody"))
+        #expect(!registry.countDown("page"))
+        #expect(!registry.countDown("page"))
+
+        let lines = handler.lines.all
+        #expect(
+            lines.map(\.message) == [
+                "countDown('nobody') ignored: no harmonizer named 'nobody' is waiting",
+                "countDown('page') ignored: its counter is already zero",
+            ])
+        #expect(lines.map(\.level) == [.warning, .warning])
+        #expect(lines.first?.metadata["harmonizer"] == "nobody")
+        #expect(lines.first?.metadata["code"] == "unknownName")
+        #expect(registry.count("page") == 0, "still a no-op: nothing counted")
+    }
+
+    @Test func eachRegistryLogsANameOnce() throws {
+        let handler = CapturingLogHandler()
+        let logger = Logger(label: "test") { _ in handler }
+        let first = HarmonizerRegistry(logger: logger)
+        let second = HarmonizerRegistry(logger: logger)
+        #expect(!first.countDown("nobody"))
+        #expect(!second.countDown("nobody"))
+        #expect(!first.countDown("nobody"))
+        #expect(handler.lines.all.count == 2)
+    }
+
+    @Test func aMisuseHandlerReplacesTheLogAndHearsEveryMisuse() throws {
+        let handler = CapturingLogHandler()
+        let registry = HarmonizerRegistry(logger: Logger(label: "test") { _ in handler })
+        let reports = Recorder<HarmonizerError>()
+        registry.onMisuse { reports.append($0) }
+        #expect(!registry.countDown("nobody"))
+        #expect(!registry.countDown("nobody"))
+        #expect(reports.all.count == 2)
+        #expect(handler.lines.all.isEmpty)
+    }
+}
