@@ -169,8 +169,11 @@ struct GraphStateMachine {
     /// event log before the records that name them.
     var inserted: [(first: Int, definitions: [NodeDefinition])] = []
 
+    /// `concurrencyLimit` has been checked by whoever started the run (`TaskGraph.check`):
+    /// below 1 it would start nothing, so it is a bug here, not a value to round up.
     init(concurrencyLimit: Int, parallelWorkers: Int) {
-        self.concurrencyLimit = max(1, concurrencyLimit)
+        precondition(concurrencyLimit >= 1, "concurrencyLimit \(concurrencyLimit) was not validated")
+        self.concurrencyLimit = concurrencyLimit
         self.parallelWorkers = max(0, parallelWorkers)
     }
 

@@ -49,7 +49,7 @@ struct LaunchPlan {
     private(set) var compiledTasks: [String] = []
     private var markers = 0
 
-    /// Checks a new entry's name, dependencies and retry backoff against what has been added.
+    /// Checks a new entry's name, dependencies and retry policy against what has been added.
     mutating func admit(_ entry: Entry) throws(LaunchError) {
         let name = entry.name
         if name.isEmpty { throw .emptyName() }
@@ -63,9 +63,13 @@ struct LaunchPlan {
             throw .unknownDependency(dependency, of: name)
         }
         // Adding is the first call that throws for a task: it is rejected here rather than
-        // failing at run time, when it would back off for a negative time.
-        if case .task(let task) = entry, let (parameter, value) = task.retry.negativeBackoff {
-            throw .negativeDuration(parameter, value, task: name)
+        // failing at run time, when it would back off for a negative time or end without
+        // an attempt.
+        if case .task(let task) = entry {
+            if let (parameter, value) = task.retry.negativeBackoff {
+                throw .negativeDuration(parameter, value, task: name)
+            }
+            if task.retry.maxAttempts < 1 { throw .retryAttempts(task.retry.maxAttempts, task: name) }
         }
         switch entry {
         case .task: kinds[name] = .task
