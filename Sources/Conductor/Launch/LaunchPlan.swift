@@ -59,6 +59,8 @@ struct LaunchPlan {
         case .task(let task): dependencies = task.dependencies ?? []
         case .readiness(_, let after): dependencies = after
         }
+        // Naming itself is a cycle, not a missing task: adding it first is impossible.
+        if dependencies.contains(name) { throw .dependsOnItself(name) }
         for dependency in dependencies where kinds[dependency] == nil {
             throw .unknownDependency(dependency, of: name)
         }

@@ -545,7 +545,7 @@ import Testing
                 try Launcher().add(TestStartupTask("sku", dependencies: ["basicInfo"]))
             }
             #expect(error.code == .unknownDependency)
-            #expect(error.message == "'sku' depends on 'basicInfo', which has not been added")
+            #expect(error.message == "'sku' depends on 'basicInfo', which has not been added (add it first)")
             #expect(error.taskName == "sku")
         }
 
@@ -605,6 +605,13 @@ import Testing
             let error = try #require(throws: LaunchError.self) { try launcher.start() }
             #expect(error.code == .cycle)
             #expect(error.message == "cycle: b → a → b")
+
+            let itself = try #require(throws: LaunchError.self) {
+                try Launcher().add(TestStartupTask("a", dependencies: ["a"]))
+            }
+            #expect(itself.code == .cycle)
+            #expect(itself.message == "cycle: a → a")
+            #expect(itself.taskName == "a")
         }
 
         @Test func launchNegativeDuration() async throws {
