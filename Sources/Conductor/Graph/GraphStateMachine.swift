@@ -379,15 +379,23 @@ struct GraphStateMachine {
     // MARK: - Workers
 
     /// Records the end of `node` and hands the worker its next task, if any.
+    ///
+    /// `startedAt` is when the worker called the body (`Node.never` if it never did), and
+    /// `now` when the body returned: both read outside the lock, so the report shows the
+    /// body's own run time, not the wait for this transition. `takeNext` stamped the start
+    /// when the task was handed out; that stays for a task that ended meanwhile (removed, or
+    /// the run stopped), whose end was recorded then.
     mutating func complete(
         _ node: Int,
         outcome: TaskOutcome,
+        startedAt: Int64,
         now: Int64,
         effects: inout Effects
     ) -> Assignment? {
         running -= 1
         if !detached.isEmpty { detached[node] = nil }
         if nodes[node].phase != .ended {
+            if startedAt != Node.never { nodes[node].startedAt = startedAt }
             end(node, outcome: outcome, now: now, effects: &effects)
         }
         let next = takeNext(now: now)
@@ -399,7 +407,7 @@ struct GraphStateMachine {
 
     /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
     /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it
-    /// just before ``complete(_:outcome:now:effects:)``.
+    /// just before ``complete(_:outcome:startedAt:now:effects:)``.
     mutating func keep(_ result: any Sendable, of node: Int) {
         guard nodes[node].phase != .ended, !nodes[node].flags.contains(.returnsVoid) else { return }
         if results.isEmpty { results = Array(repeating: nil, count: nodes.count) }
