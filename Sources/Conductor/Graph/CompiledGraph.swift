@@ -1,10 +1,10 @@
 /// A graph's ids and dependencies resolved to positions while it is being built.
 ///
 /// Tasks are almost always added after what they depend on. While that holds (and no id is
-/// empty or repeated, and no duration negative) the graph cannot have a cycle or an unknown dependency, so it needs no
-/// validation, and its run takes the index and the edges as they are instead of hashing every
-/// id again. The first task that breaks the rule switches this off; the full validation then
-/// decides, and the run resolves ids itself.
+/// empty or repeated, and no task's settings invalid) the graph cannot have a cycle or an
+/// unknown dependency, so it needs no validation, and its run takes the index and the edges
+/// as they are instead of hashing every id again. The first task that breaks the rule
+/// switches this off; the full validation then decides, and the run resolves ids itself.
 ///
 /// The dependencies are one flat table (node `i`'s are
 /// `dependencies[dependencyStart[i] ..< dependencyStart[i + 1]]`), not an array per node.
@@ -26,7 +26,7 @@ struct CompiledGraph: Sendable {
     mutating func append(_ definition: NodeDefinition) {
         guard isComplete else { return }
         guard !definition.id.isEmpty, index[definition.id] == nil else { return abandon() }
-        if case .task(let spec) = definition.kind, spec.negativeDuration != nil { return abandon() }
+        if case .task(let spec) = definition.kind, spec.hasInvalidSetting { return abandon() }
         let first = dependencies.count
         for id in definition.requires {
             guard let position = index[id] else { return abandon() }

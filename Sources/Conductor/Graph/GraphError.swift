@@ -16,7 +16,7 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case emptyID, duplicateID, unknownDependency, cycle, unknownTask, unknownMilestone
             case milestoneMissed, runFinished, taskFailed, timedOut, cancelled, resultUnavailable
-            case laterStage, negativeDuration
+            case laterStage, negativeDuration, invalidConfiguration
         }
 
         fileprivate let kind: Kind
@@ -34,6 +34,9 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let laterStage = Code(kind: .laterStage)
         /// A task's timeout or retry backoff is negative.
         public static let negativeDuration = Code(kind: .negativeDuration)
+        /// A setting is out of range: a concurrency limit below 1, or a task's retry policy
+        /// of fewer than 1 attempt. Reported before anything starts; nothing is clamped.
+        public static let invalidConfiguration = Code(kind: .invalidConfiguration)
         /// An operation named a task the graph does not have.
         public static let unknownTask = Code(kind: .unknownTask)
         /// `reached(_:)` named a milestone the graph does not have.
@@ -98,6 +101,21 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `parameter` as the API spells it: `timeout`, `retry backoff`, `retry maxBackoff`.
     static func negativeDuration(_ parameter: String, _ value: Duration, task: String) -> GraphError {
         GraphError(.negativeDuration, "task '\(task)' has a negative \(parameter) (\(value))", taskID: task)
+    }
+
+    /// A limit of zero would start nothing, ever; a negative one means nothing. Either is a
+    /// mistake to report, not a value to guess at.
+    static func concurrencyLimit(_ value: Int) -> GraphError {
+        GraphError(.invalidConfiguration, "concurrencyLimit must be at least 1 (got \(value))")
+    }
+
+    /// A policy of no attempts would end the task without running it: reported with the task
+    /// that holds it, since ``RetryPolicy/attempts(_:backoff:multiplier:maxBackoff:)`` is a
+    /// value and cannot throw.
+    static func retryAttempts(_ count: Int, task: String) -> GraphError {
+        GraphError(
+            .invalidConfiguration, "task '\(task)' has a retry policy of \(count) attempts; it needs at least 1",
+            taskID: task)
     }
 
     static func unknownTask(_ id: String) -> GraphError {

@@ -15,7 +15,9 @@ public enum GraphEvent: Sendable, CustomStringConvertible {
     case stageStarted(String, at: Duration)
     /// The task's dependencies are satisfied; it waits for a worker.
     case taskQueued(String, at: Duration)
-    /// An attempt of the task began.
+    /// An attempt of the task began: a worker took it. The time is when it was handed out;
+    /// ``TaskRecord/startedAt`` is when its body was called, which a busy machine can make a
+    /// little later.
     case taskStarted(String, attempt: Int, at: Duration)
     /// The task succeeded.
     case taskSucceeded(String, at: Duration)

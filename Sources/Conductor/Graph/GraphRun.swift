@@ -61,7 +61,8 @@ public final class GraphRun: Sendable {
 
     /// Adds the tasks and milestones of `graph` to the run. They may depend on each other and
     /// on any task of the run, finished or not. Validated like a graph (a cycle, an unknown or
-    /// duplicate id is rejected and nothing is added); throws
+    /// duplicate id, a negative duration or a retry policy of fewer than 1 attempt is rejected
+    /// and nothing is added); throws
     /// ``GraphError/Code/runFinished`` once the run has ended or is stopping.
     public func add(_ graph: TaskGraph) throws(GraphError) {
         try storage.add(graph.definitions)

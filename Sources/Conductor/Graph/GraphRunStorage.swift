@@ -219,19 +219,30 @@ final class GraphRunStorage: Sendable {
                 // costs an allocation and an executor check on entry and on return.
                 if assignment.spec.isPlain, !tracesAttempts {
                     let context = TaskContext(node: assignment.node, attempt: 1, storage: self)
+                    // The report's times are the body's own: read just before it is called and
+                    // just after it returns, outside the lock, so neither a wait for the lock
+                    // nor the hop to this worker counts as the task's run time.
+                    let startedAt = clock.nanoseconds
                     do {
                         switch assignment.spec.operation {
                         case .globalVoid(let body):
                             try await body(context)
-                            next = end(assignment.node, outcome: .succeeded)
+                            let endedAt = clock.nanoseconds
+                            next = end(assignment.node, startedAt: startedAt, endedAt: endedAt, outcome: .succeeded)
                         case .global(let body):
-                            next = end(assignment.node, returning: try await body(context))
+                            let result = try await body(context)
+                            let endedAt = clock.nanoseconds
+                            next = end(assignment.node, startedAt: startedAt, endedAt: endedAt, returning: result)
                         // Never plain (`TaskSpec.isPlain`); called here, it would still be right.
                         case .mainActor(let body):
-                            next = end(assignment.node, returning: try await body(context))
+                            let result = try await body(context)
+                            let endedAt = clock.nanoseconds
+                            next = end(assignment.node, startedAt: startedAt, endedAt: endedAt, returning: result)
                         }
                     } catch {
-                        next = end(assignment.node, outcome: Self.outcome(of: error))
+                        let endedAt = clock.nanoseconds
+                        next = end(
+                            assignment.node, startedAt: startedAt, endedAt: endedAt, outcome: Self.outcome(of: error))
                     }
                 } else {
                     next = await runToEnd(assignment)
@@ -257,10 +268,12 @@ final class GraphRunStorage: Sendable {
 
     /// Runs one task, records its end, and returns the next ready task for this worker.
     private func runToEnd(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
-        let (outcome, result) = await execute(assignment)
+        let ran = await execute(assignment)
         // A result comes only with success.
-        if let result { return end(assignment.node, returning: result) }
-        return end(assignment.node, outcome: outcome)
+        if let result = ran.result {
+            return end(assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, returning: result)
+        }
+        return end(assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, outcome: ran.outcome)
     }
 
     /// Records the end of `node` and returns the next ready task for this worker: the hot
@@ -269,12 +282,17 @@ final class GraphRunStorage: Sendable {
     /// copied and destroyed through its type's metadata, here with plain retains. No result
     /// travels with it: most tasks return nothing, and an optional existential is copied,
     /// tested and destroyed through value witnesses (~100 instructions a task).
+    ///
+    /// `startedAt` and `endedAt` were read by the worker around the body (`never` for a body
+    /// that never started); `endedAt` is also the time of everything this transition records.
     @inline(never)
-    private func end(_ node: Int, outcome: TaskOutcome) -> GraphStateMachine.Assignment? {
-        let now = clock.nanoseconds
+    private func end(_ node: Int, startedAt: Int64, endedAt: Int64, outcome: TaskOutcome)
+        -> GraphStateMachine.Assignment?
+    {
         var effects = GraphStateMachine.Effects()
         let (next, wakeup) = state.withLock { machine in
-            let next = machine.complete(node, outcome: outcome, now: now, effects: &effects)
+            let next = machine.complete(
+                node, outcome: outcome, startedAt: startedAt, now: endedAt, effects: &effects)
             return (next, machine.drainOutbox(into: log))
         }
         wakeup.resume()
@@ -285,12 +303,14 @@ final class GraphRunStorage: Sendable {
     /// Records the success of `node`, keeping its result for dependents, and returns the next
     /// ready task for this worker.
     @inline(never)
-    private func end(_ node: Int, returning result: any Sendable) -> GraphStateMachine.Assignment? {
-        let now = clock.nanoseconds
+    private func end(_ node: Int, startedAt: Int64, endedAt: Int64, returning result: any Sendable)
+        -> GraphStateMachine.Assignment?
+    {
         var effects = GraphStateMachine.Effects()
         let (next, wakeup) = state.withLock { machine in
             machine.keep(result, of: node)
-            let next = machine.complete(node, outcome: .succeeded, now: now, effects: &effects)
+            let next = machine.complete(
+                node, outcome: .succeeded, startedAt: startedAt, now: endedAt, effects: &effects)
             return (next, machine.drainOutbox(into: log))
         }
         wakeup.resume()
@@ -307,7 +327,22 @@ final class GraphRunStorage: Sendable {
 
     // MARK: - Running one task
 
-    private func execute(_ assignment: GraphStateMachine.Assignment) async -> (TaskOutcome, (any Sendable)?) {
+    /// How a task's attempts ended, and when its body ran: from just before the first attempt's
+    /// body was called to just after the last one's returned (`never` if no body started).
+    private struct Ran {
+        var outcome: TaskOutcome
+        var result: (any Sendable)?
+        var startedAt: Int64
+        var endedAt: Int64
+    }
+
+    /// The time an attempt's body was called and returned, read on the worker.
+    private struct Stamps {
+        var startedAt = GraphStateMachine.Node.never
+        var endedAt: Int64 = 0
+    }
+
+    private func execute(_ assignment: GraphStateMachine.Assignment) async -> Ran {
         let retry = assignment.spec.retry
         var attempt = 1
         var detached: DetachedAttempt?
@@ -315,20 +350,26 @@ final class GraphRunStorage: Sendable {
             // Abandoned (removed, or the run stopped) before this worker got here: the
             // attempt settled as cancelled and its body must not start.
             guard let attempt = state.withLock({ $0.detachedAttempt(of: assignment.node) }) else {
-                return (.cancelled, nil)
+                return Ran(outcome: .cancelled, startedAt: GraphStateMachine.Node.never, endedAt: clock.nanoseconds)
             }
             detached = attempt
         }
+        var firstStart = GraphStateMachine.Node.never
         while true {
             let outcome: TaskOutcome
-            switch await runAttempt(assignment, attempt: attempt, detached: detached) {
-            case .success(let value): return (.succeeded, value)
-            case .cancelled: return (.cancelled, nil)
+            let (result, stamps) = await runAttempt(assignment, attempt: attempt, detached: detached)
+            if firstStart == GraphStateMachine.Node.never { firstStart = stamps.startedAt }
+            func ran(_ outcome: TaskOutcome, _ value: (any Sendable)? = nil) -> Ran {
+                Ran(outcome: outcome, result: value, startedAt: firstStart, endedAt: stamps.endedAt)
+            }
+            switch result {
+            case .success(let value): return ran(.succeeded, value)
+            case .cancelled: return ran(.cancelled)
             case .failure(let error): outcome = .failed(error)
             case .timedOut(let duration): outcome = .timedOut(after: duration)
             }
-            if Task.isCancelled { return (.cancelled, nil) }
-            guard attempt < retry.maxAttempts else { return (outcome, nil) }
+            if Task.isCancelled { return ran(.cancelled) }
+            guard attempt < retry.maxAttempts else { return ran(outcome) }
             let delay = retry.backoff(after: attempt)
             let error: any Error =
                 switch outcome {
@@ -343,13 +384,15 @@ final class GraphRunStorage: Sendable {
             do {
                 try await clock.purpose(.retryBackoff).sleep(for: delay)
             } catch {
-                return (.cancelled, nil)
+                return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
             }
             attempt += 1
             let nextAttempt = attempt
             let restart = clock.nanoseconds
             let decision = transition { $0.retryStarting(assignment.node, attempt: nextAttempt, now: restart) }
-            guard case .start(let next) = decision else { return (.cancelled, nil) }
+            guard case .start(let next) = decision else {
+                return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: restart)
+            }
             detached = next
         }
     }
@@ -359,49 +402,67 @@ final class GraphRunStorage: Sendable {
     /// under the attempt that made them.
     private func runAttempt(
         _ assignment: GraphStateMachine.Assignment, attempt: Int, detached: DetachedAttempt?
-    ) async -> DetachedAttempt.Result {
+    ) async -> (DetachedAttempt.Result, Stamps) {
         guard let tracer = instruments?.tracer else {
             return await runAttemptBody(assignment, attempt: attempt, detached: detached)
         }
+        // The span's start and end are the tracer's (user code): they happen outside the
+        // body's stamps, so a slow tracer never shows as the task's run time.
         let span = RunInstruments.startAttempt(
             tracer, id: id(of: assignment.node), attempt: attempt, placement: assignment.spec.placement)
-        let result = await ServiceContext.$current.withValue(span.context) {
+        let (result, stamps) = await ServiceContext.$current.withValue(span.context) {
             await runAttemptBody(assignment, attempt: attempt, detached: detached)
         }
         RunInstruments.end(span, with: result)
-        return result
+        return (result, stamps)
     }
 
+    /// Runs the body of one attempt and says when it ran: just before the body is called (for
+    /// a body in a task of its own, just before that task is made) and just after its result
+    /// is in (for such a body, once the worker has the result, the timeout's or abandonment's).
     private func runAttemptBody(
         _ assignment: GraphStateMachine.Assignment, attempt: Int, detached: DetachedAttempt?
-    ) async -> DetachedAttempt.Result {
+    ) async -> (DetachedAttempt.Result, Stamps) {
         let context = TaskContext(node: assignment.node, attempt: attempt, storage: self)
         let operation = assignment.spec.operation
+        var stamps = Stamps()
         guard let detached else {
+            let result: DetachedAttempt.Result
+            stamps.startedAt = clock.nanoseconds
             do {
-                return .success(try await Self.invoke(operation, context))
+                let value = try await Self.invoke(operation, context)
+                stamps.endedAt = clock.nanoseconds
+                result = .success(value)
             } catch is CancellationError {
-                return .cancelled
+                stamps.endedAt = clock.nanoseconds
+                result = .cancelled
             } catch {
-                return Task.isCancelled ? .cancelled : .failure(error)
+                stamps.endedAt = clock.nanoseconds
+                result = Task.isCancelled ? .cancelled : .failure(error)
             }
+            return (result, stamps)
         }
         // A task of its own, raced against the timeout and against abandonment: whichever
         // settles the attempt first wins, and the worker moves on without waiting for a body
         // that ignores cancellation. Abandoned before this point, the body never starts.
         // Its task copies the worker's task-local values and runs at the task's priority.
+        let startedAt = clock.nanoseconds
         guard detached.start(priority: assignment.spec.priority, { try await Self.invoke(operation, context) }) else {
-            return await detached.result.wait() ?? .cancelled
+            let result = await detached.result.wait() ?? .cancelled
+            stamps.endedAt = clock.nanoseconds
+            return (result, stamps)
         }
+        stamps.startedAt = startedAt
         var deadline: DeadlineTimer.Token?
         if let timeout = assignment.spec.timeout {
             let result = detached.result
             deadline = timer.schedule(after: timeout) { result.resolve(.timedOut(timeout)) }
         }
         let result = await detached.result.wait() ?? .cancelled
+        stamps.endedAt = clock.nanoseconds
         detached.cancelBody()
         if let deadline { timer.cancel(deadline) }
-        return result
+        return (result, stamps)
     }
 
     private static func invoke(_ operation: TaskSpec.Operation, _ context: TaskContext) async throws -> any Sendable {

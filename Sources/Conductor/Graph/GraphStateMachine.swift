@@ -169,8 +169,11 @@ struct GraphStateMachine {
     /// event log before the records that name them.
     var inserted: [(first: Int, definitions: [NodeDefinition])] = []
 
+    /// `concurrencyLimit` has been checked by whoever started the run (`TaskGraph.check`):
+    /// below 1 it would start nothing, so it is a bug here, not a value to round up.
     init(concurrencyLimit: Int, parallelWorkers: Int) {
-        self.concurrencyLimit = max(1, concurrencyLimit)
+        precondition(concurrencyLimit >= 1, "concurrencyLimit \(concurrencyLimit) was not validated")
+        self.concurrencyLimit = concurrencyLimit
         self.parallelWorkers = max(0, parallelWorkers)
     }
 
@@ -376,15 +379,23 @@ struct GraphStateMachine {
     // MARK: - Workers
 
     /// Records the end of `node` and hands the worker its next task, if any.
+    ///
+    /// `startedAt` is when the worker called the body (`Node.never` if it never did), and
+    /// `now` when the body returned: both read outside the lock, so the report shows the
+    /// body's own run time, not the wait for this transition. `takeNext` stamped the start
+    /// when the task was handed out; that stays for a task that ended meanwhile (removed, or
+    /// the run stopped), whose end was recorded then.
     mutating func complete(
         _ node: Int,
         outcome: TaskOutcome,
+        startedAt: Int64,
         now: Int64,
         effects: inout Effects
     ) -> Assignment? {
         running -= 1
         if !detached.isEmpty { detached[node] = nil }
         if nodes[node].phase != .ended {
+            if startedAt != Node.never { nodes[node].startedAt = startedAt }
             end(node, outcome: outcome, now: now, effects: &effects)
         }
         let next = takeNext(now: now)
@@ -396,7 +407,7 @@ struct GraphStateMachine {
 
     /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
     /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it
-    /// just before ``complete(_:outcome:now:effects:)``.
+    /// just before ``complete(_:outcome:startedAt:now:effects:)``.
     mutating func keep(_ result: any Sendable, of node: Int) {
         guard nodes[node].phase != .ended, !nodes[node].flags.contains(.returnsVoid) else { return }
         if results.isEmpty { results = Array(repeating: nil, count: nodes.count) }

@@ -1,4 +1,5 @@
-/// Checks definitions before anything runs: ids, durations, dependencies, stage order, cycles.
+/// Checks definitions before anything runs: ids, durations, retry counts, dependencies, stage
+/// order, cycles.
 enum GraphValidation {
     /// Validates `definitions`, which may depend on each other and on `existing` nodes.
     /// Existing nodes never depend on new ones, so a cycle can only run through new nodes.
@@ -12,8 +13,8 @@ enum GraphValidation {
             if existing[definition.id] != nil || position.updateValue(index, forKey: definition.id) != nil {
                 throw .duplicateID(definition.id)
             }
-            if case .task(let spec) = definition.kind, let (parameter, value) = spec.negativeDuration {
-                throw .negativeDuration(parameter, value, task: definition.id)
+            if case .task(let spec) = definition.kind, let invalid = spec.invalidSetting(of: definition.id) {
+                throw invalid
             }
         }
         for definition in definitions {

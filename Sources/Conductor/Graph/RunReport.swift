@@ -99,9 +99,12 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
     public let outcome: TaskOutcome
     /// When its dependencies were satisfied, if they were.
     public let queuedAt: Duration?
-    /// When its first attempt started, if it ran.
+    /// When its first attempt's body was called, if it ran: read just before the call, so
+    /// the time a worker took to get to it counts as waiting (``waitTime``), not running.
     public let startedAt: Duration?
-    /// When it ended.
+    /// When it ended: for a body that returned, threw or timed out, read just after, before
+    /// the run records it, so ``runTime`` is the body's own; otherwise when it was cancelled
+    /// or skipped.
     public let endedAt: Duration
     /// How many attempts it made.
     public let attempts: Int

@@ -17,9 +17,10 @@
 /// ```
 ///
 /// Validation (``validate()``, and every way of starting) rejects an empty or duplicate id,
-/// a negative timeout or retry backoff, a dependency on an unknown id, and a cycle, with a
-/// ``GraphError`` that names the culprit; nothing starts. A zero timeout is allowed: every
-/// attempt times out at once.
+/// a negative timeout or retry backoff, a retry policy of fewer than 1 attempt, a dependency
+/// on an unknown id, and a cycle, with a ``GraphError`` that names the culprit; starting also
+/// rejects a `concurrencyLimit` below 1. Nothing starts, and nothing is clamped. A zero
+/// timeout is allowed: every attempt times out at once.
 ///
 /// - Complexity: validation is O(V + E); running costs one short lock per task.
 public struct TaskGraph: Sendable {
@@ -43,8 +44,8 @@ public struct TaskGraph: Sendable {
     ///     base priority the operation runs at (`Task.basePriority`), whichever worker runs it.
     ///   - timeout: The longest an attempt may take; it is abandoned at once when it expires.
     ///     A negative timeout is reported by validation (``GraphError/Code/negativeDuration``).
-    ///   - retry: How often to try again after a failure; a negative backoff is reported by
-    ///     validation too.
+    ///   - retry: How often to try again after a failure; a negative backoff, or fewer than
+    ///     1 attempt (``GraphError/Code/invalidConfiguration``), is reported by validation too.
     ///   - failure: Whether the task's failure ends the run.
     ///   - whenDependencyFails: Skip, or run anyway, when an optional dependency failed.
     ///   - operation: The work. Its result can be read by dependents through the handle.
@@ -154,7 +155,8 @@ public struct TaskGraph: Sendable {
         compiled = CompiledGraph()
     }
 
-    /// Checks ids, durations, dependencies and cycles without running anything.
+    /// Checks ids, durations, retry counts, dependencies and cycles without running anything.
+    /// A concurrency limit is an argument of starting, so starting checks it.
     ///
     /// - Complexity: O(1) for a graph whose tasks were all added after their dependencies;
     ///   otherwise O(V + E).
@@ -172,7 +174,8 @@ public struct TaskGraph: Sendable {
     /// to the current task.
     ///
     /// - Parameters:
-    ///   - concurrencyLimit: The most tasks running at once; `nil` for no limit.
+    ///   - concurrencyLimit: The most tasks running at once, at least 1; `nil` for no limit.
+    ///     A limit below 1 throws ``GraphError/Code/invalidConfiguration`` and nothing starts.
     ///   - clock: Measures timeouts, backoff and the report's times.
     ///   - telemetry: Receives the run's span, a span per task attempt and the run's metrics
     ///     (see <doc:Tracing> and <doc:Metrics>); by default whatever the process bootstrapped.
@@ -181,6 +184,7 @@ public struct TaskGraph: Sendable {
         clock: some Clock<Duration> = ContinuousClock(),
         telemetry: Telemetry = .bootstrapped
     ) throws(GraphError) -> GraphRun {
+        try Self.check(concurrencyLimit)
         try validate()
         let run = GraphRun(
             storage: GraphRunStorage(
@@ -193,7 +197,8 @@ public struct TaskGraph: Sendable {
 
     /// Validates the graph and runs it to the end in the current task; cancelling the current
     /// task cancels the run. Returns the report, whose ``RunReport/outcome`` says whether
-    /// every required task succeeded.
+    /// every required task succeeded. `concurrencyLimit` is as for
+    /// ``start(concurrencyLimit:clock:telemetry:)``: at least 1, or `nil`.
     public func run(
         concurrencyLimit: Int? = nil,
         clock: some Clock<Duration> = ContinuousClock(),
@@ -211,6 +216,7 @@ public struct TaskGraph: Sendable {
         telemetry: Telemetry = .bootstrapped,
         _ body: @escaping @Sendable (GraphRun) async -> Void
     ) async throws(GraphError) -> RunReport {
+        try Self.check(concurrencyLimit)
         try validate()
         let run = GraphRun(
             storage: GraphRunStorage(
@@ -241,6 +247,12 @@ public struct TaskGraph: Sendable {
     mutating func append(_ definition: NodeDefinition) {
         definitions.append(definition)
         compiled.append(definition)
+    }
+
+    /// Every way of starting takes its limit here, before anything is built: a limit of zero
+    /// would start nothing, ever, so it is reported rather than counted as 1.
+    static func check(_ concurrencyLimit: Int?) throws(GraphError) {
+        if let concurrencyLimit, concurrencyLimit < 1 { throw .concurrencyLimit(concurrencyLimit) }
     }
 
     private var compiledIfComplete: CompiledGraph? { compiled.isComplete ? compiled : nil }

@@ -49,7 +49,9 @@ public struct DependencyFailureBehavior: Hashable, Sendable {
 /// // attempt 1, wait 200 ms, attempt 2, wait 400 ms, attempt 3
 /// ```
 public struct RetryPolicy: Hashable, Sendable {
-    /// The total number of attempts, at least 1.
+    /// The total number of attempts, as given. Fewer than 1 is reported, with the task that
+    /// holds the policy, when the task is validated (``GraphError/Code/invalidConfiguration``)
+    /// or added to a launcher (``LaunchError/Code/invalidConfiguration``).
     public let maxAttempts: Int
     /// The wait before the second attempt.
     public let initialBackoff: Duration
@@ -61,7 +63,8 @@ public struct RetryPolicy: Hashable, Sendable {
     /// One attempt, no retry.
     public static let never = RetryPolicy(maxAttempts: 1, initialBackoff: .zero, multiplier: 1, maxBackoff: .zero)
 
-    /// Up to `count` attempts with exponential backoff.
+    /// Up to `count` attempts with exponential backoff. `count` is kept as given: a count
+    /// below 1 is not clamped but reported by validation, naming the task that holds it.
     public static func attempts(
         _ count: Int,
         backoff initial: Duration = .milliseconds(100),
@@ -69,7 +72,7 @@ public struct RetryPolicy: Hashable, Sendable {
         maxBackoff: Duration = .seconds(30)
     ) -> RetryPolicy {
         RetryPolicy(
-            maxAttempts: max(1, count), initialBackoff: initial, multiplier: max(1, multiplier), maxBackoff: maxBackoff)
+            maxAttempts: count, initialBackoff: initial, multiplier: max(1, multiplier), maxBackoff: maxBackoff)
     }
 
     /// The first negative wait, named as ``attempts(_:backoff:multiplier:maxBackoff:)`` spells it.

@@ -12,7 +12,7 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case emptyName, duplicateName, unknownDependency, unknownReadiness, launchFinished
-            case taskFailed, launchEnded, cancelled, cycle, negativeDuration
+            case taskFailed, launchEnded, cancelled, cycle, negativeDuration, invalidConfiguration
         }
 
         fileprivate let kind: Kind
@@ -33,11 +33,15 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let launchEnded = Code(kind: .launchEnded)
         /// The launch, or the waiting task, was cancelled.
         public static let cancelled = Code(kind: .cancelled)
-        /// The tasks' dependencies form a cycle (possible only by removing a task before the
-        /// launch and adding it back with dependencies).
+        /// The tasks' dependencies form a cycle: a task or readiness set that names itself
+        /// (reported when it is added), or tasks that depend on each other in a loop (possible
+        /// only by removing a task before the launch and adding it back with dependencies).
         public static let cycle = Code(kind: .cycle)
         /// A task's retry backoff, or the timeout given to ``Launcher/ready(_:timeout:)``, is negative.
         public static let negativeDuration = Code(kind: .negativeDuration)
+        /// A task's ``StartupTask/retry`` policy has fewer than 1 attempt; reported when it is
+        /// added, never clamped.
+        public static let invalidConfiguration = Code(kind: .invalidConfiguration)
 
         public var description: String { "\(kind)" }
     }
@@ -67,7 +71,18 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func unknownDependency(_ missing: String, of name: String) -> LaunchError {
         LaunchError(
-            .unknownDependency, "'\(name)' depends on '\(missing)', which has not been added", taskName: name)
+            .unknownDependency, "'\(name)' depends on '\(missing)', which has not been added (add it first)",
+            taskName: name)
+    }
+
+    /// A task or readiness set that names itself: the graph would call it a cycle too.
+    static func dependsOnItself(_ name: String) -> LaunchError {
+        LaunchError(.cycle, "cycle: \(name) → \(name)", taskName: name)
+    }
+
+    /// The graph's message, with the launch's code: see ``GraphError/retryAttempts(_:task:)``.
+    static func retryAttempts(_ count: Int, task: String) -> LaunchError {
+        from(.retryAttempts(count, task: task))
     }
 
     static func unknownReadiness(_ name: String) -> LaunchError {
@@ -107,6 +122,7 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         case .cancelled: cancelled()
         case .cycle: LaunchError(.cycle, error.message, taskName: error.taskID)
         case .negativeDuration: LaunchError(.negativeDuration, error.message, taskName: error.taskID)
+        case .invalidConfiguration: LaunchError(.invalidConfiguration, error.message, taskName: error.taskID)
         default: LaunchError(.unknownDependency, error.message, taskName: error.taskID)
         }
     }

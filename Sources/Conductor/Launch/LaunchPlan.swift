@@ -49,7 +49,7 @@ struct LaunchPlan {
     private(set) var compiledTasks: [String] = []
     private var markers = 0
 
-    /// Checks a new entry's name, dependencies and retry backoff against what has been added.
+    /// Checks a new entry's name, dependencies and retry policy against what has been added.
     mutating func admit(_ entry: Entry) throws(LaunchError) {
         let name = entry.name
         if name.isEmpty { throw .emptyName() }
@@ -59,13 +59,19 @@ struct LaunchPlan {
         case .task(let task): dependencies = task.dependencies ?? []
         case .readiness(_, let after): dependencies = after
         }
+        // Naming itself is a cycle, not a missing task: adding it first is impossible.
+        if dependencies.contains(name) { throw .dependsOnItself(name) }
         for dependency in dependencies where kinds[dependency] == nil {
             throw .unknownDependency(dependency, of: name)
         }
         // Adding is the first call that throws for a task: it is rejected here rather than
-        // failing at run time, when it would back off for a negative time.
-        if case .task(let task) = entry, let (parameter, value) = task.retry.negativeBackoff {
-            throw .negativeDuration(parameter, value, task: name)
+        // failing at run time, when it would back off for a negative time or end without
+        // an attempt.
+        if case .task(let task) = entry {
+            if let (parameter, value) = task.retry.negativeBackoff {
+                throw .negativeDuration(parameter, value, task: name)
+            }
+            if task.retry.maxAttempts < 1 { throw .retryAttempts(task.retry.maxAttempts, task: name) }
         }
         switch entry {
         case .task: kinds[name] = .task

@@ -103,8 +103,10 @@ public final class Launcher: StartupTask, Sendable {
     // MARK: - Adding and removing
 
     /// Adds a task, before or during the launch. Its name must be new, its dependencies
-    /// added first and its retry backoff not negative (``LaunchError/Code/negativeDuration``).
-    /// Throws ``LaunchError/Code/launchFinished`` once the launch has ended.
+    /// added first (a task that names itself is a ``LaunchError/Code/cycle``), its retry
+    /// backoff not negative (``LaunchError/Code/negativeDuration``) and its retry policy at
+    /// least 1 attempt (``LaunchError/Code/invalidConfiguration``). Throws
+    /// ``LaunchError/Code/launchFinished`` once the launch has ended.
     public func add(_ task: some StartupTask) throws(LaunchError) {
         // The task's properties are user code: read once, before the lock is taken.
         try add(.task(LaunchPlan.TaskSnapshot(task)))

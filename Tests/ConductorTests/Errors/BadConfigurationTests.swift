@@ -3,10 +3,11 @@ import ConductorTestKit
 import HTTPTypes
 import Testing
 
-/// Bad configuration gets a clear answer, consistently: a negative duration is rejected by
-/// the first call that already throws for its object (validation for a graph, `add` for a
-/// launch task, `send` for a gate), naming the culprit, and every setter of a clamped
-/// property clamps like its initializer. Zero is a legal duration: it means "no time".
+/// Bad configuration gets a clear answer, consistently: a negative duration, a concurrency
+/// limit below 1 or a retry policy of no attempts is rejected by the first call that already
+/// throws for its object (validation or starting for a graph, `add` for a launch task, `send`
+/// for a gate), naming the culprit, and every setter of a clamped property clamps like its
+/// initializer. Zero is a legal duration: it means "no time".
 @Suite struct BadConfigurationTests {
     // MARK: - Graphs and schedules
 
@@ -76,7 +77,114 @@ import Testing
         }
     }
 
+    /// Every way of starting takes a limit, and each reports one below 1 before anything runs:
+    /// a limit of zero would start nothing, ever, and it used to be counted as 1 without a word.
+    @Test(arguments: [0, -1])
+    func aConcurrencyLimitBelowOneIsRejectedByEveryWayOfStarting(limit: Int) async throws {
+        let ran = Recorder<String>()
+        let watched = Recorder<String>()
+        var graph = TaskGraph()
+        graph.add("fetch") { _ in ran.append("fetch") }
+        let schedule = Schedule { Stage("basics") { Step("basicInfo") { _ in ran.append("basicInfo") } } }
+        let expected = "concurrencyLimit must be at least 1 (got \(limit))"
+
+        let started = try #require(throws: GraphError.self) {
+            try graph.start(concurrencyLimit: limit, clock: ManualClock())
+        }
+        #expect(started.code == .invalidConfiguration)
+        #expect(started.message == expected)
+        #expect(started.taskID == nil)
+        let ranToEnd = await #expect(throws: GraphError.self) {
+            try await graph.run(concurrencyLimit: limit, clock: ManualClock())
+        }
+        #expect(ranToEnd == started)
+        let ranBeside = await #expect(throws: GraphError.self) {
+            try await graph.run(concurrencyLimit: limit, clock: ManualClock()) { _ in watched.append("body") }
+        }
+        #expect(ranBeside == started)
+        let scheduleStarted = try #require(throws: GraphError.self) {
+            try schedule.start(concurrencyLimit: limit, clock: ManualClock())
+        }
+        #expect(scheduleStarted == started)
+        let scheduleRan = await #expect(throws: GraphError.self) {
+            try await schedule.run(concurrencyLimit: limit, clock: ManualClock())
+        }
+        #expect(scheduleRan == started)
+        #expect(ran.all.isEmpty)
+        #expect(watched.all.isEmpty)
+    }
+
+    /// `RetryPolicy.attempts` is a value and cannot throw: the count is kept as given, and
+    /// validation reports it with the task that holds it. It used to be counted as 1.
+    @Test(arguments: [0, -2])
+    func aRetryPolicyOfNoAttemptsIsRejectedBeforeAnythingRuns(count: Int) async throws {
+        #expect(RetryPolicy.attempts(count).maxAttempts == count)
+        let ran = Recorder<String>()
+        var graph = TaskGraph()
+        graph.add("fetch", retry: .attempts(count)) { _ in ran.append("fetch") }
+        let expected = "task 'fetch' has a retry policy of \(count) attempts; it needs at least 1"
+
+        let validated = try #require(throws: GraphError.self) { try graph.validate() }
+        #expect(validated.code == .invalidConfiguration)
+        #expect(validated.message == expected)
+        #expect(validated.taskID == "fetch")
+        let started = try #require(throws: GraphError.self) { try graph.start(clock: ManualClock()) }
+        #expect(started == validated)
+        let ranToEnd = await #expect(throws: GraphError.self) { try await graph.run(clock: ManualClock()) }
+        #expect(ranToEnd == validated)
+
+        // Added before its dependency, the graph takes the full validation, which says the same.
+        var unordered = TaskGraph()
+        unordered.add("page", dependsOn: ["fetch"]) { _ in ran.append("page") }
+        unordered.add("fetch", retry: .attempts(count)) { _ in ran.append("fetch") }
+        #expect(throws: validated) { try unordered.validate() }
+
+        let schedule = Schedule {
+            Stage("basics") { Step("fetch", retry: .attempts(count)) { _ in ran.append("fetch") } }
+        }
+        #expect(throws: validated) { try schedule.start(clock: ManualClock()) }
+        #expect(ran.all.isEmpty)
+    }
+
+    @Test func aTaskAddedToARunningGraphWithNoAttemptsIsRejected() async throws {
+        let latch = Latch()
+        let ran = Recorder<String>()
+        var graph = TaskGraph()
+        graph.add("hold") { _ in await latch.wait() }
+        let run = try graph.start(clock: ManualClock())
+        var late = TaskGraph()
+        late.add("late", retry: .attempts(0)) { _ in ran.append("late") }
+        let error = try #require(throws: GraphError.self) { try run.add(late) }
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.message == "task 'late' has a retry policy of 0 attempts; it needs at least 1")
+        let single = try #require(throws: GraphError.self) {
+            try run.add("late", retry: .attempts(0)) { _ in ran.append("late") }
+        }
+        #expect(single == error)
+        latch.open()
+        let report = await run.report()
+        #expect(report.isSuccess)
+        #expect(report.tasks.map(\.id) == ["hold"])
+        #expect(ran.all.isEmpty)
+    }
+
     // MARK: - Launches
+
+    @Test(arguments: [0, -1])
+    func aLaunchTaskWithARetryPolicyOfNoAttemptsIsRejectedWhenAdded(count: Int) async throws {
+        let ran = Recorder<String>()
+        let launcher = Launcher(clock: ManualClock())
+        let error = try #require(throws: LaunchError.self) {
+            try launcher.add(TestStartupTask("config", retry: .attempts(count)) { ran.append("rejected") })
+        }
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.message == "task 'config' has a retry policy of \(count) attempts; it needs at least 1")
+        #expect(error.taskName == "config")
+        // Nothing was kept: the name is free, and only what was added runs.
+        try launcher.add(TestStartupTask("config") { ran.append("config") })
+        try await launcher.run()
+        #expect(ran.all == ["config"])
+    }
 
     @Test func aLaunchTaskWithANegativeBackoffIsRejectedWhenAdded() throws {
         let launcher = Launcher(clock: ManualClock())

@@ -72,6 +72,20 @@ import Testing
             #expect(error.taskID == "fetch")
         }
 
+        @Test func graphInvalidConfiguration() async throws {
+            var graph = TaskGraph()
+            graph.add("fetch") { _ in }
+            let limit = await #expect(throws: GraphError.self) { try await graph.run(concurrencyLimit: 0) }
+            #expect(limit?.code == .invalidConfiguration)
+            #expect(limit?.message == "concurrencyLimit must be at least 1 (got 0)")
+
+            graph.add("config", retry: .attempts(0)) { _ in }
+            let retry = try #require(throws: GraphError.self) { try graph.validate() }
+            #expect(retry.code == .invalidConfiguration)
+            #expect(retry.message == "task 'config' has a retry policy of 0 attempts; it needs at least 1")
+            #expect(retry.taskID == "config")
+        }
+
         @Test func graphUnknownTask() async throws {
             let (run, latch) = try Self.startHeldRun()
             let error = try #require(throws: GraphError.self) { try run.remove("ghost") }
@@ -596,7 +610,7 @@ import Testing
                 try Launcher().add(TestStartupTask("sku", dependencies: ["basicInfo"]))
             }
             #expect(error.code == .unknownDependency)
-            #expect(error.message == "'sku' depends on 'basicInfo', which has not been added")
+            #expect(error.message == "'sku' depends on 'basicInfo', which has not been added (add it first)")
             #expect(error.taskName == "sku")
         }
 
@@ -656,6 +670,13 @@ import Testing
             let error = try #require(throws: LaunchError.self) { try launcher.start() }
             #expect(error.code == .cycle)
             #expect(error.message == "cycle: b → a → b")
+
+            let itself = try #require(throws: LaunchError.self) {
+                try Launcher().add(TestStartupTask("a", dependencies: ["a"]))
+            }
+            #expect(itself.code == .cycle)
+            #expect(itself.message == "cycle: a → a")
+            #expect(itself.taskName == "a")
         }
 
         @Test func launchNegativeDuration() async throws {
@@ -675,6 +696,15 @@ import Testing
             }
             #expect(waiting.code == .negativeDuration)
             #expect(waiting.message == "the wait for 'firstScreen' was given a negative timeout (-1.0 seconds)")
+        }
+
+        @Test func launchInvalidConfiguration() throws {
+            let error = try #require(throws: LaunchError.self) {
+                try Launcher().add(TestStartupTask("config", retry: .attempts(0)))
+            }
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.message == "task 'config' has a retry policy of 0 attempts; it needs at least 1")
+            #expect(error.taskName == "config")
         }
 
         @Test func launchCancelled() async throws {

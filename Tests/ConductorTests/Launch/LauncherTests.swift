@@ -113,6 +113,37 @@ import Testing
         }
     }
 
+    /// A task that names itself can never be added "first": it is a cycle, as a graph says.
+    @Test func aTaskOrReadinessSetThatDependsOnItselfIsACycle() throws {
+        let launcher = Launcher()
+        let task = try #require(throws: LaunchError.self) {
+            try launcher.add(TestStartupTask("a", dependencies: ["a"]))
+        }
+        #expect(task.code == .cycle)
+        #expect(task.message == "cycle: a → a")
+        #expect(task.taskName == "a")
+        let readiness = try #require(throws: LaunchError.self) {
+            try launcher.addReadiness("firstScreen", after: ["firstScreen"])
+        }
+        #expect(readiness.code == .cycle)
+        #expect(readiness.message == "cycle: firstScreen → firstScreen")
+        // Neither was kept.
+        try launcher.add(TestStartupTask("a", dependencies: []))
+        try launcher.addReadiness("firstScreen", after: ["a"])
+    }
+
+    /// A launcher needs dependencies added before their dependents; the message says so.
+    @Test func aDependencyNotAddedYetIsToBeAddedFirst() throws {
+        let launcher = Launcher()
+        let error = try #require(throws: LaunchError.self) {
+            try launcher.add(TestStartupTask("sku", dependencies: ["basicInfo"]))
+        }
+        #expect(error.code == .unknownDependency)
+        #expect(error.message == "'sku' depends on 'basicInfo', which has not been added (add it first)")
+        try launcher.add(TestStartupTask("basicInfo"))
+        try launcher.add(TestStartupTask("sku", dependencies: ["basicInfo"]))
+    }
+
     @Test func removeAllBeforeTheLaunchFreesTheNames() async throws {
         let order = Recorder<String>()
         let launcher = Launcher()
