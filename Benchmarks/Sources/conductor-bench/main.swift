@@ -65,6 +65,11 @@ func allScenarios(quick: Bool) -> [(name: String, make: () -> Scenario)] {
         list.append(("graph.dag", { dagScenario(n) }))
     }
     list.append(("graph.dag", { dagScenario(1_000, operationQueueOnly: true) }))
+    // Kept for one release (issue 20), so that the change of body shape shows in the table.
+    for n in quick ? [10_000] : [10_000, 100_000] {
+        list.append(("graph.dag (old body)", { dagScenario(n, oldBody: true) }))
+    }
+    list.append(("graph.dag (old body)", { dagScenario(1_000, oldBody: true, operationQueueOnly: true) }))
     list.append(("graph.stages 100×10", { stagesScenario(stages: 100, width: 10) }))
     list.append(("graph.stages 10×1000", { stagesScenario(stages: 10, width: 1_000) }))
     list.append(("graph.parallel", { parallelScenario(layers: 20, width: 100) }))
