@@ -78,6 +78,9 @@ func allScenarios(quick: Bool) -> [(name: String, make: () -> Scenario)] {
     list.append(("harmonizer.registry create→10→done", { harmonizerLifecycleScenario(size(100_000, 10_000)) }))
     list.append(("gate.schedule", { gateScheduleScenario(size(100_000, 20_000)) }))
     list.append(("gate.refresh-storm", { gateRefreshStormScenario(size(10_000, 2_000)) }))
+    // Kept for one release (issue 20): the burst from one task group, whose child list the runtime walks.
+    list.append(
+        ("gate.refresh-storm (old harness)", { gateRefreshStormScenario(size(10_000, 2_000), oldHarness: true) }))
     list.append(("assembly.resolve", { assemblyScenario(size(1_000_000, 100_000)) }))
     list.append(("memory.pending", { memoryScenario(size(100_000, 10_000)) }))
     return list
