@@ -16,3 +16,29 @@ func spin(_ iterations: Int) {
     }
     if x == 0 { spinState.store(1, ordering: .relaxed) }
 }
+
+/// `spin` iterations per microsecond of this machine, measured once (or set by the parent of a
+/// pinned copy, so that both placements run the same work).
+private let spinRate = Mutex<Int?>(nil)
+
+func setSpinIterationsPerMicrosecond(_ rate: Int) {
+    spinRate.withLock { $0 = rate }
+}
+
+/// Calibrated on first use: the fastest of 7 timed runs of a million iterations (~a few ms
+/// each), so that another process's time slice does not make the body shorter than its name.
+func spinIterationsPerMicrosecond() -> Int {
+    spinRate.withLock { rate in
+        if let rate { return rate }
+        let iterations = 1_000_000
+        var fastest = UInt64.max
+        for _ in 0..<7 {
+            let start = nanoseconds()
+            spin(iterations)
+            fastest = min(fastest, nanoseconds() - start)
+        }
+        let measured = max(1, Int(Double(iterations) * 1_000 / Double(max(fastest, 1))))
+        rate = measured
+        return measured
+    }
+}
