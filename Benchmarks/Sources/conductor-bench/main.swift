@@ -121,6 +121,12 @@ func allScenarios(quick: Bool) -> [(name: String, make: () -> Scenario)] {
         ("gate.refresh-storm (old harness)", { gateRefreshStormScenario(size(10_000, 2_000), oldHarness: true) }))
     list.append(("assembly.resolve", { assemblyScenario(size(1_000_000, 100_000)) }))
     list.append(("memory.pending", { memoryScenario(size(100_000, 10_000)) }))
+    // Issue 20: how the engine uses the second core, against the same work on two plain threads.
+    for microseconds in [0, 1, 10] {
+        let name = microseconds == 0 ? "scaling.dag no-op" : "scaling.dag \(microseconds) µs"
+        list.append((name, { scalingScenario(10_000, microseconds: microseconds) }))
+    }
+    list.append(("scaling.ceiling 10 µs", { scalingCeilingScenario(10_000, microseconds: 10) }))
     return list
 }
 
