@@ -100,13 +100,58 @@ struct LayeredDAG: Sendable {
         return ReadyCountTable(successors: successors, dependencyCounts: dependencyCounts)
     }
 
-    func graph(_ work: @escaping @Sendable () async -> Void = {}) -> TaskGraph {
+    /// The graph with `body` as every node's operation, stored and called as written.
+    func graph(body: @escaping @Sendable (TaskContext) async throws -> Void) -> TaskGraph {
+        var graph = TaskGraph()
+        for node in 0..<count {
+            graph.add("n\(node)", dependsOn: dependencies(of: node).map { "n\($0)" }, body)
+        }
+        return graph
+    }
+
+    /// graph.dag's graph before issue 20, kept for one release as `graph.dag (old body)`: each
+    /// node's operation awaits another closure, two async frames per node where the inline
+    /// baseline runs one.
+    func graphWithOldBody() -> TaskGraph {
+        let work: @Sendable () async -> Void = {}
         var graph = TaskGraph()
         for node in 0..<count {
             graph.add("n\(node)", dependsOn: dependencies(of: node).map { "n\($0)" }) { _ in await work() }
         }
         return graph
     }
+}
+
+// MARK: - Node bodies
+
+/// What one node of a graph.dag contender runs: the same async closure for every contender —
+/// the graph's operation, the baselines' `work` — so that their ratio compares schedulers,
+/// not body shapes. Each is one async call per node: `{ _ in }` or `{ _ in spin(k) }` in the
+/// graph, `{}` or `{ spin(k) }` in the baselines.
+struct NodeBody: Sendable {
+    /// `spin` iterations per node; 0 for a no-op body.
+    let iterations: Int
+
+    static let noOp = NodeBody(iterations: 0)
+
+    /// The graph's operation.
+    var operation: @Sendable (TaskContext) async throws -> Void { opaqueOperation(spinning: iterations) }
+    /// The baselines' body.
+    var work: @Sendable () async -> Void { opaqueWork(spinning: iterations) }
+}
+
+// Made out of line so that the optimiser cannot specialise a baseline for a known closure and
+// drop its call: every contender calls its body through a closure value, as the graph does.
+@inline(never)
+private func opaqueOperation(spinning iterations: Int) -> @Sendable (TaskContext) async throws -> Void {
+    if iterations == 0 { return { _ in } }
+    return { _ in spin(iterations) }
+}
+
+@inline(never)
+private func opaqueWork(spinning iterations: Int) -> @Sendable () async -> Void {
+    if iterations == 0 { return {} }
+    return { spin(iterations) }
 }
 
 struct ReadyCountTable: Sendable {
@@ -167,22 +212,26 @@ func readyCountScheduler(_ table: ReadyCountTable, _ work: @escaping @Sendable (
     }
 }
 
-/// The same scheduler spawning a child task for every node made ready.
-func readyCountSchedulerSpawning(_ table: ReadyCountTable) async {
+/// The same scheduler spawning a child task for every node made ready. `work` is each node's
+/// body; nil runs none, as graph.dag's baselines did before issue 20 (the old-body rows).
+func readyCountSchedulerSpawning(_ table: ReadyCountTable, _ work: (@Sendable () async -> Void)?) async {
     let counters = AtomicCounters(table.dependencyCounts)
     let roots = table.dependencyCounts.indices.filter { table.dependencyCounts[$0] == 0 }.map { Int32($0) }
+    @Sendable func node(_ node: Int32) async -> [Int32] {
+        if let work { await work() }
+        return table.successors[Int(node)].filter { counters.release($0) }
+    }
     await withTaskGroup(of: [Int32].self) { group in
-        for root in roots {
-            group.addTask { table.successors[Int(root)].filter { counters.release($0) } }
-        }
+        for root in roots { group.addTask { await node(root) } }
         while let ready = await group.next() {
-            for node in ready { group.addTask { table.successors[Int(node)].filter { counters.release($0) } } }
+            for ready in ready { group.addTask { await node(ready) } }
         }
     }
 }
 
-/// What the obvious Swift code does: one `Task` per node, awaiting its predecessors' values.
-func taskPerNode(_ dag: LayeredDAG) async {
+/// What the obvious Swift code does: one `Task` per node, awaiting its predecessors' values,
+/// then running `work` (none when nil, as before issue 20).
+func taskPerNode(_ dag: LayeredDAG, _ work: (@Sendable () async -> Void)?) async {
     var tasks: [Task<Void, Never>] = []
     tasks.reserveCapacity(dag.count)
     for node in 0..<dag.count {
@@ -190,16 +239,20 @@ func taskPerNode(_ dag: LayeredDAG) async {
         tasks.append(
             Task {
                 for predecessor in predecessors { await predecessor.value }
+                if let work { await work() }
             })
     }
     for task in tasks { await task.value }
 }
 
-func singleThreadedReadyCount(_ table: ReadyCountTable) -> Int {
+/// The ready-count loop on the calling task alone, running `work` for each node (none when
+/// nil, as before issue 20).
+func singleThreadedReadyCount(_ table: ReadyCountTable, _ work: (@Sendable () async -> Void)?) async -> Int {
     var remaining = table.dependencyCounts
     var ready = remaining.indices.filter { remaining[$0] == 0 }.map { Int32($0) }
     var done = 0
     while let node = ready.popLast() {
+        if let work { await work() }
         done += 1
         for successor in table.successors[Int(node)] {
             remaining[Int(successor)] -= 1
@@ -226,16 +279,26 @@ func operationQueueDAG(_ dag: LayeredDAG) {
     queue.addOperations(operations, waitUntilFinished: true)
 }
 
-func dagScenario(_ n: Int, operationQueueOnly: Bool = false) -> Scenario {
+/// graph.dag at size `n`. Every contender runs `body` once per node (one async call), except
+/// OperationQueue, whose operations are synchronous blocks with nothing in them. With
+/// `oldBody`, the rows as they were before issue 20, kept for one release as
+/// `graph.dag (old body)`: the graph's operation awaits a second closure, the inline
+/// ready-count scheduler calls an empty one, the other baselines run no body at all.
+func dagScenario(_ n: Int, body: NodeBody = .noOp, oldBody: Bool = false, operationQueueOnly: Bool = false)
+    -> Scenario
+{
     let dag = LayeredDAG(count: n, width: 100)
-    let graph = dag.graph()
+    let graph = oldBody ? dag.graphWithOldBody() : dag.graph(body: body.operation)
     let table = dag.table()
+    let work: (@Sendable () async -> Void)? = oldBody ? nil : body.work
+    let inlineWork = work ?? NodeBody.noOp.work
+    let name = oldBody ? "graph.dag (old body)" : "graph.dag"
     let subject = Contender(name: "TaskGraph.run") {
         await nanosecondsPerOperation(n) { _ = try! await graph.run() }
     }
     if operationQueueOnly {
         return Scenario(
-            name: "graph.dag", n: n, unit: "ns/node", subject: subject,
+            name: name, n: n, unit: "ns/node", subject: subject,
             baselines: [
                 Contender(name: "OperationQueue+dependencies") {
                     await nanosecondsPerOperation(n) { operationQueueDAG(dag) }
@@ -243,17 +306,20 @@ func dagScenario(_ n: Int, operationQueueOnly: Bool = false) -> Scenario {
             ])
     }
     return Scenario(
-        name: "graph.dag", n: n, unit: "ns/node", subject: subject,
+        name: name, n: n, unit: "ns/node", subject: subject,
         baselines: [
-            Contender(name: "Task per node") { await nanosecondsPerOperation(n) { await taskPerNode(dag) } },
+            Contender(name: "Task per node") { await nanosecondsPerOperation(n) { await taskPerNode(dag, work) } },
             Contender(name: "ready-count, spawning") {
-                await nanosecondsPerOperation(n) { await readyCountSchedulerSpawning(table) }
+                await nanosecondsPerOperation(n) { await readyCountSchedulerSpawning(table, work) }
             },
             Contender(name: "ready-count, inline") {
-                await nanosecondsPerOperation(n) { await readyCountScheduler(table) {} }
+                await nanosecondsPerOperation(n) { await readyCountScheduler(table, inlineWork) }
             },
             Contender(name: "ready-count, 1 thread") {
-                await nanosecondsPerOperation(n) { precondition(singleThreadedReadyCount(table) == n) }
+                await nanosecondsPerOperation(n) {
+                    let done = await singleThreadedReadyCount(table, work)
+                    precondition(done == n)
+                }
             },
         ])
 }
@@ -301,7 +367,7 @@ func stagesScenario(stages: Int, width: Int) -> Scenario {
 /// The guard against buying speed with lost parallelism: every node waits 1 ms on the clock.
 func parallelScenario(layers: Int, width: Int) -> Scenario {
     let dag = LayeredDAG(count: layers * width, width: width)
-    let graph = dag.graph { try? await Task.sleep(for: .milliseconds(1)) }
+    let graph = dag.graph(body: { _ in try? await Task.sleep(for: .milliseconds(1)) })
     return Scenario(
         name: "graph.parallel", n: dag.count, unit: "ms (makespan)",
         subject: Contender(name: "TaskGraph.run") {

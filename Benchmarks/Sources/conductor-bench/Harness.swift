@@ -22,6 +22,11 @@ struct Scenario {
     let baselines: [Contender]
     /// Printed under the table (what is timed, what a number means).
     var note: String? = nil
+    /// A scaling scenario: its contenders are listed in the scaling table (two cores against
+    /// pinned, per contender), not compared with each other in the main one.
+    var isScaling = false
+
+    var contenders: [Contender] { [subject] + baselines }
 }
 
 /// Median, minimum and maximum of the rounds of one contender.
@@ -29,6 +34,12 @@ struct Summary {
     let median: Double
     let min: Double
     let max: Double
+
+    init(median: Double, min: Double, max: Double) {
+        self.median = median
+        self.min = min
+        self.max = max
+    }
 
     init(_ samples: [Double]) {
         let sorted = samples.sorted()
@@ -40,6 +51,7 @@ struct Summary {
 }
 
 struct Row {
+    let placement: Placement
     let scenario: String
     let n: Int
     let unit: String
@@ -52,9 +64,10 @@ struct Row {
 }
 
 /// Runs every contender of a scenario interleaved — subject, baseline 1, baseline 2, subject,
-/// … — after one warm-up round, so that drift in the machine's load hits them all alike.
-func run(_ scenario: Scenario, rounds: Int) async -> [Row] {
-    let contenders = [scenario.subject] + scenario.baselines
+/// … — after one warm-up round, so that drift in the machine's load hits them all alike; one
+/// summary per contender, the subject's first.
+func run(_ scenario: Scenario, rounds: Int) async -> [Summary] {
+    let contenders = scenario.contenders
     for contender in contenders { _ = await contender.measure() }
     var samples = Array(repeating: [Double](), count: contenders.count)
     for _ in 0..<rounds {
@@ -62,18 +75,36 @@ func run(_ scenario: Scenario, rounds: Int) async -> [Row] {
             samples[index].append(await contender.measure())
         }
     }
-    let subject = Summary(samples[0])
-    return scenario.baselines.indices.map { index in
+    return samples.map(Summary.init)
+}
+
+/// The main table's rows of one scenario: one per baseline, against the subject.
+func rows(_ scenario: Scenario, _ summaries: [Summary], placement: Placement) -> [Row] {
+    scenario.baselines.indices.map { index in
         Row(
+            placement: placement,
             scenario: scenario.name,
             n: scenario.n,
             unit: scenario.unit,
             subject: scenario.subject.name,
             baseline: scenario.baselines[index].name,
-            subjectSummary: subject,
-            baselineSummary: Summary(samples[index + 1])
+            subjectSummary: summaries[0],
+            baselineSummary: summaries[index + 1]
         )
     }
+}
+
+/// One contender of a scaling scenario, on two cores and pinned to one.
+struct ScalingRow {
+    let scenario: String
+    let n: Int
+    let unit: String
+    let contender: String
+    let twoCores: Summary
+    let pinned: Summary?
+
+    /// Pinned ÷ two cores: 2 would be perfect use of the second core.
+    var speedup: Double? { pinned.map { $0.median / twoCores.median } }
 }
 
 /// Nanoseconds on the monotonic clock.
@@ -129,6 +160,21 @@ func summaryText(_ summary: Summary, unit: String) -> String {
     "\(format(summary.median, unit: unit)) (\(format(summary.min, unit: unit))–\(format(summary.max, unit: unit)))"
 }
 
+/// The scaling table: per contender, time on two cores and pinned to one, and the speedup.
+func scalingTable(_ rows: [ScalingRow]) -> String {
+    let header = [
+        "scenario", "n", "contender", "unit", "two cores: median (min–max)", "pinned: median (min–max)", "speedup",
+    ]
+    let cells = rows.map { row in
+        [
+            row.scenario, String(row.n), row.contender, row.unit, summaryText(row.twoCores, unit: row.unit),
+            row.pinned.map { summaryText($0, unit: row.unit) } ?? "–",
+            row.speedup.map { formatted($0, decimals: 2) + "×" } ?? "–",
+        ]
+    }
+    return markdownTable(header: header, cells: cells, rightAligned: [1, 6])
+}
+
 /// A Markdown table: one row per (scenario, baseline) pair.
 func table(_ rows: [Row]) -> String {
     let header = [
@@ -140,18 +186,23 @@ func table(_ rows: [Row]) -> String {
             summaryText(row.baselineSummary, unit: row.unit), formatted(row.ratio, decimals: 3) + "×",
         ]
     }
+    return markdownTable(header: header, cells: cells, rightAligned: [1, 6])
+}
+
+func markdownTable(header: [String], cells: [[String]], rightAligned: Set<Int>) -> String {
     var widths = header.map(\.count)
     for line in cells { for (index, cell) in line.enumerated() { widths[index] = max(widths[index], cell.count) } }
     func line(_ values: [String]) -> String {
-        "| " + values.enumerated().map { padded($1, widths[$0], right: $0 == 1 || $0 == 6) }.joined(separator: " | ")
-            + " |"
+        "| "
+            + values.enumerated().map { padded($1, widths[$0], right: rightAligned.contains($0)) }
+            .joined(separator: " | ") + " |"
     }
     var lines = [line(header), "|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|"]
     lines += cells.map(line)
     return lines.joined(separator: "\n")
 }
 
-func json(_ rows: [Row]) -> String {
+func json(_ rows: [Row], scaling: [ScalingRow]) -> String {
     func string(_ text: String) -> String {
         var escaped = ""
         for character in text.unicodeScalars {
@@ -165,6 +216,7 @@ func json(_ rows: [Row]) -> String {
     }
     let entries = rows.map { row in
         let fields: [(String, String)] = [
+            ("placement", string(row.placement.rawValue)),
             ("name", string(row.scenario)),
             ("n", String(row.n)),
             ("unit", string(row.unit)),
@@ -180,5 +232,24 @@ func json(_ rows: [Row]) -> String {
         ]
         return "    {" + fields.map { "\(string($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
     }
-    return "{\"scenarios\": [\n" + entries.joined(separator: ",\n") + "\n]}\n"
+    let scalingEntries = scaling.map { row in
+        var fields: [(String, String)] = [
+            ("name", string(row.scenario)),
+            ("n", String(row.n)),
+            ("unit", string(row.unit)),
+            ("contender", string(row.contender)),
+            ("two_cores", String(row.twoCores.median)),
+            ("two_cores_min", String(row.twoCores.min)),
+            ("two_cores_max", String(row.twoCores.max)),
+        ]
+        if let pinned = row.pinned, let speedup = row.speedup {
+            fields += [
+                ("pinned", String(pinned.median)), ("pinned_min", String(pinned.min)),
+                ("pinned_max", String(pinned.max)), ("speedup", String(speedup)),
+            ]
+        }
+        return "    {" + fields.map { "\(string($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+    }
+    return "{\"scenarios\": [\n" + entries.joined(separator: ",\n") + "\n],\n\"scaling\": [\n"
+        + scalingEntries.joined(separator: ",\n") + "\n]}\n"
 }
