@@ -20,7 +20,7 @@ enum AppServices {
         assembly.register(ShopAPI.self, on: network) { resolver in
             try await recorder.measure("services", "ShopAPI", detail: "on \(network.label), \(launch.mirror)") {
                 let cache = try await resolver.resolve(ResponseStore.self)
-                return ShopAPI(
+                return try ShopAPI(
                     authority: launch.authority, token: launch.token, cache: cache, options: options,
                     recorder: recorder, telemetry: telemetry)
             }

@@ -14,7 +14,7 @@ final class ShopAPI: Sendable {
     init(
         authority: String, token: String, cache: ResponseStore, options: DemoOptions, recorder: Recorder,
         telemetry: Telemetry
-    ) {
+    ) throws(GateError) {
         let transport = DemoTransport(base: URLSessionTransport())
         var configuration = GateConfiguration(
             maxConcurrentRequests: 6,  // a browser's per-host limit, so the lanes matter
@@ -26,7 +26,7 @@ final class ShopAPI: Sendable {
         configuration.eventRetention = 10_000
         configuration.telemetry = telemetry
         self.authority = authority
-        self.gate = RequestGate(
+        self.gate = try RequestGate(
             transport: transport,
             credential: token,
             configuration: configuration,
