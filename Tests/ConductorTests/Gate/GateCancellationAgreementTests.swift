@@ -49,7 +49,8 @@ struct GateCancellationAgreementTests {
         configuration.initialBackoff = .zero
         configuration.maxBackoff = .zero
         let gate = try RequestGate<String>(
-            transport: Yielding(base: authority.transport), credential: "t0", configuration: configuration, clock: ManualClock(),
+            transport: Yielding(base: authority.transport), credential: "t0", configuration: configuration,
+            clock: ManualClock(),
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
             refresh: { _ in try authority.refresh() })
         let count = 500
