@@ -165,8 +165,13 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
             .shutDown, request.map { "\($0): the gate was shut down" } ?? "the gate was shut down", request: request)
     }
 
+    /// `nil`: a ``RequestGate/refresh()`` caller, whose refresh goes on for everyone else.
     static func cancelled(_ request: String?) -> GateError {
-        GateError(.cancelled, request.map { "\($0) was cancelled" } ?? "the work was cancelled", request: request)
+        GateError(
+            .cancelled,
+            request.map { "\($0) was cancelled" }
+                ?? "waiting for the credential refresh was cancelled; the refresh goes on",
+            request: request)
     }
 
     /// `why`, when given, says why no further attempt was made: `"not retried: POST is not

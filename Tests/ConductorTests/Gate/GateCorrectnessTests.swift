@@ -231,6 +231,41 @@ struct GateCorrectnessTests {
         #expect(refreshError?.underlyingError as? Revoked == Revoked())
     }
 
+    /// `refresh()` sends no request, so its errors name none: cancelled while it waits (the
+    /// refresh goes on), after a sign-out, after a shutdown.
+    @Test func refreshWithoutARequestNamesNone() async throws {
+        let (entered, refreshEntered) = AsyncStream<Void>.makeStream()
+        let (release, releaseRefresh) = AsyncStream<Void>.makeStream()
+        let gate = try Self.gate(
+            ScriptedSends([]),
+            refresh: { _ in
+                refreshEntered.yield()
+                for await _ in release { break }
+                return "t1"
+            })
+        let first = Task { try await gate.refresh() }
+        for await _ in entered { break }
+        let waiter = Task { try await gate.refresh() }
+        await gate.parkedRequests(atLeast: 2)
+        waiter.cancel()
+        let cancelled = await #expect(throws: GateError.self) { try await waiter.value }
+        #expect(cancelled?.code == .cancelled)
+        #expect(cancelled?.message == "waiting for the credential refresh was cancelled; the refresh goes on")
+        #expect(cancelled?.request == nil)
+        releaseRefresh.yield()
+        #expect(try await first.value == 2)
+
+        gate.signOut()
+        let signedOut = await #expect(throws: GateError.self) { try await gate.refresh() }
+        #expect(signedOut?.code == .signedOut)
+        #expect(signedOut?.message == "signed out")
+        gate.shutdown()
+        let shutDown = await #expect(throws: GateError.self) { try await gate.refresh() }
+        #expect(shutDown?.code == .shutDown)
+        #expect(shutDown?.message == "the gate was shut down")
+        #expect(shutDown?.request == nil)
+    }
+
     /// A request on the wire when `signOut()` came, whose 401 then arrived, ends `signedOut`
     /// with that 401.
     @Test func aRequestRejectedAfterSignOutKeepsItsStatus() async throws {
