@@ -33,16 +33,18 @@ public struct URLSessionTransport: GateTransport {
         self.session = session
     }
 
-    /// Transient: the request timed out, the connection was lost or could not be made, the
-    /// host's name could not be resolved for now, the device is offline or may not use data.
-    /// Every other error is permanent: a malformed URL or unsupported scheme, a TLS or
-    /// certificate failure, a cancelled request, a response the client could not decode, and
-    /// whatever is not a `URLError`.
+    /// Transient: the request timed out, the connection was lost, reset or could not be made,
+    /// the host's name could not be resolved for now, the device is offline or may not use
+    /// data. Every other error is permanent: a malformed URL or unsupported scheme, a TLS or
+    /// certificate failure, a cancelled request, and whatever is not a `URLError`.
     public func classify(_ error: any Error) -> TransportFailure {
         guard let error = error as? URLError else { return .permanent }
         switch error.code {
         case .timedOut, .networkConnectionLost, .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost,
             .dnsLookupFailed, .cannotLoadFromNetwork, .dataNotAllowed, .internationalRoamingOff, .callIsActive:
+            return .transient
+        case .badServerResponse:
+            // What a connection closed or reset in the middle of a response is reported as.
             return .transient
         default:
             return .permanent

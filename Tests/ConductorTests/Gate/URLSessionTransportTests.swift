@@ -3,7 +3,31 @@ import ConductorURLSession
 import HTTPTypes
 import Testing
 
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite struct URLSessionTransportTests {
+    /// Timeouts, lost or refused connections and no network are worth another attempt; a bad
+    /// URL, an unsupported scheme, a certificate the client rejects and a cancelled request are
+    /// not, and neither is an error that is not a `URLError`.
+    @Test func urlErrorsAreClassifiedTransientOrPermanent() {
+        let transport = URLSessionTransport()
+        let transient: [URLError.Code] = [
+            .timedOut, .networkConnectionLost, .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost,
+            .dnsLookupFailed, .badServerResponse,
+        ]
+        for code in transient { #expect(transport.classify(URLError(code)) == .transient, "\(code)") }
+        let permanent: [URLError.Code] = [
+            .badURL, .unsupportedURL, .secureConnectionFailed, .serverCertificateUntrusted, .cancelled,
+        ]
+        for code in permanent { #expect(transport.classify(URLError(code)) == .permanent, "\(code)") }
+        struct Other: Error {}
+        #expect(transport.classify(Other()) == .permanent)
+    }
+
     /// A send whose task is cancelled before it starts throws `CancellationError` and makes no
     /// URL session task: nothing reaches the server (a task that never ran would also keep its
     /// completion handler, and the caller's state with it, in the session).
