@@ -1,9 +1,8 @@
 import Conductor
 import ConductorURLSession
+import Foundation
 import HTTPTypes
 import Testing
-
-import Foundation
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
