@@ -10,7 +10,7 @@ public import Logging
 /// try launcher.add(LoadServerConfig())
 /// try launcher.add(CheckForNewVersion())               // optional: its failure is reported
 /// try launcher.addReadiness("firstScreen", after: ["channel", "config"])
-/// let observation = launcher.observe(on: .mainActor, splash)   // the seed's delegate
+/// let observation = launcher.observe(on: .mainActor, splash)   // hears each task start and end
 /// try launcher.start()
 ///
 /// switch await launcher.ready("firstScreen", timeout: .seconds(2)) {
@@ -185,7 +185,7 @@ public final class Launcher: StartupTask, Sendable {
         }
     }
 
-    /// Removes every task that has not ended (the seed's `removeAllStartupTask`); see
+    /// Removes every task that has not ended; see
     /// ``remove(_:)``. Tasks added afterwards run as usual.
     public func removeAll() {
         let (storage, names) = state.withLock { state -> (GraphRunStorage?, [String]) in
