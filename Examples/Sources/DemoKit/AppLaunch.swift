@@ -11,7 +11,7 @@ struct LaunchState: Sendable {
     var latestVersion: String?
 }
 
-/// Seed 001's start-up on the library's ``Launcher``: choose the faster of two API mirrors,
+/// The app's start-up on the library's ``Launcher``: choose the faster of two API mirrors,
 /// sign in, load the remote config, check the app version — the independent ones overlap,
 /// and the page waits for the readiness set `ready`, not for the version check.
 ///

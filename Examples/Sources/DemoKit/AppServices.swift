@@ -1,7 +1,7 @@
 import Conductor
 
-/// Seed 004's assembly: the app's services, each created once, lazily, on the queue it
-/// lives on — the cache on the storage queue, the API on the network queue, media on its own.
+/// The app's services, each created once, lazily, on the queue it lives on — the cache on the
+/// storage queue, the API on the network queue, media on its own.
 enum AppServices {
     static let storage = QueueExecutor(label: "storage")
     static let network = QueueExecutor(label: "network")

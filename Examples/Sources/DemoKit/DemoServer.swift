@@ -114,7 +114,7 @@ final class DemoServer: Sendable {
 
     private func installRoutes(on server: HTTPServer, mirror: String) async {
         await server.appendRoute("GET /ping") { [self] _ in
-            // The mirrors differ in distance; the seed decides by how much.
+            // The mirrors differ in distance; the scenario's random seed decides by how much.
             let base = mirror == "mirror-a" ? 45 : 25
             try await pause(milliseconds: base, name: "ping \(mirror)")
             return HTTPResponse(statusCode: .ok, body: Data(mirror.utf8))

@@ -1,7 +1,7 @@
 import Conductor
 import HTTPTypes
 
-/// Seed 002's case: the page waits for three downloads, at most two seconds, with the results
+/// The page waits for three downloads, at most two seconds, with the results
 /// gathered in one place however they arrive.
 final class MediaLoader: Sendable {
     private let api: ShopAPI

@@ -1,5 +1,4 @@
-/// How much a call matters to the page: the seed's three tiers, which become the request
-/// gate's lanes.
+/// How much a call matters to the page: three tiers, which become the request gate's lanes.
 public enum CallImportance: String, Sendable {
     /// Product, sale and SKU information: the first screen.
     case high
@@ -15,14 +14,14 @@ struct PageCall: Sendable {
     let name: String
     let path: String
     let importance: CallImportance
-    /// The server's typical latency before scaling; the seed adds ±30 % jitter.
+    /// The server's typical latency before scaling; the demo server adds ±30 % jitter, drawn
+    /// from the scenario's seed.
     let latencyMilliseconds: Int
     /// Calls with the same key share one flight.
     var coalescingKey: String? = nil
 }
 
-/// The product-detail page of seed 000, grown to the twenty calls the write-up mentions,
-/// in its four stages.
+/// The product-detail page: twenty calls in four stages.
 enum PageCatalog {
     static let basics = [
         PageCall(name: "basicInfo", path: "/product/basic", importance: .high, latencyMilliseconds: 120)
@@ -57,7 +56,7 @@ enum PageCatalog {
             coalescingKey: "/images/gallery"),
     ]
 
-    /// Seed 002's three downloads, awaited together with a two-second limit.
+    /// The page's three downloads, awaited together with a two-second limit.
     static let media = [
         PageCall(name: "introVideo", path: "/media/intro-video", importance: .low, latencyMilliseconds: 450),
         PageCall(name: "spin360", path: "/media/spin-360", importance: .low, latencyMilliseconds: 800),

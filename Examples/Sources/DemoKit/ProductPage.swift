@@ -1,7 +1,7 @@
 import Conductor
 import HTTPTypes
 
-/// Seed 000's product-detail page as a staged schedule: the first screen's calls first, then
+/// The product-detail page as a staged schedule: the first screen's calls first, then
 /// shipping, then the extras and the media, with the milestones `firstScreen` and `fullPage`.
 struct ProductPage {
     let api: ShopAPI

@@ -2,7 +2,7 @@ import Conductor
 import HTTPTypes
 
 /// The app's response cache, on its own storage queue: the request gate stores every success
-/// here and falls back to it when the network is gone (the seed's UseCache state).
+/// here and falls back to it when the network is gone.
 actor ResponseStore: ResponseCache, Schedulable {
     nonisolated let executor: QueueExecutor
     private var entries: [String: GateResponse]

@@ -75,7 +75,7 @@ struct RefreshRefused: Error, CustomStringConvertible {
 }
 
 extension CallImportance {
-    /// The request gate's lane for this importance (seed 003's Low/Default/High).
+    /// The request gate's lane for this importance.
     var lane: PriorityScheduler.Priority {
         switch self {
         case .high: .high

@@ -1,4 +1,4 @@
-/// What a ``RequestGate`` did, in order: the seed's request states plus the refreshes.
+/// What a ``RequestGate`` did, in order: each request's progress, and the refreshes.
 ///
 /// ```swift
 /// for await event in gate.events {

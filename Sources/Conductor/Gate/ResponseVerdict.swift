@@ -1,6 +1,7 @@
 public import HTTPTypes
 
-/// How the business code reads a response: the seed's "handle failure" hook.
+/// How the business code reads a response: a success, worth retrying, a sign the credential
+/// has expired, or a failure.
 ///
 /// ```swift
 /// let gate = RequestGate(

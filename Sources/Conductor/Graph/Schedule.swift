@@ -1,5 +1,5 @@
 /// Independent tasks grouped into named stages that run one after another, with named
-/// milestones between them — the seed's `EventScheduleManager`, compiled to a ``TaskGraph``.
+/// milestones between them, compiled to a ``TaskGraph``.
 ///
 /// Tasks inside a stage run concurrently; a stage starts once every task of the stage
 /// before it has ended (an optional task's failure does not hold the next stage back; a

@@ -149,7 +149,7 @@ public struct TaskGraph: Sendable {
         return true
     }
 
-    /// Removes everything (the seed's `clearAllEvents`).
+    /// Removes every task and milestone.
     public mutating func removeAll() {
         definitions.removeAll()
         compiled = CompiledGraph()

@@ -10,7 +10,7 @@ public import Logging
 /// try launcher.add(LoadServerConfig())
 /// try launcher.add(CheckForNewVersion())               // optional: its failure is reported
 /// try launcher.addReadiness("firstScreen", after: ["channel", "config"])
-/// let observation = launcher.observe(on: .mainActor, splash)   // the seed's delegate
+/// let observation = launcher.observe(on: .mainActor, splash)   // hears each task start and end
 /// try launcher.start()
 ///
 /// switch await launcher.ready("firstScreen", timeout: .seconds(2)) {
@@ -44,6 +44,12 @@ public final class Launcher: StartupTask, Sendable {
     struct State {
         var plan = LaunchPlan()
         var phase = Phase.idle
+        /// Set by a `cancel()` that came before the launch was under way: `start()` reads it,
+        /// under this lock, before it lets `cancel()` reach the launch itself.
+        var cancelRequested = false
+        /// Whether `start()` has handed over the launch's first wakeups and read
+        /// `cancelRequested`; from then on `cancel()` cancels the launch directly.
+        var isUnderWay = false
     }
 
     /// Never held while user code runs: a task's properties are read, and the user's clock
@@ -185,7 +191,7 @@ public final class Launcher: StartupTask, Sendable {
         }
     }
 
-    /// Removes every task that has not ended (the seed's `removeAllStartupTask`); see
+    /// Removes every task that has not ended; see
     /// ``remove(_:)``. Tasks added afterwards run as usual.
     public func removeAll() {
         let (storage, names) = state.withLock { state -> (GraphRunStorage?, [String]) in
@@ -231,13 +237,34 @@ public final class Launcher: StartupTask, Sendable {
         }
         guard let pending = started else { return }
         pending.perform()
+        // A cancel that came before this point (before `start()`, or while it ran) left a
+        // flag instead of finding the launch; one that comes after finds the launch. Both
+        // are decided under the lock, so no cancel falls between the two.
+        let cancelled = state.withLock { state in
+            state.isUnderWay = true
+            return state.cancelRequested
+        }
+        // Cancelled before the driver exists, so no task starts.
+        if cancelled { storage.cancel() }
         launched.resolve(storage)
         storage.startDriving()
     }
 
     /// Cancels the launch: pending tasks never start and running ones are cancelled.
+    ///
+    /// A cancel before ``start()`` (or while it runs) is remembered: the launch then ends as
+    /// cancelled as soon as it starts, and none of its tasks runs. ``report()`` says
+    /// ``RunOutcome/cancelled``, ``run()`` throws ``LaunchError/Code/cancelled``, and
+    /// ``ready(_:timeout:)`` answers ``LaunchReadiness/failed(_:)`` with
+    /// ``LaunchError/Code/launchEnded``. Tasks can still be added in between; they do not run
+    /// either. A launch with no tasks has nothing to cancel, and completes.
     public func cancel() {
-        launched.value?.cancel()
+        let launch = state.withLock { state -> GraphRunStorage? in
+            if state.isUnderWay, case .launching(let storage) = state.phase { return storage }
+            state.cancelRequested = true
+            return nil
+        }
+        launch?.cancel()
     }
 
     /// Runs the launch to its end in the current task (starting it if needed) and throws if

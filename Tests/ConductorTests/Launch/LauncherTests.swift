@@ -334,6 +334,66 @@ import Testing
         #expect(error.message.contains("'config'"))
     }
 
+    // MARK: - Cancelling before the launch
+
+    /// A cancel before `start()` is remembered: the launch ends as cancelled as soon as it
+    /// starts, no task body runs (not even one added after the cancel), and a readiness
+    /// waiter hears that the launch ended.
+    @Test func aCancelBeforeStartEndsTheLaunchAsCancelledWithoutRunningATask() async throws {
+        let ran = Recorder<String>()
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("config") { ran.append("config") })
+        try launcher.addReadiness("firstScreen", after: ["config"])
+        async let ready = launcher.ready("firstScreen")
+        launcher.cancel()
+        try launcher.add(TestStartupTask("home") { ran.append("home") })
+        try launcher.start()
+        let report = await launcher.report()
+        #expect(report.outcome == .cancelled)
+        #expect(report["config"].map { "\($0.outcome)" } == "cancelled")
+        #expect(report["home"].map { "\($0.outcome)" } == "cancelled")
+        guard case .failed(let error) = await ready else {
+            Issue.record("expected the readiness wait to fail")
+            return
+        }
+        #expect(error.code == .launchEnded)
+        #expect(ran.all.isEmpty)
+    }
+
+    @Test func runAfterACancelThrowsCancelledWithoutRunningATask() async throws {
+        let ran = Recorder<String>()
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("config") { ran.append("config") })
+        launcher.cancel()
+        let error = await #expect(throws: LaunchError.self) { try await launcher.run() }
+        #expect(error?.code == .cancelled)
+        #expect(ran.all.isEmpty)
+    }
+
+    /// `cancel()` and `start()` from two tasks at once, issued in an order drawn from a fixed
+    /// seed: whichever lands first, the cancel is never lost. The task's body holds on until
+    /// both calls have returned, so a launch that missed the cancel would complete.
+    @Test func aCancelRacingStartIsNeverLost() async throws {
+        var random = SplitMix64(seed: 0x0C0F_FEE0)
+        for round in 0..<200 {
+            let bothCalled = Latch()
+            let launcher = Launcher()
+            try launcher.add(
+                TestStartupTask("config") {
+                    await bothCalled.wait()
+                    try Task.checkCancellation()
+                })
+            let start = { Task<Void, any Error> { try launcher.start() } }
+            let cancel = { Task<Void, any Error> { launcher.cancel() } }
+            let cancelFirst = Bool.random(using: &random)
+            let calls = cancelFirst ? [cancel(), start()] : [start(), cancel()]
+            for call in calls { try await call.value }
+            bothCalled.open()
+            let outcome = await launcher.report().outcome
+            #expect(outcome == .cancelled, "round \(round), cancel issued first: \(cancelFirst)")
+        }
+    }
+
     // MARK: - Nesting
 
     @Test func aLauncherRunsAsATaskOfAnotherLauncher() async throws {
