@@ -117,17 +117,18 @@ extension DemoReport {
         let fullPage = milestones.first { $0.name == "fullPage" }.map { $0.at.shortDescription } ?? "never"
         let endedOnce = network.everyRequestEndedOnce
         let screens = "first screen at \(firstScreen), full page at \(fullPage)"
+        let loaded = Verdict.loaded(pageCalls.filter(\.outcome.isSuccess).count, of: pageCalls.count)
+        let refreshes = Verdict.refreshes(network.refreshes)
         switch options.scenario {
         case .normal:
             passed = visit.pageReport.isSuccess && ordered && network.refreshes == 0 && endedOnce
-            verdict = "normal: all \(pageCalls.count) calls loaded, \(screens), no refresh needed"
+            verdict = "normal: \(loaded), \(screens), \(network.refreshes == 0 ? "no refresh needed" : refreshes)"
         case .tokenExpiry:
             passed =
                 visit.pageReport.isSuccess && ordered && network.refreshes == 1 && network.failedRefreshes == 0
                 && network.parked > 0 && endedOnce
             verdict =
-                "token-expiry: the token expired mid-page; exactly \(network.refreshes) refresh while "
-                + "\(network.parked) calls waited, then all \(pageCalls.count) calls loaded; \(screens)"
+                "token-expiry: \(refreshes) while \(network.parked) calls waited, then \(loaded); \(screens)"
         case .refreshFails:
             let failedByRefresh = visit.pageReport.tasks.filter {
                 visit.pageNotes.detail(of: $0.id).contains("refresh failed")
@@ -140,19 +141,47 @@ extension DemoReport {
                 network.failedRefreshes == 1 && network.refreshes == 1 && milestones.first?.name == "firstScreen"
                 && endedOnce && failedByRefresh > 0
             verdict =
-                "refresh-fails: the refresh was refused once; \(failedByRefresh) waiting calls failed with it, "
+                "refresh-fails: the refresh was refused \(Verdict.times(network.failedRefreshes)); "
+                + "\(failedByRefresh) waiting calls failed with it, "
                 + "the app signed out and did not send the \(notSent) calls after them; "
                 + "first screen at \(firstScreen)"
         case .slowNetwork:
             passed = milestones.first?.name == "firstScreen" && network.retries > 0 && mediaTimedOut && endedOnce
             verdict =
-                "slow-network: \(network.retries) retries after 503s, the media wait gave up at its limit "
-                + "(\(visit.pageNotes.detail(of: "media"))); \(screens)"
+                "slow-network: \(network.retries) retries after 503s, "
+                + (mediaTimedOut ? "the media wait gave up at its limit" : "the media wait did not reach its limit")
+                + " (\(visit.pageNotes.detail(of: "media"))); \(screens)"
         case .offlineWithCache:
             passed = visit.pageReport.isSuccess && ordered && fromCache == pageCalls.count && endedOnce
             verdict =
                 "offline-with-cache: both mirrors unreachable; \(fromCache) of \(pageCalls.count) calls served "
                 + "from the cache; \(screens)"
+        }
+    }
+}
+
+/// The verdict's clauses, worded from the counts so a clause never claims more than happened.
+enum Verdict {
+    /// "all 12 calls loaded", or "10 of 12 calls loaded, 2 did not".
+    static func loaded(_ loaded: Int, of total: Int) -> String {
+        loaded == total ? "all \(total) calls loaded" : "\(loaded) of \(total) calls loaded, \(total - loaded) did not"
+    }
+
+    /// "exactly one refresh", "no refresh", "2 refreshes".
+    static func refreshes(_ count: Int) -> String {
+        switch count {
+        case 0: "no refresh"
+        case 1: "exactly one refresh"
+        default: "\(count) refreshes"
+        }
+    }
+
+    /// "once", "twice", "3 times".
+    static func times(_ count: Int) -> String {
+        switch count {
+        case 1: "once"
+        case 2: "twice"
+        default: "\(count) times"
         }
     }
 }

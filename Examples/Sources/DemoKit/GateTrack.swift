@@ -62,7 +62,8 @@ struct GateTrack: Sendable {
             calls[id] = Self.callOfRequest[name] ?? name
         case .queued(let id, _):
             open[id] = (.queued, at)
-        case .redirect(let id, _):
+        // Rejected then parked, or parked before being sent: either way it waits for the refresh.
+        case .redirect(let id, _), .parked(let id, _):
             open[id] = (.parked, at)
             guard var current = refresh else { return nil }
             current.parked += 1
@@ -73,7 +74,8 @@ struct GateTrack: Sendable {
             refreshes += 1
             let current = Refresh(name: "token refresh \(refreshes)", start: at, fromVersion: version)
             refresh = current
-            return .refreshStarted(name: current.name, at: at, startedBy: calls[id] ?? "#\(id)")
+            let startedBy = id.map { calls[$0] ?? "#\($0)" } ?? "refresh()"
+            return .refreshStarted(name: current.name, at: at, startedBy: startedBy)
         case .refreshSucceeded(let version):
             return endRefresh(at: at, outcome: .succeeded) { "POST /token · v\($0.fromVersion) → v\(version)" }
         case .refreshFailed:
@@ -106,7 +108,7 @@ extension GateEvent {
     var request: UInt64? {
         switch self {
         case .initial(let id, _, _), .queued(let id, _), .running(let id, _, _), .retry(let id, _, _),
-            .redirect(let id, _), .success(let id, _), .failure(let id, _), .useCache(let id):
+            .redirect(let id, _), .parked(let id, _), .success(let id, _), .failure(let id, _), .useCache(let id):
             id
         case .coalesced, .refreshStarted, .refreshSucceeded, .refreshFailed, .refreshCancelled,
             .refreshWindowExceeded, .signedIn, .signedOut:

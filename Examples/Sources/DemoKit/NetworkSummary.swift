@@ -32,7 +32,7 @@ public struct NetworkSummary: Sendable {
             case .coalesced: coalesced += 1
             case .running: sent += 1
             case .retry: retries += 1
-            case .redirect: parked += 1
+            case .redirect, .parked: parked += 1
             case .success(let id, _): endings[id, default: 0] += 1
             case .failure(let id, _):
                 failed += 1

@@ -33,6 +33,16 @@ public struct DemoOptions: Sendable {
         self.latencyScale = latencyScale
     }
 
+    /// Why `latencyScale` cannot be used, or `nil` if it can: a scale of 0 or below would
+    /// squeeze every time limit to nothing, and the run would contradict its own verdict.
+    public static func latencyScaleProblem(_ latencyScale: Double) -> String? {
+        guard latencyScale > 0, latencyScale.isFinite else {
+            return "--latency-scale must be a number greater than 0, such as 0.1 for ten times faster "
+                + "(got \(latencyScale))"
+        }
+        return nil
+    }
+
     /// `duration` scaled by ``latencyScale``.
     func scaled(_ duration: Duration) -> Duration {
         duration * max(0.001, latencyScale)

@@ -34,10 +34,11 @@ public enum TextTimeline {
         lines.append("")
         lines.append("  █ succeeded  ▓ from cache  ✕ failed  ! timed out  - skipped/cancelled")
         lines.append("  ░ waiting for the refresh  ▒ queued for a slot   │ milestone  ¦ refresh")
+        lines.append(contentsOf: wordsLegend)
         for marker in timeline.markers.sorted(by: { $0.at < $1.at }) {
             let span = marker.end.map { " – \($0.shortDescription)" } ?? ""
             lines.append(
-                "  \(marker.kind == .milestone ? "◆" : "◇") \(marker.kind.rawValue) \(marker.name) at \(marker.at.shortDescription)\(span)"
+                "  \(marker.kind == .milestone ? "◆" : "◇") \(marker.label) at \(marker.at.shortDescription)\(span)"
             )
         }
         return lines.joined(separator: "\n")
@@ -57,7 +58,7 @@ public enum TextTimeline {
         line("coalesced calls", "\(network.coalesced)")
         line("from cache", "\(report.pageCallsFromCache) of \(report.pageCalls) page calls")
         line("media", report.media.isEmpty ? "-" : report.media)
-        line("every call ended", network.everyRequestEndedOnce ? "exactly once" : "NOT exactly once")
+        line("requests ended", network.everyRequestEndedOnce ? "exactly once" : "NOT exactly once")
         line("critical path", report.criticalPath.joined(separator: " → "))
         return lines.joined(separator: "\n")
     }
@@ -84,6 +85,13 @@ public enum TextTimeline {
         case .skipped, .cancelled: "-"
         }
     }
+
+    /// The three words the output counts work in, defined once here.
+    static let wordsLegend = [
+        "  call: one of the page's tasks that asks the server for data",
+        "  request: what the gate handles for a call (calls sharing a flight share one)",
+        "  attempt: one send of a request (a retry or a re-send after a refresh adds one)",
+    ]
 
     static func pad(_ text: String, _ width: Int) -> String {
         text.count >= width

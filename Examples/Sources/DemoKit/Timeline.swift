@@ -48,6 +48,11 @@ public struct Timeline: Sendable {
         public var at: Duration
         /// For a refresh: when it ended.
         public var end: Duration?
+
+        /// "milestone firstScreen", or just "ready" where the name would repeat the kind.
+        public var label: String {
+            name == kind.rawValue ? name : "\(kind.rawValue) \(name)"
+        }
     }
 
     public internal(set) var rows: [Row] = []

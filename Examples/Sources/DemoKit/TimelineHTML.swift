@@ -67,7 +67,7 @@ public enum TimelineHTML {
             let line = labelX > labelLineEnds[0] ? 0 : (labelX > labelLineEnds[1] ? 1 : 0)
             labelLineEnds[line] = labelX + Double(marker.name.count) * 6.5 + 6
             let title =
-                "\(marker.kind.rawValue) \(marker.name) at \(marker.at.shortDescription)"
+                "\(marker.label) at \(marker.at.shortDescription)"
                 + (marker.end.map { " – \($0.shortDescription)" } ?? "")
             let kind = marker.kind.rawValue.replacingSpaces
             overlay.append(#"<g class="marker \#(kind)" data-name="\#(escape(marker.name))">"#)

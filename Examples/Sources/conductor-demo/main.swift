@@ -18,17 +18,22 @@ struct ConductorDemo: AsyncParsableCommand {
         abstract: "Launch a shop app and load its product page over loopback HTTP, then draw the timeline."
     )
 
-    @Option(help: "normal | token-expiry | refresh-fails | slow-network | offline-with-cache")
+    // The parser lists the values itself, from `Scenario.allCases`.
+    @Option(help: "What the network and the server do to the app.")
     var scenario: Scenario = .tokenExpiry
 
     @Option(help: "Seeds the server's latencies and the backoff jitter.")
     var seed: UInt64 = 7
 
-    @Option(help: "Multiplies every latency and time limit (0.1 runs ten times faster).")
+    @Option(help: "Multiplies every latency and time limit: above 0, and 0.1 runs ten times faster.")
     var latencyScale: Double = 1
 
     @Option(help: "Where trace.json and timeline.html go.")
     var out: String = "./conductor-demo-out"
+
+    func validate() throws {
+        if let problem = DemoOptions.latencyScaleProblem(latencyScale) { throw ValidationError(problem) }
+    }
 
     mutating func run() async throws {
         let options = DemoOptions(scenario: scenario, seed: seed, latencyScale: latencyScale)
@@ -95,7 +100,7 @@ final class Console: Sendable {
         case .waiting(let group, let name, let refresh, let at):
             line = "\(stamp(at))  ⏸ \(group)/\(name) waits for \(refresh)"
         case .marker(let marker):
-            line = "\(stamp(marker.at))  ◆ \(marker.kind.rawValue): \(marker.name)"
+            line = "\(stamp(marker.at))  ◆ \(marker.label)"
         case .note(let text):
             line = "   \(text)"
         }

@@ -181,6 +181,41 @@ public struct RunReport: Sendable {
     }
 }
 
+extension RunReport: CustomStringConvertible {
+    /// One line for `print(report)` and logs: how the run ended, how long it took, how many
+    /// tasks ended each way, and the critical path.
+    ///
+    /// ```text
+    /// completed in 1.20 s · 12 succeeded, 1 failed, 2 skipped · critical path: channel → config → home
+    /// ```
+    ///
+    /// Each task's own outcome is in ``tasks``; ``TimelineRenderer`` draws their timings.
+    public var description: String {
+        var parts = ["\(outcome) in \(duration.shortDescription)", Self.counts(of: tasks)]
+        if !criticalPath.isEmpty {
+            parts.append("critical path: " + criticalPath.joined(separator: " → "))
+        }
+        return parts.joined(separator: " · ")
+    }
+
+    /// "12 succeeded, 1 failed, 2 skipped": the outcomes that occurred, in a fixed order.
+    private static func counts(of tasks: [TaskRecord]) -> String {
+        let names = ["succeeded", "failed", "timed out", "skipped", "cancelled"]
+        var counts = [Int](repeating: 0, count: names.count)
+        for task in tasks {
+            switch task.outcome {
+            case .succeeded: counts[0] += 1
+            case .failed: counts[1] += 1
+            case .timedOut: counts[2] += 1
+            case .skipped: counts[3] += 1
+            case .cancelled: counts[4] += 1
+            }
+        }
+        let parts = zip(counts, names).filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+        return parts.isEmpty ? "no tasks" : parts.joined(separator: ", ")
+    }
+}
+
 /// A report's task records, made from the run's final state the first time they are read.
 final class TaskRecords: Sendable {
     private let make: (@Sendable () -> [TaskRecord])?

@@ -6,16 +6,16 @@
 ///
 /// ```text
 /// completed in 1.20 s · critical path: channel → config → home
-///            0                                   1.20 s
-/// channel  * |████████                                | wait 0 µs   run 300 ms  global      succeeded
-/// config   * |        ░░██████████████                | wait 50 ms  run 550 ms  global      succeeded
-/// version    |████████████████████████████████████████| wait 0 µs   run 1.20 s  global      failed: offline
-/// home     * |                        ██████████      | wait 0 µs   run 400 ms  main actor  succeeded
+///           0                                   1.20 s
+/// channel * |████████                                | wait 0 µs   run 300 ms  global      succeeded
+/// config  * |        ░░██████████████                | wait 50 ms  run 550 ms  global      succeeded
+/// version   |████████████████████████████████████████| wait 0 µs   run 1.20 s  global      failed: offline
+/// home    * |                        ██████████      | wait 0 µs   run 400 ms  main actor  succeeded
 /// ◆ firstScreen at 800 ms
+/// * critical path · ░ queued (dependencies done, waiting for a worker) · █ running · ◆ milestone
 /// ```
 ///
-/// `░` is time spent queued (dependencies done, waiting for a worker), `█` is running, and
-/// `*` marks the critical path.
+/// The last line is the legend, so a timeline pasted into an issue explains itself.
 public struct TimelineRenderer: Sendable {
     /// The number of columns the run's whole duration spans; below 10 counts as 10, set here
     /// or in the initializer.
@@ -45,12 +45,13 @@ public struct TimelineRenderer: Sendable {
             let run = task.runTime.map { "run \($0.shortDescription)" } ?? "run -"
             let marker = critical.contains(task.id) ? "*" : " "
             lines.append(
-                pad(task.id, nameWidth) + " \(marker) |\(bar)| " + pad(wait, 12) + pad(run, 12)
-                    + pad(task.placement, 12) + "\(task.outcome)")
+                pad(task.id, nameWidth) + " \(marker) |\(bar)| " + field(wait) + field(run) + field(task.placement)
+                    + "\(task.outcome)")
         }
         for milestone in report.milestones {
             lines.append("◆ \(milestone.name) at \(milestone.at.shortDescription)")
         }
+        lines.append(Self.legend)
         return lines.joined(separator: "\n")
     }
 
@@ -73,7 +74,18 @@ public struct TimelineRenderer: Sendable {
         return min(width, max(0, Int(fraction * Double(width))))
     }
 
+    /// What each symbol of the timeline means; the last line of every rendering.
+    static let legend = "* critical path · ░ queued (dependencies done, waiting for a worker) · █ running · ◆ milestone"
+
+    /// `text` padded to `length` columns, never cut; padding only, so every row's bar starts
+    /// in the same column whichever id is the longest.
     private func pad(_ text: String, _ length: Int) -> String {
-        text.count >= length ? text + " " : text + String(repeating: " ", count: length - text.count)
+        text + String(repeating: " ", count: max(0, length - text.count))
+    }
+
+    /// A 12-column field of the row's tail, with at least one space after a longer text so
+    /// fields never run together.
+    private func field(_ text: String) -> String {
+        pad(text, 11) + " "
     }
 }

@@ -66,7 +66,34 @@ import Testing
         let config = try #require(rows.first { $0.hasPrefix("config") })
         #expect(config.contains("|" + String(repeating: " ", count: 10) + String(repeating: "█", count: 20) + "|"))
         #expect(config.hasPrefix("config  *"))
-        #expect(lines.last == "◆ firstScreen at 3.00 s")
+        #expect(lines.dropLast().last == "◆ firstScreen at 3.00 s")
+        #expect(
+            lines.last
+                == "* critical path · ░ queued (dependencies done, waiting for a worker) · █ running · ◆ milestone")
+    }
+
+    /// The longest id used to push its own row one column right: padding added a space to a
+    /// text that already filled the id column.
+    @Test func everyRowsBarStartsInTheSameColumnWhateverTheIdsLengths() throws {
+        func record(_ id: String, start: Duration, end: Duration) -> TaskRecord {
+            TaskRecord(
+                id: id, stage: nil, dependencies: [], outcome: .succeeded, queuedAt: start, startedAt: start,
+                endedAt: end, attempts: 1, placement: "global")
+        }
+        let report = RunReport(
+            outcome: .completed,
+            tasks: [
+                record("a", start: .zero, end: .seconds(1)),
+                record("longer-id", start: .seconds(1), end: .seconds(2)),
+            ],
+            milestones: [], duration: .seconds(2), criticalPath: ["a", "longer-id"])
+        let lines = TimelineRenderer(width: 10).render(report).split(separator: "\n").map(String.init)
+        let rows = lines.filter { $0.contains("|") }
+        #expect(rows.count == 2)
+        // "longer-id" is 9 columns, then " * |": every bar's left edge is column 12.
+        #expect(rows.map { $0.prefix { $0 != "|" }.count } == [12, 12])
+        // The axis's 0 sits on that edge.
+        #expect(lines[1].prefix { $0 != "0" }.count == 12)
     }
 
     @Test func eventLoggerWritesStructuredLines() async throws {
