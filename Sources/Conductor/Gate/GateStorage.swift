@@ -486,38 +486,68 @@ final class GateStorage: Sendable {
     private func park(
         id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: PriorityScheduler.Priority
     ) async -> Resumption {
+        let now = clock.now
+        return await suspend(id: id, releasing: slot, when: .parked) { state, events, continuation -> Next in
+            let action = state.machine.authorize(
+                request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: continuation, now: now)
+            switch action {
+            case .send, .fail:
+                // The state changed since the first look (a refresh ended, a sign-in). A
+                // credential that came meanwhile is sent unjudged: it is the one the refresh or
+                // the sign-in just delivered.
+                return .resume(Self.resumption(unparked: action, request: id, attempt: attempt, events: &events))
+            case .park:
+                events.append(.parked(request: id, credentialVersion: state.machine.version))
+                return .parked(start: nil)
+            case .parkAndRefresh(let flight, let old):
+                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+                events.append(.parked(request: id, credentialVersion: state.machine.version))
+                return .parked(start: RefreshStart(flight: flight, old: old))
+            }
+        }
+    }
+
+    /// When a suspended request gives its slot back.
+    private enum SlotRelease {
+        /// Once the transition is over, whatever it decided (a rejected request's slot).
+        case always
+        /// Only if the transition parked the request; otherwise it goes on holding it.
+        case parked
+    }
+
+    /// Runs `decide`, one transition, with a continuation for the calling request, and carries
+    /// out what it decided once the lock is released: gives `slot` back (see ``SlotRelease``),
+    /// starts the refresh the transition decided, and resumes the request at once unless it
+    /// parked. A cancellation is decided under the same lock: either the transition sees it
+    /// (`Task.isCancelled`, checked first) or the cancellation handler finds the request parked
+    /// and resumes it with `.cancelled`.
+    private func suspend(
+        id: UInt64,
+        releasing slot: PriorityScheduler.Priority?,
+        when release: SlotRelease,
+        _ decide: (inout State, inout [GateEvent], CheckedContinuation<Resumption, Never>) -> Next
+    ) async -> Resumption {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
-                let now = clock.now
                 let next = transition { state, events -> Next in
-                    // Checked under the lock: the cancellation handler takes the same lock, so
-                    // either it finds the parked request or this sees the cancellation.
-                    if Task.isCancelled { return .resume(.cancelledNow) }
-                    let action = state.machine.authorize(
-                        request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: continuation,
-                        now: now)
-                    switch action {
-                    case .send, .fail:
-                        // The state changed since the first look (a refresh ended, a sign-in).
-                        // A credential that came meanwhile is sent unjudged: it is the one the
-                        // refresh or the sign-in just delivered.
-                        return .resume(
-                            Self.resumption(unparked: action, request: id, attempt: attempt, events: &events))
-                    case .park:
-                        events.append(.parked(request: id, credentialVersion: state.machine.version))
-                        return .parked(start: nil)
-                    case .parkAndRefresh(let flight, let old):
-                        events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-                        events.append(.parked(request: id, credentialVersion: state.machine.version))
-                        return .parked(start: RefreshStart(flight: flight, old: old))
+                    if Task.isCancelled {
+                        return .resume(slot != nil && release == .parked ? .cancelledNow : .cancelled)
+                    }
+                    return decide(&state, &events, continuation)
+                }
+                if let slot {
+                    switch (release, next) {
+                    case (.always, _), (.parked, .parked): scheduler.releaseSlot(slot)
+                    case (.parked, _): break
                     }
                 }
                 switch next {
-                case .resume(let resumption), .resumeAndRefresh(let resumption, _):
-                    // `authorize` decides a refresh only for a request it parks.
+                case .resume(let resumption):
+                    continuation.resume(returning: resumption)
+                case .resumeAndRefresh(let resumption, let start):
+                    startRefresh(start.flight, replacing: start.old)
                     continuation.resume(returning: resumption)
                 case .parked(let start):
-                    scheduler.releaseSlot(slot)
                     if let start { startRefresh(start.flight, replacing: start.old) }
                 }
             }
@@ -559,45 +589,27 @@ final class GateStorage: Sendable {
             case .rejected: .redirect(request: id, credentialVersion: version)
             case .stale: .parked(request: id, credentialVersion: version)
             }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
-                let now = clock.now
-                let next = transition { state, events -> Next in
-                    if Task.isCancelled { return .resume(.cancelled) }
-                    switch state.machine.rejected(
-                        request: id, sentVersion: version, waiter: waits ? continuation : nil, now: now)
-                    {
-                    case .resend: return .resume(.proceed)
-                    case .fail(let failure):
-                        Self.recordRefusal(failure, events: &events)
-                        return .resume(.fail(failure))
-                    case .park:
-                        guard waits else { return .resume(.proceed) }
-                        events.append(parkedEvent)
-                        return .parked(start: nil)
-                    case .parkAndRefresh(let flight, let old):
-                        events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-                        guard waits else {
-                            return .resumeAndRefresh(.proceed, start: RefreshStart(flight: flight, old: old))
-                        }
-                        events.append(parkedEvent)
-                        return .parked(start: RefreshStart(flight: flight, old: old))
-                    }
+        let now = clock.now
+        return await suspend(id: id, releasing: slot, when: .always) { state, events, continuation -> Next in
+            switch state.machine.rejected(
+                request: id, sentVersion: version, waiter: waits ? continuation : nil, now: now)
+            {
+            case .resend: return .resume(.proceed)
+            case .fail(let failure):
+                Self.recordRefusal(failure, events: &events)
+                return .resume(.fail(failure))
+            case .park:
+                guard waits else { return .resume(.proceed) }
+                events.append(parkedEvent)
+                return .parked(start: nil)
+            case .parkAndRefresh(let flight, let old):
+                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+                guard waits else {
+                    return .resumeAndRefresh(.proceed, start: RefreshStart(flight: flight, old: old))
                 }
-                scheduler.releaseSlot(slot)
-                switch next {
-                case .resume(let resumption):
-                    continuation.resume(returning: resumption)
-                case .resumeAndRefresh(let resumption, let start):
-                    startRefresh(start.flight, replacing: start.old)
-                    continuation.resume(returning: resumption)
-                case .parked(let start):
-                    if let start { startRefresh(start.flight, replacing: start.old) }
-                }
+                events.append(parkedEvent)
+                return .parked(start: RefreshStart(flight: flight, old: old))
             }
-        } onCancel: {
-            let waiter = state.withLock { $0.machine.cancelParked(request: id) }
-            waiter?.resume(returning: .cancelled)
         }
     }
 
@@ -735,32 +747,18 @@ final class GateStorage: Sendable {
             defer { state.nextRequestID += 1 }
             return state.nextRequestID
         }
-        let resumption = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
-                let now = clock.now
-                let next = transition { state, events -> Next in
-                    if Task.isCancelled { return .resume(.cancelled) }
-                    switch state.machine.refreshNow(caller: id, waiter: continuation, now: now) {
-                    case .join:
-                        return .parked(start: nil)
-                    case .start(let flight, let old):
-                        events.append(.refreshStarted(fromVersion: flight.fromVersion, request: nil))
-                        return .parked(start: RefreshStart(flight: flight, old: old))
-                    case .fail(let failure):
-                        Self.recordRefusal(failure, events: &events)
-                        return .resume(.fail(failure))
-                    }
-                }
-                switch next {
-                case .resume(let resumption), .resumeAndRefresh(let resumption, _):
-                    continuation.resume(returning: resumption)
-                case .parked(let start):
-                    if let start { startRefresh(start.flight, replacing: start.old) }
-                }
+        let now = clock.now
+        let resumption = await suspend(id: id, releasing: nil, when: .always) { state, events, continuation -> Next in
+            switch state.machine.refreshNow(caller: id, waiter: continuation, now: now) {
+            case .join:
+                return .parked(start: nil)
+            case .start(let flight, let old):
+                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: nil))
+                return .parked(start: RefreshStart(flight: flight, old: old))
+            case .fail(let failure):
+                Self.recordRefusal(failure, events: &events)
+                return .resume(.fail(failure))
             }
-        } onCancel: {
-            let waiter = state.withLock { $0.machine.cancelParked(request: id) }
-            waiter?.resume(returning: .cancelled)
         }
         switch resumption {
         case .send(_, let version): return version
