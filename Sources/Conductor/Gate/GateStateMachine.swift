@@ -175,7 +175,13 @@ struct GateStateMachine<Credential, Waiter> {
     /// The server rejected credential `sentVersion` of request `id`. Without a `waiter` (the
     /// request has no attempt left) the request is not parked, but the refresh the rejection
     /// calls for still starts.
-    mutating func rejected(request id: UInt64, sentVersion: Int, waiter: Waiter?, now: Duration) -> RejectionAction {
+    ///
+    /// `judgedStale`: nobody rejected the credential; the app's judge called it stale before
+    /// sending. Then a refresh the window does not allow is not a failure: the request is sent
+    /// with what is current (`.resend`) and the server judges, and nothing else fails with it.
+    mutating func rejected(
+        request id: UInt64, sentVersion: Int, waiter: Waiter?, now: Duration, judgedStale: Bool = false
+    ) -> RejectionAction {
         if isShutDown { return .fail(.shutDown) }
         if isSignedOut { return .fail(.signedOut) }
         if sentVersion < version { return .resend }
@@ -183,6 +189,7 @@ struct GateStateMachine<Credential, Waiter> {
             if let waiter { parked.append((id, waiter)) }
             return .park
         }
+        if judgedStale && !windowAllowsRefresh(now: now) { return .resend }
         switch startRefresh(replacing: version, trigger: id, now: now) {
         case .success(let flight):
             if let waiter { parked.append((id, waiter)) }
@@ -301,6 +308,13 @@ struct GateStateMachine<Credential, Waiter> {
         refreshesStarted += 1
         refresh = .refreshing(flight)
         return .success(flight)
+    }
+
+    /// Whether the refresh window allows a refresh now (and forgets the starts that left it).
+    private mutating func windowAllowsRefresh(now: Duration) -> Bool {
+        guard let (maxRefreshes, period) = refreshWindow else { return true }
+        while let first = windowStarts.first, first <= now - period { windowStarts.removeFirst() }
+        return windowStarts.count < maxRefreshes
     }
 
     private mutating func fail(with failure: Failure) {

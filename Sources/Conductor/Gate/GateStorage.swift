@@ -592,7 +592,8 @@ final class GateStorage: Sendable {
         let now = clock.now
         return await suspend(id: id, releasing: slot, when: .always) { state, events, continuation -> Next in
             switch state.machine.rejected(
-                request: id, sentVersion: version, waiter: waits ? continuation : nil, now: now)
+                request: id, sentVersion: version, waiter: waits ? continuation : nil, now: now,
+                judgedStale: reason == .stale)
             {
             case .resend: return .resume(.proceed)
             case .fail(let failure):

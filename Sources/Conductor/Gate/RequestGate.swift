@@ -65,8 +65,10 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     ///   - classify: reads a response; ``ResponseVerdict/standard(for:)`` by default.
     ///   - requiresRefresh: judges the current credential before each send, given the time on
     ///     `clock` (so a test's manual clock drives it): `true` refreshes it first, as a rejection
-    ///     would, without sending the stale one. `nil` (the default) sends whatever is current
-    ///     and learns of expiry from the server. Called outside every gate lock.
+    ///     would, without sending the stale one. A request refreshes a stale credential once,
+    ///     and when the ``GateConfiguration/refreshWindow`` allows no refresh it sends what is
+    ///     current and lets the server judge. `nil` (the default) sends whatever is current and
+    ///     learns of expiry from the server. Called outside every gate lock.
     ///   - refresh: fetches a new credential, given the one being replaced. It runs in a task
     ///     of its own, within ``GateConfiguration/refreshTimeout``; it is cancelled by
     ///     ``signIn(_:)``, ``signOut()`` and ``shutdown()``, and must not send through this
@@ -170,7 +172,8 @@ public final class RequestGate<Credential: Sendable>: Sendable {
 
     /// Refreshes the credential now, without sending anything — for an app coming back from the
     /// background, or a screen that must not start with a credential about to expire — and
-    /// returns the version current when the refresh ended.
+    /// returns the credential version current when it returns (the refresh's, unless a
+    /// ``signIn(_:)`` came since).
     ///
     /// ```swift
     /// func sceneWillEnterForeground() async {

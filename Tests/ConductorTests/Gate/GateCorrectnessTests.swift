@@ -186,6 +186,25 @@ struct GateCorrectnessTests {
         #expect(!events.contains { if case .redirect = $0 { true } else { false } })
     }
 
+    /// A judge that calls every credential stale, with a window of one refresh: the first request
+    /// refreshes, the rest find the window full and are sent with what is current — the server
+    /// judges, and nothing fails for the judge's sake.
+    @Test func aStaleJudgementTheWindowRefusesSendsWhatIsCurrent() async throws {
+        let refreshes = Atomic(0)
+        let transport = ScriptedSends([])
+        let gate = try Self.gate(
+            transport, window: .init(maxRefreshes: 1, period: .seconds(30)),
+            requiresRefresh: { _, _ in true },
+            refresh: { _ in "t\(refreshes.add(1, ordering: .relaxed).newValue)" })
+        for index in 0..<4 {
+            let response = try await gate.send(Self.request(.get, "/\(index)"))
+            #expect(response.response.status == .ok)
+        }
+        #expect(refreshes.load(ordering: .relaxed) == 1)
+        #expect(transport.sends.map(\.token) == ["t1", "t1", "t1", "t1"])
+        #expect(!gate.recordedEvents.contains { if case .refreshWindowExceeded = $0 { true } else { false } })
+    }
+
     /// `refresh()` refreshes with no request, returns the new version, and a second call while
     /// it runs joins it instead of starting another.
     @Test func refreshRunsOneRefreshForEveryoneWhoAsks() async throws {
