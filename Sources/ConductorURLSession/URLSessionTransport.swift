@@ -33,9 +33,10 @@ public struct URLSessionTransport: GateTransport {
         self.session = session
     }
 
-    /// Transient: the request timed out, the connection was lost, reset or could not be made,
-    /// the host's name could not be resolved for now, the device is offline or may not use
-    /// data. Every other error is permanent: a malformed URL or unsupported scheme, a TLS or
+    /// Transient: the request timed out, the connection was lost, reset or could not be made
+    /// (on Linux a dropped connection is an unknown error), the host's name could not be
+    /// resolved for now, the device is offline or may not use data. Every other error is
+    /// permanent: a malformed URL or unsupported scheme, a TLS or
     /// certificate failure, a cancelled request, and whatever is not a `URLError`.
     public func classify(_ error: any Error) -> TransportFailure {
         guard let error = error as? URLError else { return .permanent }
@@ -43,8 +44,10 @@ public struct URLSessionTransport: GateTransport {
         case .timedOut, .networkConnectionLost, .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost,
             .dnsLookupFailed, .cannotLoadFromNetwork, .dataNotAllowed, .internationalRoamingOff, .callIsActive:
             return .transient
-        case .badServerResponse:
-            // What a connection closed or reset in the middle of a response is reported as.
+        case .badServerResponse, .unknown:
+            // What a connection closed or reset in the middle of a response is reported as:
+            // FoundationNetworking on Linux says `.unknown` for a server that drops the
+            // connection after the response head (seen against the loopback test server).
             return .transient
         default:
             return .permanent

@@ -16,7 +16,7 @@ import Testing
         let transport = URLSessionTransport()
         let transient: [URLError.Code] = [
             .timedOut, .networkConnectionLost, .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost,
-            .dnsLookupFailed, .badServerResponse,
+            .dnsLookupFailed, .badServerResponse, .unknown,
         ]
         for code in transient { #expect(transport.classify(URLError(code)) == .transient, "\(code)") }
         let permanent: [URLError.Code] = [
@@ -25,6 +25,26 @@ import Testing
         for code in permanent { #expect(transport.classify(URLError(code)) == .permanent, "\(code)") }
         struct Other: Error {}
         #expect(transport.classify(Other()) == .permanent)
+    }
+
+    /// A server that drops every connection after the response head: a GET is retried through
+    /// its whole budget (on Linux the drop is an unknown `URLError`, which a first version called
+    /// permanent, ending the GET after one attempt). Not retrying a POST is tested in memory.
+    @Test func aDroppedConnectionIsRetriedThroughTheBudget() async throws {
+        let server = try await TokenServer.start(faults: .init(seed: 1, drop: 1.0))
+        var configuration = GateConfiguration(maxAttempts: 4, initialBackoff: .zero, maxBackoff: .zero)
+        configuration.refreshWindow = nil
+        let (gate, finish) = try server.gate(configuration)
+        defer { finish() }
+        let get = HTTPRequest(method: .get, scheme: "http", authority: server.authority, path: "/data/get")
+        let getError = await #expect(throws: GateError.self) { try await gate.send(get) }
+        #expect(getError?.code == .transport)
+        #expect(getError?.message.contains("not retried") == false, "\(getError?.message ?? "")")
+        let sends = gate.recordedEvents.reduce(into: [UInt64: Int]()) { counts, event in
+            if case .running(let id, _, _) = event { counts[id, default: 0] += 1 }
+        }
+        #expect(sends[0] == 4, "every attempt of its budget")
+        await server.stop()
     }
 
     /// A send whose task is cancelled before it starts throws `CancellationError` and makes no
