@@ -33,24 +33,23 @@ public struct URLSessionTransport: GateTransport {
         self.session = session
     }
 
-    /// Transient: the request timed out, the connection was lost, reset or could not be made
-    /// (on Linux a dropped connection is an unknown error), the host's name could not be
-    /// resolved for now, the device is offline or may not use data. Every other error is
-    /// permanent: a malformed URL or unsupported scheme, a TLS or
-    /// certificate failure, a cancelled request, and whatever is not a `URLError`.
+    /// Permanent — another attempt would fail the same way: a malformed URL or unsupported
+    /// scheme, a TLS or certificate failure, a cancelled request, authentication the user
+    /// refused, too many redirects, a body over the limit, and any error that is not a
+    /// `URLError`. Every other `URLError` is transient: a timeout, a connection lost, reset or
+    /// refused, a name that did not resolve, no network — and whatever code the platform picks
+    /// for a connection dropped mid-response (FoundationNetworking on Linux says `.unknown`).
     public func classify(_ error: any Error) -> TransportFailure {
         guard let error = error as? URLError else { return .permanent }
         switch error.code {
-        case .timedOut, .networkConnectionLost, .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost,
-            .dnsLookupFailed, .cannotLoadFromNetwork, .dataNotAllowed, .internationalRoamingOff, .callIsActive:
-            return .transient
-        case .badServerResponse, .unknown:
-            // What a connection closed or reset in the middle of a response is reported as:
-            // FoundationNetworking on Linux says `.unknown` for a server that drops the
-            // connection after the response head (seen against the loopback test server).
-            return .transient
-        default:
+        case .badURL, .unsupportedURL, .cancelled, .secureConnectionFailed, .serverCertificateHasBadDate,
+            .serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid,
+            .clientCertificateRejected, .clientCertificateRequired, .userCancelledAuthentication,
+            .userAuthenticationRequired, .httpTooManyRedirects, .redirectToNonExistentLocation,
+            .dataLengthExceedsMaximum:
             return .permanent
+        default:
+            return .transient
         }
     }
 
