@@ -133,7 +133,16 @@ struct TestKitTests {
     @Test func schedulerWaitTellsWhenSubmissionsAreQueued() async throws {
         let scheduler = try PriorityScheduler(maxConcurrent: 1)
         let release = ConductorTestKit.Latch()
-        let holder = Task { try await scheduler.run { await release.wait() } }
+        let holding = ConductorTestKit.Latch()
+        let holder = Task {
+            try await scheduler.run {
+                holding.open()
+                await release.wait()
+            }
+        }
+        // The second job is submitted only once the first holds the one slot: two tasks
+        // started together may reach the scheduler in either order.
+        await holding.wait()
         let queued = Task { try await scheduler.run(priority: .high) { 42 } }
         await scheduler.waitUntilQueued(atLeast: 1)
         release.open()
