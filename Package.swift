@@ -12,6 +12,9 @@ let package = Package(
     products: [
         .library(name: "Conductor", targets: ["Conductor"]),
         .library(name: "ConductorURLSession", targets: ["ConductorURLSession"]),
+        // A server's transport, a product of its own: an app that depends on `Conductor` alone
+        // never compiles SwiftNIO or AsyncHTTPClient (scripts/consumer-check proves it in CI).
+        .library(name: "ConductorAsyncHTTPClient", targets: ["ConductorAsyncHTTPClient"]),
         .library(name: "ConductorTestKit", targets: ["ConductorTestKit"]),
     ],
     dependencies: [
@@ -21,6 +24,10 @@ let package = Package(
         // Spans and metrics: through the ecosystem's APIs, to whatever backend the app bootstraps.
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // Only for the ConductorAsyncHTTPClient product. 1.37 because the transport reads the
+        // client's tracer (`HTTPClient.tracer`, new in 1.37) to keep one `traceparent` per request.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         // Test-only: a real HTTP server on loopback for the request gate's tests.
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.20.0"),
         // Build-only: `swift package generate-documentation` builds the DocC catalog; nothing
@@ -49,6 +56,19 @@ let package = Package(
             ]
         ),
         .target(
+            name: "ConductorAsyncHTTPClient",
+            dependencies: [
+                "Conductor",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ]
+        ),
+        .target(
             name: "ConductorTestKit",
             dependencies: ["Conductor"]
         ),
@@ -65,6 +85,25 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        // A target of its own, so `ConductorTests` (and a build that needs only it) does not
+        // wait for SwiftNIO and AsyncHTTPClient.
+        .testTarget(
+            name: "ConductorAsyncHTTPClientTests",
+            dependencies: [
+                "Conductor",
+                "ConductorTestKit",
+                "ConductorAsyncHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
         // XCTest only: the test kit used as an XCTest target uses it, with no Swift Testing imported.

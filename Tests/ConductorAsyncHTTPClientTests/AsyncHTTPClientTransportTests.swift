@@ -1,0 +1,241 @@
+import AsyncHTTPClient
+import Conductor
+import ConductorAsyncHTTPClient
+import ConductorTestKit
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+
+/// The transport on its own against a real loopback server: cancellation, deadlines, body
+/// limits and classification. Nothing here sleeps: a slow server waits for a latch.
+@Suite(.timeLimit(.minutes(1)))
+struct AsyncHTTPClientTransportTests {
+    // MARK: - Configuration and requests
+
+    @Test func outOfRangeSettingsAreRefused() async throws {
+        try await withClient { client in
+            let negative = #expect(throws: AsyncHTTPClientTransportError.self) {
+                try AsyncHTTPClientTransport(client: client, maxResponseBytes: -1)
+            }
+            #expect(negative?.code == .invalidConfiguration)
+            #expect(negative?.message.contains("maxResponseBytes is -1") == true, "\(negative?.message ?? "")")
+            let zero = #expect(throws: AsyncHTTPClientTransportError.self) {
+                try AsyncHTTPClientTransport(client: client, maxResponseBytes: 1, attemptTimeout: .zero)
+            }
+            #expect(zero?.code == .invalidConfiguration)
+        }
+    }
+
+    @Test func aRequestWithoutAnAuthorityIsRefusedAndNamed() async throws {
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let request = HTTPRequest(method: .get, scheme: "http", authority: nil, path: "/feed?secret=1")
+            let error = await #expect(throws: AsyncHTTPClientTransportError.self) {
+                try await transport.send(request, body: nil)
+            }
+            #expect(error?.code == .invalidRequest)
+            #expect(error?.message.hasPrefix("GET /feed cannot be sent") == true, "\(error?.message ?? "")")
+            #expect(transport.classify(try #require(error)) == .permanent)
+        }
+    }
+
+    @Test func aBodyMadeOfBytesAndAStreamedBodyBothArrive() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let echo = server.request("/echo", method: .post)
+            let (response, body) = try await transport.send(echo, body: .bytes([1, 2, 3]))
+            #expect(response.status == .ok && body == [1, 2, 3])
+            let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
+            continuation.yield([4, 5])
+            continuation.yield([6])
+            continuation.finish()
+            let (streamed, echoed) = try await transport.send(echo, body: .stream(chunks))
+            #expect(streamed.status == .ok && echoed == [4, 5, 6])
+        }
+        await server.stop()
+    }
+
+    // MARK: - Cancellation
+
+    /// Cancelled before it starts, a send throws `CancellationError` and nothing reaches the
+    /// server; the next send goes out as usual.
+    @Test func aSendCancelledBeforeItStartsSendsNothing() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let never = server.request("/public/never")
+            let cancelled = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await transport.send(never, body: nil)
+            }
+            await #expect(throws: CancellationError.self) { try await cancelled.value }
+            _ = try await transport.send(server.request("/public/after"), body: nil)
+            #expect(server.hits.map(\.path) == ["/public/after"])
+        }
+        await server.stop()
+    }
+
+    /// The server holds the response; the caller cancels: the send returns with
+    /// `CancellationError` while the server still holds it (it is released only afterwards),
+    /// so the request was really abandoned, not waited out.
+    @Test func cancellingASendWaitingForItsResponseReturnsAtOnce() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let held = server.request("/data/held-1")
+            let send = Task { try await transport.send(held, body: nil) }
+            await server.held(atLeast: 1)
+            send.cancel()
+            await #expect(throws: CancellationError.self) { try await send.value }
+            #expect(!server.release.isOpen)
+            server.release.open()
+            // The client is still usable: a new connection, or one back from the pool.
+            let (response, _) = try await transport.send(server.request("/public/after"), body: nil)
+            #expect(response.status == .ok)
+        }
+        await server.stop()
+    }
+
+    /// The body's first chunk is out and the rest is held: cancelling returns
+    /// `CancellationError` (not a truncated body) before the server lets the rest go.
+    @Test func cancellingASendMidBodyReturnsAtOnce() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let dribble = server.request("/dribble/1")
+            let send = Task { try await transport.send(dribble, body: nil) }
+            await server.firstChunkSent.wait()
+            send.cancel()
+            await #expect(throws: CancellationError.self) { try await send.value }
+            #expect(!server.release.isOpen)
+            server.release.open()
+            let (response, _) = try await transport.send(server.request("/public/after"), body: nil)
+            #expect(response.status == .ok)
+        }
+        await server.stop()
+    }
+
+    // MARK: - Deadlines
+
+    /// The attempt's deadline is AsyncHTTPClient's: a response the server holds ends in
+    /// `deadlineExceeded`, which is transient. The server never answers, so the deadline is
+    /// the only way out: the outcome does not depend on timing.
+    @Test func theAttemptDeadlineEndsAHeldResponse() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(
+                client: client, maxResponseBytes: 100, attemptTimeout: .milliseconds(200))
+            let error = await #expect(throws: HTTPClientError.self) {
+                try await transport.send(server.request("/data/held-1"), body: nil)
+            }
+            #expect(error == .deadlineExceeded)
+            #expect(transport.classify(try #require(error)) == .transient)
+        }
+        await server.stop()
+    }
+
+    /// The deadline bounds the body too (AsyncHTTPClient's own ends with the head): a body
+    /// whose rest the server holds ends in `deadlineExceeded`. (On a loaded machine the head
+    /// itself may miss the deadline; the outcome is the same.)
+    @Test func theAttemptDeadlineEndsAHeldBody() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(
+                client: client, maxResponseBytes: 100, attemptTimeout: .milliseconds(200))
+            let error = await #expect(throws: HTTPClientError.self) {
+                try await transport.send(server.request("/dribble/1"), body: nil)
+            }
+            #expect(error == .deadlineExceeded)
+        }
+        await server.stop()
+    }
+
+    // MARK: - Response size
+
+    /// A `Content-Length` over the limit ends the send before its body is read; a chunked body
+    /// ends at the chunk that would pass the limit. A body exactly at the limit arrives whole.
+    @Test func aResponseBodyOverTheLimitIsATypedPermanentError() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 2500)
+            let declared = await #expect(throws: AsyncHTTPClientTransportError.self) {
+                try await transport.send(server.request("/large/2501"), body: nil)
+            }
+            #expect(declared?.code == .responseTooLarge)
+            #expect(
+                declared?.message == "GET /large/2501: the response body is larger than the limit of 2500 bytes "
+                    + "(its Content-Length is 2501 bytes); raise maxResponseBytes to accept it")
+            #expect(transport.classify(try #require(declared)) == .permanent)
+
+            let streamed = await #expect(throws: AsyncHTTPClientTransportError.self) {
+                try await transport.send(server.request("/chunked/2501"), body: nil)
+            }
+            #expect(streamed?.code == .responseTooLarge)
+            #expect(streamed?.message.contains("more bytes arrived") == true, "\(streamed?.message ?? "")")
+
+            #expect(try await transport.send(server.request("/large/2500"), body: nil).1.count == 2500)
+            #expect(try await transport.send(server.request("/chunked/2500"), body: nil).1.count == 2500)
+        }
+        await server.stop()
+    }
+
+    // MARK: - Classification
+
+    /// A connection the server closes after the response head is transient, whatever error
+    /// reports it.
+    @Test func aConnectionDroppedAfterTheHeadIsTransient() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            do {
+                _ = try await transport.send(server.request("/drop/1"), body: nil)
+                Issue.record("the dropped response arrived")
+            } catch {
+                #expect(transport.classify(error) == .transient, "\(type(of: error)): \(error)")
+            }
+        }
+        await server.stop()
+    }
+
+    /// A refused connection (nothing listens on the port any more) is transient.
+    @Test func aRefusedConnectionIsTransient() async throws {
+        let server = try await FaultServer.start()
+        let request = server.request("/public/1")
+        await server.stop()
+        try await withClient(connectTimeout: .milliseconds(100)) { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            do {
+                _ = try await transport.send(request, body: nil)
+                Issue.record("a stopped server answered")
+            } catch {
+                #expect(transport.classify(error) == .transient, "\(type(of: error)): \(error)")
+            }
+        }
+    }
+
+    @Test func errorsAreClassifiedTransientOrPermanent() async throws {
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let transient: [any Error] = [
+                HTTPClientError.readTimeout, HTTPClientError.writeTimeout, HTTPClientError.connectTimeout,
+                HTTPClientError.tlsHandshakeTimeout, HTTPClientError.getConnectionFromPoolTimeout,
+                HTTPClientError.deadlineExceeded, HTTPClientError.remoteConnectionClosed,
+                HTTPClientError.uncleanShutdown, IOError(errnoCode: 104, reason: "read"),
+                ChannelError.ioOnClosedChannel,
+                ChannelError.eof, ChannelError.connectTimeout(.seconds(1)), HTTPParserError.invalidEOFState,
+            ]
+            for error in transient { #expect(transport.classify(error) == .transient, "\(error)") }
+            struct Other: Error {}
+            let permanent: [any Error] = [
+                HTTPClientError.invalidURL, HTTPClientError.emptyHost, HTTPClientError.unsupportedScheme("ftp"),
+                HTTPClientError.alreadyShutdown, HTTPClientError.cancelled, HTTPClientError.redirectCycleDetected,
+                HTTPClientError.redirectLimitReached, HTTPClientError.invalidHeaderFieldNames(["a b"]),
+                ChannelError.operationUnsupported, HTTPParserError.invalidStatus, CancellationError(), Other(),
+            ]
+            for error in permanent { #expect(transport.classify(error) == .permanent, "\(error)") }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import AsyncHTTPClient
+import Conductor
+import ConductorAsyncHTTPClient
+import HTTPTypes
+import NIOCore
+import NIOPosix
+import Tracing
+
+/// Runs `body` with a new client on the shared event loops, and shuts the client down after
+/// it, whatever `body` did: a test owns its client, as a user does. `connectionsPerHost` is
+/// the pool's limit (AsyncHTTPClient's default is 8: more requests wait in the client);
+/// `connectTimeout` ends the attempts to reach a server that refuses connections, which the
+/// pool otherwise repeats for 10 seconds.
+func withClient<Result: Sendable>(
+    tracer: (any Tracer)? = nil,
+    connectionsPerHost: Int = 8,
+    connectTimeout: TimeAmount? = nil,
+    _ body: (HTTPClient) async throws -> Result
+) async throws -> Result {
+    var configuration = HTTPClient.Configuration()
+    configuration.tracing.tracer = tracer
+    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost
+    if let connectTimeout { configuration.timeout.connect = connectTimeout }
+    let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    do {
+        let result = try await body(client)
+        try await client.shutdown()
+        return result
+    } catch {
+        try? await client.shutdown()
+        throw error
+    }
+}
+
+extension FaultServer {
+    func request(_ path: String, method: HTTPRequest.Method = .get) -> HTTPRequest {
+        HTTPRequest(method: method, scheme: "http", authority: authority, path: path)
+    }
+
+    /// A gate in front of this server through `transport`, starting with the credential
+    /// `"stale"`; its refresh is a `POST /token` sent straight to the transport.
+    func gate(
+        _ transport: AsyncHTTPClientTransport,
+        _ configuration: GateConfiguration = GateConfiguration(jitterSeed: 7)
+    ) throws -> RequestGate<String> {
+        let token = request("/token", method: .post)
+        var configuration = configuration
+        configuration.eventRetention = 10_000
+        return try RequestGate<String>(
+            transport: transport,
+            credential: "stale",
+            configuration: configuration,
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in
+                let (response, body) = try await transport.send(token, body: .bytes([]))
+                guard response.status == .ok else { throw RefreshRejected(status: response.status.code) }
+                return String(decoding: body, as: UTF8.self)
+            }
+        )
+    }
+}
+
+struct RefreshRejected: Error {
+    var status: Int
+}
