@@ -21,13 +21,10 @@ import Foundation
 ///   ``firstChunkSent``, and sends the rest only once ``release`` opens.
 /// - `GET /large/<n>`: `n` bytes with a `Content-Length`; `GET /chunked/<n>`: `n` bytes in
 ///   chunks of 1000, without one.
-///
-/// Every request's `traceparent` fields are kept (``Hit/traceparents``).
 final class FaultServer: Sendable {
     struct Hit: Sendable, Hashable {
         var path: String
         var token: String?
-        var traceparents: [String]
     }
 
     private struct State {
@@ -103,8 +100,7 @@ final class FaultServer: Sendable {
 
     private func record(_ request: FlyingFox.HTTPRequest) -> String? {
         let token = request.headers[HTTPHeader("Authorization")].map { String($0.dropFirst("Bearer ".count)) }
-        let hit = Hit(
-            path: request.path, token: token, traceparents: request.headers.values(for: HTTPHeader("traceparent")))
+        let hit = Hit(path: request.path, token: token)
         state.withLock { $0.hits.append(hit) }
         return token
     }
