@@ -1,4 +1,4 @@
-public import HTTPTypes
+import HTTPTypes
 
 /// An error of ``AsyncHTTPClientTransport`` itself (the rest are AsyncHTTPClient's and
 /// SwiftNIO's). Through a ``RequestGate`` it arrives as the `underlyingError` of a

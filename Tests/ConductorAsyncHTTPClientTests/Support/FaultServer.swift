@@ -144,7 +144,8 @@ final class FaultServer: Sendable {
                 return state.busy[request.path]! <= busyAnswers
             }
             guard !busy else {
-                return HTTPResponse(statusCode: .tooManyRequests, headers: [HTTPHeader("Retry-After"): "0"])
+                return HTTPResponse(
+                    statusCode: .tooManyRequests, headers: HTTPHeaders([HTTPHeader("Retry-After"): "0"]))
             }
             return HTTPResponse(statusCode: .ok, body: Data(request.path.utf8))
         }
