@@ -34,7 +34,8 @@ import Tracing
 /// - The response body is read up to `maxResponseBytes`: a larger one ends the send with
 ///   ``AsyncHTTPClientTransportError/Code/responseTooLarge`` (permanent) — at once when its
 ///   `Content-Length` says so, otherwise as soon as a chunk would pass the limit, which is
-///   never buffered — and the connection is closed.
+///   not kept (only the chunk AsyncHTTPClient hands over is in memory) — and the connection
+///   is closed.
 /// - A ``RequestBody`` made of bytes is sent as it is; a streamed one is read to its end first
 ///   and sent with its length (``RequestBody`` offers no other way to read it).
 /// - Trace context: the gate writes the request span's `traceparent` into the request. An

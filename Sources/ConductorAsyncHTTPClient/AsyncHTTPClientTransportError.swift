@@ -21,7 +21,7 @@ public struct AsyncHTTPClientTransportError: Error, Hashable, Sendable, CustomSt
         fileprivate let kind: Kind
 
         /// The response body is larger than the transport's `maxResponseBytes`: nothing past
-        /// the limit was read, and the connection was closed. Permanent.
+        /// the limit was kept, and the connection was closed. Permanent.
         public static let responseTooLarge = Code(kind: .responseTooLarge)
         /// The request cannot be sent: it has no scheme or no authority. Permanent.
         public static let invalidRequest = Code(kind: .invalidRequest)
