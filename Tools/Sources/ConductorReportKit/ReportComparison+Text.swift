@@ -3,7 +3,7 @@ extension ReportComparison {
     ///
     /// ```text
     /// base: 3 reports · new: 3 reports · medians · fail over +10% · noise floor 5 ms
-    /// critical path               1 s → 1.12 s      +120 ms     +12%
+    /// critical path            1.00 s → 1.12 s      +120 ms     +12%
     ///   was: config → feed → home
     ///   now: config → feed → ads → home
     /// milestone firstScreen    900 ms → 1.02 s      +120 ms   +13.3%
