@@ -85,6 +85,16 @@ import Testing
         #expect(notAReport.output.hasSuffix("DiffTests.swift: not valid JSON"))
     }
 
+    /// A report from a newer major version of the format: named, and not a regression.
+    @Test func aReportOfANewerFormatIsRefusedByName() {
+        let result = diff([Self.fixture("base-1.json")], [Self.fixture("future-2.0.json")])
+        #expect(result.status == 2)
+        #expect(
+            result.output.hasSuffix(
+                "future-2.0.json: the report is format version 2.0; this Conductor reads 1.x: update it to read the report"
+            ))
+    }
+
     // MARK: - Noise floor
 
     /// A 20 ms launch that took 24 ms grew 20 %, but by 4 ms: under a 5 ms floor it passes.
