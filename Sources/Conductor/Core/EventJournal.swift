@@ -139,7 +139,8 @@ package final class EventJournal<Event: Sendable>: Sendable {
                 case .finish: state.finished = true
                 }
                 state.nextTurn += 1
-                next = state.early.removeValue(forKey: state.nextTurn)
+                // Nearly always empty: turns mostly arrive in order.
+                next = state.early.isEmpty ? nil : state.early.removeValue(forKey: state.nextTurn)
             }
             trim(&state)
             return takeWaiters(&state)

@@ -35,7 +35,7 @@
         /// The innermost lock the thread holds: an unretained `LockSite`, kept alive by the
         /// lock that is borrowed for as long as it is held.
         private static let heldKey = makeKey()
-        /// A test's reporter that replaces the trap on this thread (see `Lock+Testing.swift`).
+        /// A test's reporter that replaces the trap on this thread (see `NestedLockAcquisition+Testing.swift`).
         private static let reporterKey = makeKey()
 
         private static func makeKey() -> pthread_key_t {
