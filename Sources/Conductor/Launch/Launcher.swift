@@ -54,7 +54,10 @@ public final class Launcher: StartupTask, Sendable {
 
     /// Never held while user code runs: a task's properties are read, and the user's clock
     /// asked the time, before it is taken.
-    let state = Lock(State())
+    let state = Lock(
+        State(),
+        nestedLockExemption: "calls the run's storage (state, milestones) under it; goes with the launcher's fix"
+    )
     private let log = GraphEventLog()
     /// Resolved when the launch starts: what `ready` and `report` wait for.
     private let launched = OnceCell<GraphRunStorage>()
