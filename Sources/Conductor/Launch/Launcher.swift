@@ -50,6 +50,8 @@ public final class Launcher: StartupTask, Sendable {
         /// Whether `start()` has handed over the launch's first wakeups and read
         /// `cancelRequested`; from then on `cancel()` cancels the launch directly.
         var isUnderWay = false
+        /// Set by the first `shutdown()`; later calls wait for its report.
+        var isShuttingDown = false
     }
 
     /// Never held while user code runs: a task's properties are read, and the user's clock
@@ -57,12 +59,19 @@ public final class Launcher: StartupTask, Sendable {
     let state = Lock(State())
     private let log = GraphEventLog()
     /// Resolved when the launch starts: what `ready` and `report` wait for.
-    private let launched = OnceCell<GraphRunStorage>()
+    let launched = OnceCell<GraphRunStorage>()
     /// Readiness deadlines: one timer task however many `ready(_:timeout:)` calls wait.
     private let timer: DeadlineTimer
     /// Makes the launch's own clock source when it starts, so its times count from then.
-    private let makeLaunchClock: @Sendable () -> ClockSource
+    let makeLaunchClock: @Sendable () -> ClockSource
     private let telemetry: Telemetry
+    /// Each undo's deadline during `shutdown()`.
+    let undoTimeout: Duration
+    /// Undo deadlines: one timer task however many undos run at once.
+    let undoTimer: DeadlineTimer
+    /// Resolved when the shutdown has undone everything: what a second `shutdown()` and
+    /// `report()` read.
+    let shutdownReport = OnceCell<ShutdownReport>()
 
     /// A launcher with no tasks.
     ///
@@ -70,7 +79,12 @@ public final class Launcher: StartupTask, Sendable {
     ///   - name: Its name as a task of an outer launcher.
     ///   - dependencies: As a task of an outer launcher; see ``StartupTask/dependencies``.
     ///   - isRequired: As a task of an outer launcher; see ``StartupTask/isRequired``.
-    ///   - clock: Measures readiness deadlines, retry backoff and the report's times.
+    ///   - clock: Measures readiness deadlines, retry backoff, undo deadlines and the
+    ///     report's times.
+    ///   - undoTimeout: How long each task's ``StartupTask/undo()`` may take during
+    ///     ``shutdown()`` before it is cancelled and reported as timed out; a negative value
+    ///     counts as zero. As a task of an outer launcher, this launcher's whole shutdown has
+    ///     the outer one's `undoTimeout`: give the outer one the longer.
     ///   - logger: Receives a structured log line per event; nothing is logged without one.
     ///   - telemetry: Receives the launch's span (named `name`, with an event per readiness
     ///     set), a span per task attempt and the launch's metrics; by default whatever the
@@ -80,9 +94,12 @@ public final class Launcher: StartupTask, Sendable {
         dependsOn dependencies: [String]? = nil,
         isRequired: Bool = true,
         clock: some Clock<Duration> = ContinuousClock(),
+        undoTimeout: Duration = .seconds(30),
         logger: Logger? = nil,
         telemetry: Telemetry = .bootstrapped
     ) {
+        self.undoTimeout = max(.zero, undoTimeout)
+        self.undoTimer = DeadlineTimer(clock: ClockSource(clock).purpose(.launchUndoTimeout))
         self.name = name
         self.telemetry = telemetry
         self.dependencies = dependencies
@@ -352,8 +369,15 @@ public final class Launcher: StartupTask, Sendable {
     /// Waits for the launch to end and returns its report: each task's wait and run time,
     /// executor and outcome, the total time and the critical path. Render it with
     /// ``TimelineRenderer`` or ``ChromeTrace``. If the awaiting task is cancelled, the launch
-    /// is cancelled and its report returned once it has wound down.
+    /// is cancelled and its report returned once it has wound down. Once ``shutdown()`` has
+    /// returned, the report carries its ``RunReport/shutdown`` too.
     public func report() async -> RunReport {
+        var report = await launchReport()
+        report.shutdown = shutdownReport.value
+        return report
+    }
+
+    private func launchReport() async -> RunReport {
         guard let storage = await launched.wait() else {
             // Cancelled before the launch started: there is nothing to wind down.
             return RunReport(outcome: .cancelled, tasks: [], milestones: [], duration: .zero, criticalPath: [])
