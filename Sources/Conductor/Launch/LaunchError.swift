@@ -117,7 +117,8 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         return LaunchError(.undoFailed, "shutdown of '\(launcher)': undo of \(culprits)", taskName: undos.first?.task)
     }
 
-    static func cancelled() -> LaunchError {
+    /// `package`: the service-lifecycle module reports a cancelled wait for the launch with it.
+    package static func cancelled() -> LaunchError {
         LaunchError(.cancelled, "the launch was cancelled")
     }
 
