@@ -23,6 +23,7 @@ public struct ClosureStartupTask: StartupTask {
     /// `run` succeeded.
     ///
     /// - Parameters:
+    ///   - name: See ``StartupTask/name``.
     ///   - dependencies: See ``StartupTask/dependencies``; `nil` runs it after the task added
     ///     just before it.
     ///   - isRequired: See ``StartupTask/isRequired``.
