@@ -75,8 +75,10 @@ public final class LauncherService: Service, Sendable {
             // way the launcher is shut down: undos close what the launch opened.
             try? await gracefulShutdown()
         case .failure(let error):
-            logger?.error(
-                "launch did not complete", metadata: ["launcher": "\(launcher.name)", "error": "\(error.message)"])
+            // Cancelled by a graceful shutdown (or the group's cancellation) is no failure.
+            logger?.log(
+                level: error.code == .cancelled ? .notice : .error, "launch did not complete",
+                metadata: ["launcher": "\(launcher.name)", "error": "\(error.message)"])
             launchEnded.resolve(.failure(error))
         }
         let shutdown = await launcher.shutdown()

@@ -10,7 +10,7 @@ import Testing
 /// trigger: the launch when the group starts, readiness to whoever waits, the launcher's
 /// shutdown (undos in reverse dependency order) on graceful shutdown.
 @Suite(.timeLimit(.minutes(1))) struct LauncherServiceTests {
-    private let logger = Logger(label: "conductor.tests")
+    private let logger = Logger.quiet
 
     /// A server that starts once the launch has completed and stops on graceful shutdown.
     private struct Server: Service {

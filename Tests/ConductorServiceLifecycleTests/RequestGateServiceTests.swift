@@ -69,7 +69,7 @@ import Testing
     @Test func theGroupShutsTheGateDown() async throws {
         let reached = Latch()
         let gate = try makeGate(reached: reached)
-        let group = ServiceGroup(services: [RequestGateService(gate)], logger: Logger(label: "conductor.tests"))
+        let group = ServiceGroup(services: [RequestGateService(gate)], logger: Logger.quiet)
         let running = Task { try await group.run() }
         let pending = Task { await Self.send(through: gate) }
         await reached.wait()

@@ -89,7 +89,7 @@ func makeServiceGroup(
         let config = ConfigStore()
         let (group, server) = try makeServiceGroup(
             database: database, config: config, transport: AnsweringTransport(),
-            logger: Logger(label: "conductor.example"))
+            logger: Logger.quiet)
         let running = Task { try await group.run() }
         await server.serving.wait()
         #expect(await database.isOpen)

@@ -1,4 +1,5 @@
 import Conductor
+import Logging
 
 /// Records things from many tasks, in the order they happened.
 final class Recorder<Value: Sendable>: Sendable {
@@ -13,4 +14,10 @@ final class Recorder<Value: Sendable>: Sendable {
 
 struct Refused: Error, CustomStringConvertible {
     var description: String { "refused" }
+}
+
+extension Logger {
+    /// A logger for the services under test that prints nothing: the tests check outcomes, and
+    /// a failing undo's error line would read like a failure of the run.
+    static let quiet = Logger(label: "conductor.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 }
