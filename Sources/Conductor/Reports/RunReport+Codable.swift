@@ -20,7 +20,7 @@ extension RunReport: Codable {
     static let formatVersion = (major: 1, minor: 0)
 
     private enum CodingKeys: String, CodingKey {
-        case format, version, outcome, durationNs, criticalPath, milestones, tasks
+        case format, version, outcome, durationNs, criticalPath, milestones, tasks, shutdown
     }
 
     public init(from decoder: any Decoder) throws {
@@ -45,6 +45,7 @@ extension RunReport: Codable {
             milestones: try container.decode([SavedMilestone].self, forKey: .milestones).map { ($0.name, $0.at) },
             duration: .nanoseconds(try container.decode(Int64.self, forKey: .durationNs)),
             criticalPath: try container.decode([String].self, forKey: .criticalPath))
+        shutdown = try container.decodeIfPresent(SavedShutdown.self, forKey: .shutdown)?.report
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -56,6 +57,7 @@ extension RunReport: Codable {
         try container.encode(criticalPath, forKey: .criticalPath)
         try container.encode(milestones.map { SavedMilestone(name: $0.name, at: $0.at) }, forKey: .milestones)
         try container.encode(tasks.map(SavedTask.init), forKey: .tasks)
+        try container.encodeIfPresent(shutdown.map(SavedShutdown.init), forKey: .shutdown)
     }
 }
 
@@ -207,6 +209,73 @@ private struct SavedTask: Codable {
                 id: id, stage: stage, dependencies: dependencies, outcome: try outcome.outcome,
                 queuedAt: queuedAtNs.map(Duration.nanoseconds), startedAt: startedAtNs.map(Duration.nanoseconds),
                 endedAt: .nanoseconds(endedAtNs), attempts: attempts, placement: placement)
+        }
+    }
+}
+
+/// A launcher's shutdown: `{"startedAtNs": …, "endedAtNs": …, "undos": [undo]}`, each undo
+/// `{"task": "…", "outcome": undo outcome, "startedAtNs": …, "endedAtNs": …}`.
+private struct SavedShutdown: Codable {
+    var startedAtNs: Int64
+    var endedAtNs: Int64
+    var undos: [SavedUndo]
+
+    init(_ report: ShutdownReport) {
+        startedAtNs = report.startedAt.nanoseconds
+        endedAtNs = report.endedAt.nanoseconds
+        undos = report.undos.map(SavedUndo.init)
+    }
+
+    var report: ShutdownReport {
+        get throws {
+            ShutdownReport(
+                undos: try undos.map { try $0.record }, startedAt: .nanoseconds(startedAtNs),
+                endedAt: .nanoseconds(endedAtNs))
+        }
+    }
+}
+
+/// `{"kind": "undone"}`, `{"kind": "failed", "error": error}` or
+/// `{"kind": "timedOut", "afterNs": …}`.
+private struct SavedUndo: Codable {
+    var task: String
+    var kind: String
+    var error: SavedError?
+    var afterNs: Int64?
+    var startedAtNs: Int64
+    var endedAtNs: Int64
+
+    init(_ record: UndoRecord) {
+        task = record.task
+        startedAtNs = record.startedAt.nanoseconds
+        endedAtNs = record.endedAt.nanoseconds
+        switch record.outcome {
+        case .undone: kind = "undone"
+        case .timedOut(let after):
+            kind = "timedOut"
+            afterNs = after.nanoseconds
+        case .failed(let error):
+            kind = "failed"
+            let recorded = RecordedFailure(recording: error)
+            self.error = SavedError(type: recorded.typeName, code: recorded.code, message: recorded.message)
+        }
+    }
+
+    var record: UndoRecord {
+        get throws {
+            let outcome: UndoOutcome
+            switch kind {
+            case "undone": outcome = .undone
+            case "timedOut":
+                guard let afterNs else { throw ReportFormatError.notAReport("a timed-out undo has no afterNs") }
+                outcome = .timedOut(after: .nanoseconds(afterNs))
+            case "failed":
+                guard let error else { throw ReportFormatError.notAReport("a failed undo has no error") }
+                outcome = .failed(RecordedFailure(typeName: error.type, code: error.code, message: error.message))
+            default: throw ReportFormatError.unknownValue(kind, field: "undo outcome")
+            }
+            return UndoRecord(
+                task: task, outcome: outcome, startedAt: .nanoseconds(startedAtNs), endedAt: .nanoseconds(endedAtNs))
         }
     }
 }

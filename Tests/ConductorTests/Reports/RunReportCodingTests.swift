@@ -112,6 +112,31 @@ import Testing
         #expect(ChromeTrace(read).json == ChromeTrace(written).json)
     }
 
+    /// A launch that was shut down keeps its undos in the saved report: each undo's task,
+    /// outcome (an undo's error recorded like a task's) and times.
+    @Test func aShutdownSurvivesARoundTrip() async throws {
+        let launcher = Launcher()
+        try launcher.add(ClosureStartupTask("config", run: {}, undo: {}))
+        try launcher.add(ClosureStartupTask("pool", run: {}, undo: { throw Offline() }))
+        try await launcher.run()
+        await launcher.shutdown()
+        let written = await launcher.report()
+        let read = try roundTrip(written)
+        expectSame(read, written)
+        let saved = try #require(read.shutdown)
+        let original = try #require(written.shutdown)
+        #expect(saved.undos.map(\.task) == original.undos.map(\.task))
+        #expect(saved.undos.map { "\($0.outcome)" } == original.undos.map { "\($0.outcome)" })
+        #expect(saved.undos.map(\.startedAt) == original.undos.map(\.startedAt))
+        #expect(saved.undos.map(\.endedAt) == original.undos.map(\.endedAt))
+        #expect(saved.startedAt == original.startedAt)
+        #expect(saved.endedAt == original.endedAt)
+        #expect(TimelineRenderer().render(read) == TimelineRenderer().render(written))
+        // A report without a shutdown has no such field.
+        let plain = String(decoding: try JSONEncoder().encode(everyOutcome()), as: UTF8.self)
+        #expect(!plain.contains("shutdown"))
+    }
+
     // MARK: - Versions
 
     /// A report written by format 1.0, committed as a file: every later 1.x reader reads it.
