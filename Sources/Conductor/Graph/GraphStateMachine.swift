@@ -138,11 +138,19 @@ struct GraphStateMachine {
     private var addedSuccessors: [Int32: [Edge]] = [:]
     private var readyQueue = ReadyQueue()
     private let concurrencyLimit: Int
-    /// How many workers start on threads of their own before the rest start inline.
+    /// How many helpers may run on threads of their own besides the driver's: one per core
+    /// but the driver's.
     private let parallelWorkers: Int
     private(set) var finishedAt: Int64 = 0
     private(set) var running = 0
     private(set) var liveWorkers = 0
+    /// Helpers alive: workers started on threads of their own (`spawn(_:inline: false)`).
+    private(set) var liveHelpers = 0
+    /// A worker gave its thread back because the bodies are long enough to share: the driver
+    /// starts the next worker on a thread of its own.
+    private(set) var helperWanted = false
+    /// How many bodies in a row ran at least ``helperThreshold``.
+    private var longBodies = 0
     private(set) var ended = 0
     private(set) var phase: RunPhase = .running {
         didSet {
@@ -344,6 +352,12 @@ struct GraphStateMachine {
     }
 
     /// What the driver (the task that owns the task group) should do next.
+    ///
+    /// Workers start inline — on the driver's thread, until their task first suspends — so a
+    /// run of short bodies is one worker on one core: handing tasks between cores costs a
+    /// cache-line transfer per task under the run's lock, more than a no-op body (see
+    /// docs/ARCHITECTURE.md, "Workers and cores"). A helper on a thread of its own starts once
+    /// the bodies are long enough to be worth sharing (``helperWanted``).
     mutating func nextForDriver(now: Int64) -> DriverAction {
         if driverMustCancelAll {
             driverMustCancelAll = false
@@ -352,8 +366,14 @@ struct GraphStateMachine {
         if isFinished { return .finish }
         if let assignment = takeNext(now: now) {
             liveWorkers += 1
-            return .spawn(assignment, inline: liveWorkers > parallelWorkers)
+            if helperWanted, liveHelpers < parallelWorkers {
+                helperWanted = false
+                liveHelpers += 1
+                return .spawn(assignment, inline: false)
+            }
+            return .spawn(assignment, inline: true)
         }
+        helperWanted = false
         return .wait
     }
 
@@ -366,6 +386,8 @@ struct GraphStateMachine {
 
     private var hasDriverWork: Bool {
         if driverMustCancelAll || isFinished { return true }
+        // `helperWanted` only ever comes with a task in the ready queue: the driver starts
+        // it in the helper.
         if isRunning { return !readyQueue.isEmpty && running < concurrencyLimit }
         return false
     }
@@ -385,11 +407,19 @@ struct GraphStateMachine {
     /// body's own run time, not the wait for this transition. `takeNext` stamped the start
     /// when the task was handed out; that stays for a task that ended meanwhile (removed, or
     /// the run stopped), whose end was recorded then.
+    ///
+    /// `helper` says whether the worker runs on a thread of its own (the driver started it
+    /// with `inline: false`). An inline worker whose bodies have been long
+    /// (``helperThreshold``, twice in a row) while tasks wait gets no next task: it ends, and
+    /// the driver — on whose thread it may be running — starts the waiting task in a helper
+    /// and the next one inline, so the run spreads over two cores only when the bodies pay
+    /// for the hand-over.
     mutating func complete(
         _ node: Int,
         outcome: TaskOutcome,
         startedAt: Int64,
         now: Int64,
+        helper: Bool = false,
         effects: inout Effects
     ) -> Assignment? {
         running -= 1
@@ -398,12 +428,35 @@ struct GraphStateMachine {
             if startedAt != Node.never { nodes[node].startedAt = startedAt }
             end(node, outcome: outcome, now: now, effects: &effects)
         }
-        let next = takeNext(now: now)
-        if next == nil { liveWorkers -= 1 }
+        if startedAt != Node.never, now &- startedAt >= Self.helperThreshold {
+            longBodies += 1
+        } else {
+            longBodies = 0
+        }
+        let next: Assignment?
+        if !helper, longBodies >= 2, liveHelpers < parallelWorkers, isRunning, !readyQueue.isEmpty,
+            running < concurrencyLimit
+        {
+            helperWanted = true
+            longBodies = 0
+            next = nil
+        } else {
+            next = takeNext(now: now)
+        }
+        if next == nil {
+            liveWorkers -= 1
+            if helper { liveHelpers -= 1 }
+        }
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
         return next
     }
+
+    /// How long a body must run, in nanoseconds, for a second core to pay: handing tasks
+    /// between cores costs a cache-line transfer or two under the run's lock per task
+    /// (64–230 ns each on the two vCPUs measured), so bodies well above a microsecond gain
+    /// from a helper and shorter ones lose.
+    static let helperThreshold: Int64 = 4_000
 
     /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
     /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it
