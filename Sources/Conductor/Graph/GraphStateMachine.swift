@@ -483,11 +483,12 @@ struct GraphStateMachine {
         return next
     }
 
-    /// How long a body must run, in nanoseconds, for a second core to pay: handing tasks
-    /// between cores costs a cache-line transfer or two under the run's lock per task
-    /// (64–230 ns each on the two vCPUs measured), so bodies well above a microsecond gain
-    /// from a helper and shorter ones lose.
-    static let helperThreshold: Int64 = 4_000
+    /// How long a body must run, in nanoseconds, for a second core to pay. Handing tasks
+    /// between cores costs a cache-line transfer or two under the run's lock per task (64–230
+    /// ns each on the two vCPUs measured): no-op bodies (a few tens of nanoseconds between the
+    /// worker's clock reads) ran slower on two cores than on one, 1 µs bodies 1.66× faster
+    /// (Benchmarks/README.md, the scaling table). Half a microsecond lies between.
+    static let helperThreshold: Int64 = 500
 
     /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
     /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it
