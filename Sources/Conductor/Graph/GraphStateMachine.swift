@@ -180,8 +180,9 @@ struct GraphStateMachine {
     /// A worker gave its thread back because the bodies are long enough to share: the driver
     /// starts the next worker on a thread of its own.
     private(set) var helperWanted = false
-    /// How many bodies in a row ran at least ``helperThreshold``.
+    /// How many bodies in a row ran at least ``helperThreshold``, and how many in a row did not.
     private var longBodies = 0
+    private var shortBodies = 0
     private(set) var ended = 0
     private(set) var phase: RunPhase = .running {
         didSet {
@@ -444,7 +445,8 @@ struct GraphStateMachine {
     /// (``helperThreshold``, twice in a row) while tasks wait gets no next task: it ends, and
     /// the driver — on whose thread it may be running — starts the waiting task in a helper
     /// and the next one inline, so the run spreads over two cores only when the bodies pay
-    /// for the hand-over.
+    /// for the hand-over. A helper retires the same way once bodies have been short
+    /// ``helperRetiresAfter`` times in a row while another worker is alive.
     mutating func complete(
         _ node: Int,
         outcome: TaskOutcome,
@@ -461,8 +463,10 @@ struct GraphStateMachine {
         }
         if startedAt != Node.never, now &- startedAt >= Self.helperThreshold {
             longBodies += 1
+            shortBodies = 0
         } else {
             longBodies = 0
+            shortBodies += 1
         }
         let next: Assignment?
         if !helper, longBodies >= 2, liveHelpers < parallelWorkers, isRunning, !readyQueue.isEmpty,
@@ -470,6 +474,11 @@ struct GraphStateMachine {
         {
             helperWanted = true
             longBodies = 0
+            next = nil
+        } else if helper, shortBodies >= Self.helperRetiresAfter, liveWorkers > 1 {
+            // The bodies got short again: the run goes back to the workers it had, and a
+            // parked driver starts an inline one if tasks wait (`wakeDriverIfNeeded`).
+            shortBodies = 0
             next = nil
         } else {
             next = takeNext(now: now)
@@ -489,6 +498,11 @@ struct GraphStateMachine {
     /// worker's clock reads) ran slower on two cores than on one, 1 µs bodies 1.66× faster
     /// (Benchmarks/README.md, the scaling table). Half a microsecond lies between.
     static let helperThreshold: Int64 = 500
+
+    /// How many short bodies in a row make a helper retire while another worker is alive:
+    /// enough that bodies around the threshold do not start and end a helper task every few
+    /// tasks.
+    static let helperRetiresAfter = 64
 
     /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
     /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it

@@ -90,6 +90,29 @@ import Testing
         }
     }
 
+    /// Long bodies first, short ones after: the helper retires after
+    /// `helperRetiresAfter` short bodies in a row while the inline worker is alive, and the
+    /// inline worker runs the rest.
+    @Test func aHelperRetiresWhenBodiesGetShortAgain() throws {
+        let tasks = 200
+        var machine = machine(tasks: tasks)
+        let (first, _) = try spawn(&machine, now: 0)
+        let (ran, now) = runChain(&machine, from: first, duration: Self.long, now: 0)
+        let (helperTask, helperInline) = try spawn(&machine, now: now)
+        let (inlineTask, _) = try spawn(&machine, now: now)
+        #expect(!helperInline)
+        let helperChain = runChain(&machine, from: helperTask, duration: Self.short, helper: true, now: now)
+        #expect(helperChain.ran == GraphStateMachine.helperRetiresAfter)
+        #expect(machine.liveHelpers == 0)
+        #expect(machine.liveWorkers == 1)
+        let inlineChain = runChain(&machine, from: inlineTask, duration: Self.short, now: now)
+        #expect(ran + helperChain.ran + inlineChain.ran == tasks)
+        guard case .finish = machine.nextForDriver(now: inlineChain.now) else {
+            Issue.record("the run should have finished")
+            return
+        }
+    }
+
     /// One long body (a preemption, say) is not enough; nor are long bodies when nothing waits.
     @Test func oneLongBodyOrNothingWaitingKeepsOneWorker() throws {
         var machine = machine(tasks: 4)
