@@ -13,6 +13,9 @@ let package = Package(
         .library(name: "Conductor", targets: ["Conductor"]),
         .library(name: "ConductorURLSession", targets: ["ConductorURLSession"]),
         .library(name: "ConductorTestKit", targets: ["ConductorTestKit"]),
+        // Servers: the launcher and the request gate as swift-service-lifecycle services. A
+        // separate product, so an app that uses only `Conductor` never builds service-lifecycle.
+        .library(name: "ConductorServiceLifecycle", targets: ["ConductorServiceLifecycle"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
@@ -26,6 +29,8 @@ let package = Package(
         // Build-only: `swift package generate-documentation` builds the DocC catalog; nothing
         // of it links into a product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // ConductorServiceLifecycle only.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         .target(
@@ -65,6 +70,27 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "ConductorServiceLifecycle",
+            dependencies: [
+                "Conductor",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ConductorServiceLifecycleTests",
+            dependencies: [
+                "Conductor",
+                "ConductorServiceLifecycle",
+                "ConductorTestKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // XCTest only: the test kit used as an XCTest target uses it, with no Swift Testing imported.

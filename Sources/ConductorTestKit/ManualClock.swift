@@ -256,6 +256,8 @@ extension ManualClock {
         public static let harmonizerTimeout = SleepPurpose(.harmonizerTimeout)
         /// A `Launcher`'s readiness deadlines, from `ready(_:timeout:)`.
         public static let launchReadyTimeout = SleepPurpose(.launchReadyTimeout)
+        /// A `Launcher`'s deadline for each task's undo, from `shutdown()`.
+        public static let launchUndoTimeout = SleepPurpose(.launchUndoTimeout)
         /// A `RequestGate`'s timer for its requests' timeouts: one sleeper however many
         /// requests have a deadline.
         public static let requestTimeout = SleepPurpose(.requestTimeout)

@@ -44,6 +44,10 @@ public final class Simulation: TaskExecutor, Sendable {
         var escapes = 0
         var jobsRun = 0
         var scenarioEnded = false
+        /// The run loop has returned: jobs that arrive later (a stalled scenario's tasks,
+        /// escaped work coming back) go to the global executor instead of a queue nobody
+        /// runs, where each would keep its task, and the task the simulation, forever.
+        var loopEnded = false
     }
 
     private init(seed: UInt64, clock: ManualClock) {
@@ -55,9 +59,15 @@ public final class Simulation: TaskExecutor, Sendable {
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
         let current = pthread_self()
-        state.withLock { state in
+        let queued = state.withLock { state in
+            guard !state.loopEnded else { return false }
             state.jobs.append(unowned)
             if let loop = state.loopThread, pthread_equal(loop, current) == 0 { state.escapes += 1 }
+            return true
+        }
+        guard queued else {
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+            return
         }
         arrivals.signal()
     }
@@ -123,6 +133,14 @@ public final class Simulation: TaskExecutor, Sendable {
     private func loop(idleLimit: Duration) -> Bool {
         let current = pthread_self()
         state.withLock { $0.loopThread = current }
+        defer {
+            let left = state.withLock { state in
+                state.loopEnded = true
+                defer { state.jobs = [] }
+                return state.jobs
+            }
+            for job in left { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+        }
         while true {
             let next = state.withLock { state -> Next in
                 if !state.jobs.isEmpty {

@@ -60,10 +60,16 @@ struct ConductorDemo: AsyncParsableCommand {
             .write(to: directory.appendingPathComponent("launch.trace.json"))
         try Data(ChromeTrace(report.pageReport, processName: "product page").jsonBytes)
             .write(to: directory.appendingPathComponent("page.trace.json"))
+        // The reports themselves, saved as `conductor-report` reads them.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(report.launchReport).write(to: directory.appendingPathComponent("launch.report.json"))
+        try encoder.encode(report.pageReport).write(to: directory.appendingPathComponent("page.report.json"))
         say("\nWrote, in \(directory.path):")
         say("  trace.json          open in ui.perfetto.dev")
         say("  timeline.html       open in a browser")
         say("  launch.trace.json, page.trace.json: the library's own traces of each run")
+        say("  launch.report.json, page.report.json: the runs' reports, for conductor-report (Tools/)")
         // One clause a line: a verdict reads at a glance in an 80-column terminal.
         say("\n\(report.passed ? "✔" : "✘") " + report.verdict.replacingOccurrences(of: "; ", with: ";\n  "))
         if !report.passed { throw ExitCode.failure }

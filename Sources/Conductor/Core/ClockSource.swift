@@ -123,6 +123,8 @@ package struct SleepPurpose: Hashable, Sendable {
     /// A launcher's readiness deadlines: `ready(_:timeout:)`. (Its tasks' timeouts are
     /// ``taskTimeout``: they run in a graph run.)
     package static let launchReadyTimeout = SleepPurpose("launchReadyTimeout")
+    /// A launcher's deadline for each task's undo during `shutdown()`.
+    package static let launchUndoTimeout = SleepPurpose("launchUndoTimeout")
     /// A request gate's timer for its requests' timeouts (`send(…, timeout:)` and
     /// `GateConfiguration.requestTimeout`).
     package static let requestTimeout = SleepPurpose("requestTimeout")

@@ -41,6 +41,10 @@ package final class EventJournal<Event: Sendable>: Sendable {
         var finished = false
         var nextWaiterID: UInt64 = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// For appends in numbered turns: the turn that goes in next, and those that arrived
+        /// before their turn.
+        var nextTurn = 0
+        var early: [Int: Entry] = [:]
 
         var endIndex: Int { firstIndex + events.count }
 
@@ -50,6 +54,12 @@ package final class EventJournal<Event: Sendable>: Sendable {
             waiters.removeAll(keepingCapacity: true)
             return wakeup
         }
+    }
+
+    /// What a numbered turn brings: an event, or the end of the journal.
+    private enum Entry {
+        case event(Event)
+        case finish
     }
 
     private func takeWaiters(_ state: inout State) -> Wakeup {
@@ -97,6 +107,42 @@ package final class EventJournal<Event: Sendable>: Sendable {
     package func finish() -> Wakeup {
         state.withLock { state in
             state.finished = true
+            return takeWaiters(&state)
+        }
+    }
+
+    /// Appends `event` in turn `turn`, where the appender numbers its events 0, 1, 2, … under
+    /// its own lock and appends them after releasing it, so that two locks are never held
+    /// together: an event that arrives before its turn waits, unseen, for those before it.
+    /// Resume the returned wakeup. A journal is appended to either in turns or not at all.
+    package func append(_ event: Event, turn: Int) -> Wakeup {
+        enter(.event(event), turn: turn)
+    }
+
+    /// Ends the journal in turn `turn` (see ``append(_:turn:)``): after the events of the
+    /// turns before it, whenever they arrive.
+    package func finish(turn: Int) -> Wakeup {
+        enter(.finish, turn: turn)
+    }
+
+    private func enter(_ entry: Entry, turn: Int) -> Wakeup {
+        state.withLock { state in
+            guard turn == state.nextTurn else {
+                state.early[turn] = entry
+                return .none
+            }
+            var next: Entry? = entry
+            while let entry = next {
+                switch entry {
+                case .event(let event) where !state.finished: state.events.append(event)
+                case .event: break
+                case .finish: state.finished = true
+                }
+                state.nextTurn += 1
+                // Nearly always empty: turns mostly arrive in order.
+                next = state.early.isEmpty ? nil : state.early.removeValue(forKey: state.nextTurn)
+            }
+            trim(&state)
             return takeWaiters(&state)
         }
     }

@@ -1,6 +1,7 @@
 import Synchronization
 
-/// A `Mutex` whose hand-overs ThreadSanitizer can see. Every lock in Conductor is one.
+/// A `Mutex` whose hand-overs ThreadSanitizer can see, and which debug builds check is never
+/// taken while the same thread holds another. Every lock in Conductor is one.
 ///
 /// NB: on Linux, `Synchronization.Mutex` hands a contended lock to the next holder inside
 /// its futex slow path, which is compiled into the standard library without sanitizer
@@ -10,6 +11,13 @@ import Synchronization
 /// exit, compiled into our own code, give it that edge. They are plain moves on x86-64 and
 /// change nothing about ordering: the mutex already provides it.
 ///
+/// One lock at a time: code that holds a lock computes what to do and does it after releasing
+/// it, so no two locks are ever ordered against each other and no lock order can deadlock.
+/// Debug builds trap when a thread takes a lock while it holds another (see `LockNesting`),
+/// naming where both were made; release builds carry no trace of the check. A lock that must
+/// still be held while others are taken says so where it is made, with
+/// `Lock(_:nestedLockExemption:)` and the reason — grep for `nestedLockExemption` to list them.
+///
 /// ```swift
 /// let state = Lock(State())
 /// state.withLock { $0.count += 1 }
@@ -17,17 +25,47 @@ import Synchronization
 package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
     private let mutex: Mutex<Value>
     private let handoff = Atomic<Int>(0)
+    #if DEBUG
+        private let site: LockSite
+    #endif
 
-    package init(_ initialValue: consuming sending Value) {
-        mutex = Mutex(initialValue)
-    }
+    #if DEBUG
+        package init(_ initialValue: consuming sending Value, fileID: StaticString = #fileID, line: UInt = #line) {
+            mutex = Mutex(initialValue)
+            site = LockSite(fileID: fileID, line: line, nestedLockExemption: nil)
+        }
+
+        /// A lock that other locks may be taken under, for a nesting that is known and scheduled
+        /// for removal. `reason` says which locks it holds across and why; it is kept only to be
+        /// read and grepped.
+        package init(
+            _ initialValue: consuming sending Value, nestedLockExemption reason: StaticString,
+            fileID: StaticString = #fileID, line: UInt = #line
+        ) {
+            mutex = Mutex(initialValue)
+            site = LockSite(fileID: fileID, line: line, nestedLockExemption: reason)
+        }
+    #else
+        package init(_ initialValue: consuming sending Value) {
+            mutex = Mutex(initialValue)
+        }
+
+        package init(_ initialValue: consuming sending Value, nestedLockExemption reason: StaticString) {
+            mutex = Mutex(initialValue)
+        }
+    #endif
 
     /// Runs `body` with exclusive access to the value. Never call user code or resume a
-    /// continuation inside `body`.
+    /// continuation inside `body`, and never take another lock there.
     package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
+        #if DEBUG
+            // Checked before waiting for the mutex: a nesting that would deadlock traps instead.
+            let outer = LockNesting.acquiring(site, checked: true)
+            defer { LockNesting.released(restoring: outer) }
+        #endif
+        return try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
             _ = handoff.load(ordering: .acquiring)
             defer { handoff.store(0, ordering: .releasing) }
             return try body(&value)
@@ -36,10 +74,16 @@ package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
 
     /// Runs `body` if the lock is free; returns `nil` at once if any thread holds it, the
     /// calling one included. Test hooks use it to prove no lock is held around user code.
+    /// Trying never waits, so it is not checked against locks already held; while it holds
+    /// the lock, taking another is checked like any nesting.
     package borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result? {
         try mutex.withLockIfAvailable { (value: inout sending Value) throws(E) -> sending Result in
+            #if DEBUG
+                let outer = LockNesting.acquiring(site, checked: false)
+                defer { LockNesting.released(restoring: outer) }
+            #endif
             _ = handoff.load(ordering: .acquiring)
             defer { handoff.store(0, ordering: .releasing) }
             return try body(&value)

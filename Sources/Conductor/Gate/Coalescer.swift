@@ -42,7 +42,9 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    let state = Lock(State())
+    let state = Lock(
+        State(), nestedLockExemption: "runs the gate storage's transitions under it; goes with the gate's rebuild"
+    )
 
     init() {}
 

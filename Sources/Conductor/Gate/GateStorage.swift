@@ -146,7 +146,8 @@ final class GateStorage: Sendable {
         let backoff = Backoff(
             initial: configuration.initialBackoff, maximum: configuration.maxBackoff, seed: configuration.jitterSeed)
         self.state = Lock(
-            State(machine: Machine(credential: credential, refreshWindow: window, backoff: backoff)))
+            State(machine: Machine(credential: credential, refreshWindow: window, backoff: backoff)),
+            nestedLockExemption: "appends to the journal under this lock; goes with the gate's rebuild")
     }
 
     var credentialVersion: Int { state.withLock { $0.machine.version } }

@@ -13,7 +13,7 @@
 public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong. New codes may be added, so a `switch` should have a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Kind: Hashable, Sendable {
+        fileprivate enum Kind: Hashable, Sendable, CaseIterable {
             case emptyID, duplicateID, unknownDependency, cycle, unknownTask, unknownMilestone
             case milestoneMissed, runFinished, taskFailed, timedOut, cancelled, resultUnavailable
             case laterStage, negativeDuration, invalidConfiguration
@@ -55,6 +55,11 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let resultUnavailable = Code(kind: .resultUnavailable)
 
         public var description: String { "\(kind)" }
+
+        /// The code whose ``description`` is `name`: how a saved report's failure is read back.
+        static func named(_ name: String) -> Code? {
+            Kind.allCases.first { "\($0)" == name }.map(Code.init(kind:))
+        }
     }
 
     /// What went wrong.

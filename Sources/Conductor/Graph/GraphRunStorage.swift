@@ -59,7 +59,8 @@ final class GraphRunStorage: Sendable {
         self.timer = DeadlineTimer(clock: clock.purpose(.taskTimeout))
         self.log = log
         self.state = Lock(
-            GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers)
+            GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers),
+            nestedLockExemption: "appends to the journal and event log under this lock; goes with the engine's rebuild"
         )
         self.milestones = Lock([:])
     }

@@ -148,6 +148,9 @@ public struct RunReport: Sendable {
     /// The chain of tasks that determined the run's duration: from the task that ended last,
     /// back through the dependency that ended last, to a task with none.
     public let criticalPath: [String]
+    /// A launcher's undos, once its ``Launcher/shutdown()`` has returned; `nil` otherwise and
+    /// for every other run.
+    public internal(set) var shutdown: ShutdownReport?
 
     init(
         outcome: RunOutcome, tasks: [TaskRecord], milestones: [(name: String, at: Duration)], duration: Duration,

@@ -42,10 +42,15 @@ public final class Harmonizer: Sendable {
         var didCount: Bool { self == .counted || self == .completed }
     }
 
-    /// What the decider does after releasing the lock.
-    private struct Ending {
-        var decision: HarmonizerStateMachine.Decision
-        var wakeup: EventJournal<HarmonizerEvent>.Wakeup
+    /// An event numbered under the lock, appended to the journal after releasing it (one lock
+    /// at a time; the turn keeps the journal in the order of the transitions).
+    private struct JournalEntry {
+        var event: HarmonizerEvent
+        var turn: Int
+
+        func append(to journal: EventJournal<HarmonizerEvent>) {
+            journal.append(event, turn: turn).resume()
+        }
     }
 
     private let counter: HarmonizerCounter
@@ -160,13 +165,13 @@ public final class Harmonizer: Sendable {
     /// Returns `false`, changing nothing, once the outcome is decided.
     @discardableResult
     public func arrive(_ participant: String) -> Bool {
-        let wakeup: EventJournal<HarmonizerEvent>.Wakeup? = state.withLock { machine in
+        let entry: JournalEntry? = state.withLock { machine in
             guard machine.isWaiting, let count = counter.increment() else { return nil }
             machine.arrive(participant)
-            return journal.append(.arrived(participant, count: count))
+            return JournalEntry(event: .arrived(participant, count: count), turn: machine.takeJournalTurns())
         }
-        wakeup?.resume()
-        return wakeup != nil
+        entry?.append(to: journal)
+        return entry != nil
     }
 
     /// Counts one participant down; the one that reaches zero completes the harmonizer.
@@ -188,27 +193,28 @@ public final class Harmonizer: Sendable {
     /// Counts down, saying why a count-down that did not count was refused.
     package func countDown(participant: String?) -> CountDownResult {
         guard let participant else { return countDownAnonymously() }
-        let (result, ending, wakeup) = state.withLock {
-            machine -> (CountDownResult, Ending?, EventJournal<HarmonizerEvent>.Wakeup) in
-            guard machine.isWaiting else { return (.finished, nil, .none) }
-            guard machine.isPresent(participant) else { return (.participantAbsent, nil, .none) }
+        let (result, entry, decision) = state.withLock {
+            machine -> (CountDownResult, JournalEntry?, HarmonizerStateMachine.Decision?) in
+            guard machine.isWaiting else { return (.finished, nil, nil) }
+            guard machine.isPresent(participant) else { return (.participantAbsent, nil, nil) }
             switch counter.decrement() {
             case .decremented(let remaining):
                 machine.leave(participant)
-                return (.counted, nil, journal.append(.left(participant, count: remaining)))
+                let entry = JournalEntry(event: .left(participant, count: remaining), turn: machine.takeJournalTurns())
+                return (.counted, entry, nil)
             case .reachedZero:
                 machine.leave(participant)
-                let wakeup = journal.append(.left(participant, count: 0))
-                return (.completed, end(.completed, &machine), wakeup)
+                let entry = JournalEntry(event: .left(participant, count: 0), turn: machine.takeJournalTurns())
+                return (.completed, entry, end(.completed, &machine))
             case .refusedAtZero:
-                return (.counterAtZero, nil, .none)
+                return (.counterAtZero, nil, nil)
             case .refusedClosed:
                 // An anonymous count-down closed the counter and is on its way to complete.
-                return (.finished, nil, .none)
+                return (.finished, nil, nil)
             }
         }
-        wakeup.resume()
-        if let ending { apply(ending) }
+        entry?.append(to: journal)
+        if let decision { apply(decision) }
         return result
     }
 
@@ -297,29 +303,33 @@ public final class Harmonizer: Sendable {
 
     @discardableResult
     private func decide(_ reason: HarmonizerStateMachine.Reason) -> Bool {
-        guard let ending = state.withLock({ end(reason, &$0) }) else { return false }
-        apply(ending)
+        guard let decision = state.withLock({ end(reason, &$0) }) else { return false }
+        apply(decision)
         return true
     }
 
     /// Decides the outcome under the lock; ``apply(_:)`` carries it out after unlocking.
-    private func end(_ reason: HarmonizerStateMachine.Reason, _ machine: inout HarmonizerStateMachine) -> Ending? {
+    private func end(
+        _ reason: HarmonizerStateMachine.Reason, _ machine: inout HarmonizerStateMachine
+    ) -> HarmonizerStateMachine.Decision? {
         guard let decision = machine.decide(reason) else { return nil }
         counter.close()
-        var wakeup = journal.append(.finished(decision.outcome))
-        wakeup.merge(journal.finish())
-        return Ending(decision: decision, wakeup: wakeup)
+        return decision
     }
 
-    private func apply(_ ending: Ending) {
-        let outcome = ending.decision.outcome
+    private func apply(_ decision: HarmonizerStateMachine.Decision) {
+        let outcome = decision.outcome
         // Before anyone hears of the outcome, so whoever awaited it sees it counted.
         metrics?.record(outcome)
-        if let token = ending.decision.timeout { timer?.cancel(token) }
-        ending.wakeup.resume()
+        if let token = decision.timeout { timer?.cancel(token) }
+        // The outcome's event, and the journal's end, in the turns the decision took: after
+        // every event of an earlier transition, whichever thread appends it.
+        var wakeup = journal.append(.finished(outcome), turn: decision.journalTurn)
+        wakeup.merge(journal.finish(turn: decision.journalTurn + 1))
+        wakeup.resume()
         // Observers first, so an immediate one (the registry freeing the name) has run by
         // the time any waiter of `outcome` wakes up.
-        for observer in ending.decision.observers {
+        for observer in decision.observers {
             observer.target.dispatch { observer.handler(outcome) }
         }
         settled.resolve(outcome)

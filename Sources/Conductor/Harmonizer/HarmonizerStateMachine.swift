@@ -23,6 +23,8 @@ struct HarmonizerStateMachine {
         var observers: [Observer]
         /// The armed timeout, to cancel.
         var timeout: DeadlineToken?
+        /// The journal turn of the outcome's event; the journal ends in the turn after it.
+        var journalTurn: Int
     }
 
     private struct Waiting {
@@ -39,11 +41,20 @@ struct HarmonizerStateMachine {
     }
 
     private var phase: Phase
+    /// The journal turn of the next event (see `EventJournal.append(_:turn:)`): events are
+    /// numbered here, under the harmonizer's lock, and appended after it is released.
+    private var nextJournalTurn = 0
 
     init(participants: [String]) {
         var waiting = Waiting()
         for participant in participants { waiting.present[participant, default: 0] += 1 }
         phase = .waiting(waiting)
+    }
+
+    /// Takes the journal turns of the next `count` events and returns the first.
+    mutating func takeJournalTurns(_ count: Int = 1) -> Int {
+        defer { nextJournalTurn += count }
+        return nextJournalTurn
     }
 
     /// The outcome, once decided.
@@ -111,7 +122,8 @@ struct HarmonizerStateMachine {
             outcome = .cancelled
         }
         phase = .decided(outcome)
-        return Decision(outcome: outcome, observers: waiting.observers, timeout: waiting.timeout)
+        return Decision(
+            outcome: outcome, observers: waiting.observers, timeout: waiting.timeout, journalTurn: takeJournalTurns(2))
     }
 
     /// Applies `change` while waiting; returns whether it was applied.

@@ -13,6 +13,7 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case emptyName, duplicateName, unknownDependency, unknownReadiness, launchFinished
             case taskFailed, launchEnded, cancelled, cycle, negativeDuration, invalidConfiguration
+            case undoFailed
         }
 
         fileprivate let kind: Kind
@@ -42,6 +43,9 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A task's ``StartupTask/retry`` policy has fewer than 1 attempt; reported when it is
         /// added, never clamped.
         public static let invalidConfiguration = Code(kind: .invalidConfiguration)
+        /// A launcher added to another one as a task had an undo fail or time out during its
+        /// shutdown; the message names each one.
+        public static let undoFailed = Code(kind: .undoFailed)
 
         public var description: String { "\(kind)" }
     }
@@ -106,7 +110,15 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         LaunchError(.negativeDuration, "the wait for '\(readiness)' was given a negative timeout (\(value))")
     }
 
-    static func cancelled() -> LaunchError {
+    /// The error a nested launcher's ``Launcher/undo()`` throws: names every undo that did
+    /// not succeed.
+    static func undoFailed(_ undos: [UndoRecord], launcher: String) -> LaunchError {
+        let culprits = undos.map { "'\($0.task)' \($0.outcome)" }.joined(separator: "; ")
+        return LaunchError(.undoFailed, "shutdown of '\(launcher)': undo of \(culprits)", taskName: undos.first?.task)
+    }
+
+    /// `package`: the service-lifecycle module reports a cancelled wait for the launch with it.
+    package static func cancelled() -> LaunchError {
         LaunchError(.cancelled, "the launch was cancelled")
     }
 

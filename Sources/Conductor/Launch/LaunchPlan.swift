@@ -48,6 +48,14 @@ struct LaunchPlan {
     /// The tasks handed to the graph, in order: what `removeAll` removes during the launch.
     private(set) var compiledTasks: [String] = []
     private var markers = 0
+    /// What each compiled task and readiness set waited for, as names of tasks and readiness
+    /// sets: its declared dependencies, or the chained task added before it. The shutdown
+    /// undoes a task only after every task that reaches it through these has been undone.
+    private(set) var prerequisites: [String: [String]] = [:]
+    /// The compiled tasks by name: the shutdown calls their ``StartupTask/undo()``.
+    private(set) var compiledByName: [String: any StartupTask] = [:]
+    /// The last task compiled without declared dependencies: the next such task's prerequisite.
+    private var lastChainedTask: String?
 
     /// Checks a new entry's name, dependencies and retry policy against what has been added.
     mutating func admit(_ entry: Entry) throws(LaunchError) {
@@ -123,6 +131,7 @@ struct LaunchPlan {
     mutating func compile(_ entry: Entry, into definitions: inout [NodeDefinition]) {
         switch entry {
         case .readiness(let name, let after):
+            prerequisites[name] = after
             definitions.append(
                 NodeDefinition(
                     id: name, requires: [], after: after, kind: .marker(milestone: name, startsStage: nil),
@@ -130,8 +139,10 @@ struct LaunchPlan {
             )
         case .task(let task):
             compiledTasks.append(task.name)
+            compiledByName[task.name] = task.task
             let spec = Self.spec(for: task)
             guard task.dependencies == nil else {
+                prerequisites[task.name] = task.dependencies ?? []
                 definitions.append(
                     NodeDefinition(
                         id: task.name, requires: task.dependencies ?? [], after: [], kind: .task(spec), stage: nil,
@@ -139,6 +150,8 @@ struct LaunchPlan {
                 )
                 return
             }
+            prerequisites[task.name] = lastChainedTask.map { [$0] } ?? []
+            lastChainedTask = task.name
             let previous = chainTail.map { [$0] } ?? []
             definitions.append(
                 NodeDefinition(

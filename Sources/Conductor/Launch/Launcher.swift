@@ -29,8 +29,9 @@ public import Logging
 /// runs as one task of the outer one.
 ///
 /// - Complexity: adding or removing a task is O(1) amortised plus one short lock (O(n) to
-///   remove before the launch; adding during the launch takes it twice, reading the clock in
-///   between); each task costs the graph's one lock per transition.
+///   remove before the launch; adding during the launch takes it twice and hands the task to
+///   the graph in between, never under it); each task costs the graph's one lock per
+///   transition.
 public final class Launcher: StartupTask, Sendable {
     public let name: String
     public let dependencies: [String]?
@@ -50,19 +51,56 @@ public final class Launcher: StartupTask, Sendable {
         /// Whether `start()` has handed over the launch's first wakeups and read
         /// `cancelRequested`; from then on `cancel()` cancels the launch directly.
         var isUnderWay = false
+        /// Set by the first `shutdown()`; later calls wait for its report.
+        var isShuttingDown = false
+        /// Additions compiled during the launch that are not yet known to be in the graph,
+        /// oldest first: see `deliver(upTo:to:adding:)`.
+        private var undeliveredAdditions: [QueuedAddition] = []
+        private var nextTicket: UInt64 = 0
+
+        /// Queues definitions for the graph; returns their ticket.
+        mutating func queue(_ definitions: [NodeDefinition]) -> UInt64 {
+            defer { nextTicket += 1 }
+            undeliveredAdditions.append(QueuedAddition(ticket: nextTicket, definitions: definitions))
+            return nextTicket
+        }
+
+        /// The queue up to `ticket`, or `nil` once that addition is in the graph.
+        func undelivered(upTo ticket: UInt64) -> [QueuedAddition]? {
+            guard undeliveredAdditions.contains(where: { $0.ticket == ticket }) else { return nil }
+            return Array(undeliveredAdditions.prefix { $0.ticket <= ticket })
+        }
+
+        /// Everything up to `ticket` is in the graph.
+        mutating func delivered(upTo ticket: UInt64) {
+            undeliveredAdditions.removeAll { $0.ticket <= ticket }
+        }
+    }
+
+    struct QueuedAddition {
+        let ticket: UInt64
+        let definitions: [NodeDefinition]
     }
 
     /// Never held while user code runs: a task's properties are read, and the user's clock
-    /// asked the time, before it is taken.
+    /// asked the time, before it is taken. Never held while the graph's lock is taken either:
+    /// additions during the launch are queued under it and handed to the graph after it.
     let state = Lock(State())
     private let log = GraphEventLog()
     /// Resolved when the launch starts: what `ready` and `report` wait for.
-    private let launched = OnceCell<GraphRunStorage>()
+    let launched = OnceCell<GraphRunStorage>()
     /// Readiness deadlines: one timer task however many `ready(_:timeout:)` calls wait.
     private let timer: DeadlineTimer
     /// Makes the launch's own clock source when it starts, so its times count from then.
-    private let makeLaunchClock: @Sendable () -> ClockSource
+    let makeLaunchClock: @Sendable () -> ClockSource
     private let telemetry: Telemetry
+    /// Each undo's deadline during `shutdown()`.
+    let undoTimeout: Duration
+    /// Undo deadlines: one timer task however many undos run at once.
+    let undoTimer: DeadlineTimer
+    /// Resolved when the shutdown has undone everything: what a second `shutdown()` and
+    /// `report()` read.
+    let shutdownReport = OnceCell<ShutdownReport>()
 
     /// A launcher with no tasks.
     ///
@@ -70,7 +108,12 @@ public final class Launcher: StartupTask, Sendable {
     ///   - name: Its name as a task of an outer launcher.
     ///   - dependencies: As a task of an outer launcher; see ``StartupTask/dependencies``.
     ///   - isRequired: As a task of an outer launcher; see ``StartupTask/isRequired``.
-    ///   - clock: Measures readiness deadlines, retry backoff and the report's times.
+    ///   - clock: Measures readiness deadlines, retry backoff, undo deadlines and the
+    ///     report's times.
+    ///   - undoTimeout: How long each task's ``StartupTask/undo()`` may take during
+    ///     ``shutdown()`` before it is cancelled and reported as timed out; a negative value
+    ///     counts as zero. As a task of an outer launcher, this launcher's whole shutdown has
+    ///     the outer one's `undoTimeout`: give the outer one the longer.
     ///   - logger: Receives a structured log line per event; nothing is logged without one.
     ///   - telemetry: Receives the launch's span (named `name`, with an event per readiness
     ///     set), a span per task attempt and the launch's metrics; by default whatever the
@@ -80,9 +123,12 @@ public final class Launcher: StartupTask, Sendable {
         dependsOn dependencies: [String]? = nil,
         isRequired: Bool = true,
         clock: some Clock<Duration> = ContinuousClock(),
+        undoTimeout: Duration = .seconds(30),
         logger: Logger? = nil,
         telemetry: Telemetry = .bootstrapped
     ) {
+        self.undoTimeout = max(.zero, undoTimeout)
+        self.undoTimer = DeadlineTimer(clock: ClockSource(clock).purpose(.launchUndoTimeout))
         self.name = name
         self.telemetry = telemetry
         self.dependencies = dependencies
@@ -124,42 +170,58 @@ public final class Launcher: StartupTask, Sendable {
         try add(.readiness(name, after: tasks))
     }
 
-    private enum Addition {
-        case done(GraphRunStorage.PendingWakeups?)
-        /// The launch is on, and its clock (user code) must be read before the lock is taken.
-        case needsTime(GraphRunStorage)
+    private func add(_ entry: LaunchPlan.Entry) throws(LaunchError) {
+        // During the launch the addition is compiled and queued under this lock, then handed
+        // to the graph after it: the graph has a lock of its own, never taken under this one.
+        let queued = try state.withLock { (state) throws(LaunchError) -> (GraphRunStorage, UInt64)? in
+            try state.plan.admit(entry)
+            switch state.phase {
+            case .idle:
+                state.plan.keep(entry)
+                return nil
+            case .launching(let storage):
+                var definitions: [NodeDefinition] = []
+                state.plan.compile(entry, into: &definitions)
+                return (storage, state.queue(definitions))
+            }
+        }
+        guard let (storage, ticket) = queued else { return }
+        try deliver(upTo: ticket, to: storage, adding: entry.name)
     }
 
-    private func add(_ entry: LaunchPlan.Entry) throws(LaunchError) {
-        // Chained tasks must reach the graph in the order they were chained, so the addition
-        // happens under this lock; the graph leaves its wakeups to be done after it. The
-        // launch's time is read outside it: when the launch turns out to be on, once more.
-        var now: Duration?
+    /// Hands the graph every addition queued up to `ticket`, oldest first, in one step, and
+    /// returns once they are in it (whoever handed them over).
+    ///
+    /// Chained tasks must reach the graph in the order they were chained: a task's chain
+    /// marker names the one before. Each caller therefore hands over the whole queue up to its
+    /// own addition, never a later one alone; when two callers race, the graph rejects the
+    /// second one's copy of what the first already added as a duplicate, and the second learns
+    /// from that which prefix is in the graph and hands over the rest. So no addition waits
+    /// for another thread, and none takes the graph's lock under the launcher's.
+    private func deliver(upTo ticket: UInt64, to storage: GraphRunStorage, adding name: String?) throws(LaunchError) {
         while true {
-            let addition = try state.withLock { [now] (state) throws(LaunchError) -> Addition in
-                switch state.phase {
-                case .idle:
-                    try state.plan.admit(entry)
-                    state.plan.keep(entry)
-                    return .done(nil)
-                case .launching(let storage):
-                    guard let now else { return .needsTime(storage) }
-                    try state.plan.admit(entry)
-                    var definitions: [NodeDefinition] = []
-                    state.plan.compile(entry, into: &definitions)
-                    do throws(GraphError) {
-                        return .done(try storage.addLeavingWakeups(definitions, now: now))
-                    } catch {
-                        throw LaunchError.from(error)
-                    }
-                }
-            }
-            switch addition {
-            case .done(let pending):
-                pending?.perform()
+            let batch = state.withLock { $0.undelivered(upTo: ticket) }
+            guard let batch, let last = batch.last else { return }
+            // The launch's clock is user code: read with no lock held.
+            let now = storage.clock.now
+            do throws(GraphError) {
+                let pending = try storage.addLeavingWakeups(batch.flatMap(\.definitions), now: now)
+                state.withLock { $0.delivered(upTo: last.ticket) }
+                pending.perform()
                 return
-            case .needsTime(let storage):
-                now = storage.clock.now
+            } catch {
+                switch error.code {
+                case .duplicateID:
+                    // Every hand-over is a prefix of the queue, so the graph holds everything
+                    // up to the addition with that id.
+                    guard let holder = batch.first(where: { $0.definitions.contains { $0.id == error.taskID } })
+                    else { throw LaunchError.from(error) }
+                    state.withLock { $0.delivered(upTo: holder.ticket) }
+                case .runFinished:
+                    throw LaunchError.launchFinished(adding: name ?? error.taskID ?? "")
+                default:
+                    throw LaunchError.from(error)
+                }
             }
         }
     }
@@ -216,27 +278,34 @@ public final class Launcher: StartupTask, Sendable {
         // The launch's clock source asks the user's clock the time: made before the lock is
         // taken, and thrown away if another caller started the launch in between.
         let launchClock = makeLaunchClock()
-        let now = launchClock.now
         // Made outside the lock too: a metrics factory is user code.
         let instruments = RunInstruments(telemetry, kind: .launch, spanName: name)
         let storage = GraphRunStorage(concurrencyLimit: nil, clock: launchClock, log: log, instruments: instruments)
-        let started = try state.withLock {
-            (state) throws(LaunchError) -> GraphRunStorage.PendingWakeups? in
+        let ticket = try state.withLock { (state) throws(LaunchError) -> UInt64? in
             guard case .idle = state.phase else { return nil }
-            // Compiled on a copy, so a launch that fails validation leaves the plan as it was.
+            // Compiled on a copy and validated here (a pure check, no lock of the graph's), so
+            // a launch that fails validation leaves the plan as it was.
             var plan = state.plan
-            let pending: GraphRunStorage.PendingWakeups
+            let definitions = plan.compileEntries()
             do throws(GraphError) {
-                pending = try storage.addLeavingWakeups(plan.compileEntries(), now: now)
+                try GraphValidation.validate(definitions)
             } catch {
                 throw LaunchError.from(error)
             }
             state.plan = plan
             state.phase = .launching(storage)
-            return pending
+            return state.queue(definitions)
         }
-        guard let pending = started else { return }
-        pending.perform()
+        guard let ticket else { return }
+        var delivered = true
+        do throws(LaunchError) {
+            try deliver(upTo: ticket, to: storage, adding: nil)
+        } catch {
+            // Not expected: the definitions were validated, the graph is new and not yet
+            // driven. Should it happen, the launch ends cancelled rather than leaving
+            // `ready` and `report` waiting for a launch that never began.
+            delivered = false
+        }
         // A cancel that came before this point (before `start()`, or while it ran) left a
         // flag instead of finding the launch; one that comes after finds the launch. Both
         // are decided under the lock, so no cancel falls between the two.
@@ -245,7 +314,7 @@ public final class Launcher: StartupTask, Sendable {
             return state.cancelRequested
         }
         // Cancelled before the driver exists, so no task starts.
-        if cancelled { storage.cancel() }
+        if cancelled || !delivered { storage.cancel() }
         launched.resolve(storage)
         storage.startDriving()
     }
@@ -352,8 +421,15 @@ public final class Launcher: StartupTask, Sendable {
     /// Waits for the launch to end and returns its report: each task's wait and run time,
     /// executor and outcome, the total time and the critical path. Render it with
     /// ``TimelineRenderer`` or ``ChromeTrace``. If the awaiting task is cancelled, the launch
-    /// is cancelled and its report returned once it has wound down.
+    /// is cancelled and its report returned once it has wound down. Once ``shutdown()`` has
+    /// returned, the report carries its ``RunReport/shutdown`` too.
     public func report() async -> RunReport {
+        var report = await launchReport()
+        report.shutdown = shutdownReport.value
+        return report
+    }
+
+    private func launchReport() async -> RunReport {
         guard let storage = await launched.wait() else {
             // Cancelled before the launch started: there is nothing to wind down.
             return RunReport(outcome: .cancelled, tasks: [], milestones: [], duration: .zero, criticalPath: [])

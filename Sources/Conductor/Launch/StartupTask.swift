@@ -8,6 +8,13 @@
 ///     func run() async throws { try await ConfigStore.shared.load() }
 /// }
 ///
+/// struct OpenDatabasePool: StartupTask {
+///     let name = "database"
+///     let pool: DatabasePool
+///     func run() async throws { try await pool.open() }
+///     func undo() async throws { await pool.close() }   // run by `Launcher.shutdown()`
+/// }
+///
 /// struct ShowHome: StartupTask {
 ///     let name = "home"
 ///     var dependencies: [String]? { ["config"] }
@@ -17,7 +24,8 @@
 /// ```
 ///
 /// Only ``name`` and ``run()`` are required. By default a task runs after the task added
-/// just before it, on the global executors, may not fail, and is tried once.
+/// just before it, on the global executors, may not fail, is tried once, and has nothing to
+/// undo.
 public protocol StartupTask: Sendable {
     /// A unique, non-empty name: what reports, traces, errors and observers call the task.
     var name: String { get }
@@ -43,6 +51,14 @@ public protocol StartupTask: Sendable {
     /// or the launch stopped) arrives as task cancellation. It runs at `TaskPriority.medium`
     /// base priority, with the task-local values in force where the launch was started.
     func run() async throws
+
+    /// Undoes what a successful ``run()`` did — close a pool, flush a queue — when
+    /// ``Launcher/shutdown()`` runs. Called at most once, and only if ``run()`` succeeded;
+    /// after every task that depended on this one has been undone, and concurrently with
+    /// undos that are independent of it. Throw to report a failure: the shutdown goes on with
+    /// the rest. It has the launcher's `undoTimeout` to finish; past it the shutdown cancels
+    /// it, reports it as timed out and moves on. The default does nothing.
+    func undo() async throws
 }
 
 extension StartupTask {
@@ -50,4 +66,5 @@ extension StartupTask {
     public var runsOnMainActor: Bool { false }
     public var isRequired: Bool { true }
     public var retry: RetryPolicy { .never }
+    public func undo() async throws {}
 }

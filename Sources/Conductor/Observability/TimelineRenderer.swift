@@ -15,6 +15,9 @@
 /// * critical path · ░ queued (dependencies done, waiting for a worker) · █ running · ◆ milestone
 /// ```
 ///
+/// After a launcher's ``Launcher/shutdown()``, its undos follow on a time axis of their own,
+/// one row per task undone (▓, added to the legend).
+///
 /// The last line is the legend, so a timeline pasted into an issue explains itself.
 public struct TimelineRenderer: Sendable {
     /// The number of columns the run's whole duration spans; below 10 counts as 10, set here
@@ -51,8 +54,36 @@ public struct TimelineRenderer: Sendable {
         for milestone in report.milestones {
             lines.append("◆ \(milestone.name) at \(milestone.at.shortDescription)")
         }
-        lines.append(Self.legend)
+        if let shutdown = report.shutdown {
+            lines += render(shutdown, nameWidth: nameWidth)
+            lines.append(Self.legend + Self.shutdownLegend)
+        } else {
+            lines.append(Self.legend)
+        }
         return lines.joined(separator: "\n")
+    }
+
+    /// A launcher's shutdown, under the launch: its own time axis, from the shutdown's start
+    /// (counted from the launch's) to its end, one row per undo, in the order they ended.
+    private func render(_ shutdown: ShutdownReport, nameWidth: Int) -> [String] {
+        var lines = ["\(shutdown)"]
+        guard !shutdown.undos.isEmpty else { return lines }
+        let width = max(nameWidth, shutdown.undos.map(\.task.count).max() ?? 0)
+        let start = shutdown.startedAt.shortDescription
+        let end = shutdown.endedAt.shortDescription
+        lines.append(
+            pad("", width + 3) + start + String(repeating: " ", count: max(1, self.width + 2 - start.count - end.count))
+                + end)
+        for undo in shutdown.undos {
+            var cells = [Character](repeating: " ", count: self.width)
+            let from = min(self.width - 1, column(undo.startedAt - shutdown.startedAt, of: shutdown.duration))
+            let to = max(from + 1, column(undo.endedAt - shutdown.startedAt, of: shutdown.duration))
+            for index in from..<to { cells[index] = "▓" }
+            lines.append(
+                pad(undo.task, width) + "   |\(String(cells))| " + field("undo \(undo.duration.shortDescription)")
+                    + "\(undo.outcome)")
+        }
+        return lines
     }
 
     private func bar(for task: TaskRecord, duration: Duration) -> String {
@@ -76,6 +107,8 @@ public struct TimelineRenderer: Sendable {
 
     /// What each symbol of the timeline means; the last line of every rendering.
     static let legend = "* critical path · ░ queued (dependencies done, waiting for a worker) · █ running · ◆ milestone"
+    /// The legend's addition when a launcher's shutdown is drawn.
+    static let shutdownLegend = " · ▓ undoing (shutdown)"
 
     /// `text` padded to `length` columns, never cut; padding only, so every row's bar starts
     /// in the same column whichever id is the longest.

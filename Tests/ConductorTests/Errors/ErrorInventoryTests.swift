@@ -718,6 +718,19 @@ import Testing
             #expect(error?.code == .cancelled)
             #expect(error?.message == "the launch was cancelled")
         }
+
+        @Test func launchUndoFailed() async throws {
+            struct Refused: Error, CustomStringConvertible {
+                var description: String { "refused" }
+            }
+            let launcher = Launcher("database")
+            try launcher.add(ClosureStartupTask("pool", run: {}, undo: { throw Refused() }))
+            try await launcher.run()
+            let error = await #expect(throws: LaunchError.self) { try await launcher.undo() }
+            #expect(error?.code == .undoFailed)
+            #expect(error?.message == "shutdown of 'database': undo of 'pool' failed: refused")
+            #expect(error?.taskName == "pool")
+        }
     }
 
     // MARK: - Executors

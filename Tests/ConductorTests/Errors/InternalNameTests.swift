@@ -1,5 +1,6 @@
 import Conductor
 import ConductorTestKit
+import Foundation
 import Logging
 import Testing
 
@@ -146,6 +147,8 @@ import Testing
             for task in report.tasks { strings += [task.id, "\(task)", "\(task.outcome)"] + task.dependencies }
             strings.append(TimelineRenderer().render(report))
             strings.append(ChromeTrace(report).json)
+            strings.append(HTMLTimelineRenderer().render(report))
+            strings.append(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
         }
         for line in handler.lines.all {
             strings.append(line.message)

@@ -126,7 +126,8 @@ import Testing
         clock.advance(by: .seconds(1))  // attempt 1 times out
         // Once the retry is announced, the abandoned attempt's sleep is gone; only the backoff remains.
         await run.event { if case .taskRetried = $0 { true } else { false } }
-        await clock.sleepers(atLeast: 1)
+        // The backoff's own sleep: the abandoned attempt's may not be gone yet.
+        await clock.sleepers(atLeast: 1, for: .retryBackoff)
         clock.advance(by: .seconds(1))  // backoff over: attempt 2 succeeds at once
         let report = await run.report()
         #expect(report["ping"]?.attempts == 2)

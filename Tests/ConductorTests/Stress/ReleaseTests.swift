@@ -135,6 +135,26 @@ import Testing
         try await watched.expectReleased()
     }
 
+    /// The handle of an observer is dropped before the launch starts: its delivery task still
+    /// ends with the launch, and lets go of the observer and the launch's event log.
+    @Test func aLauncherWhoseObserverHandleWasDroppedBeforeItsLaunchIsReleased() async throws {
+        let watched = Watched()
+        do {
+            let launcher = Launcher()
+            try launcher.add(TestStartupTask("config"))
+            do {
+                let observer = RecordingObserver()
+                _ = launcher.observe(on: .immediate, observer)
+                watched.watch("observer's recorder", observer.heard)
+            }
+            watched.watch("launcher", launcher)
+            watched.watch("launcher", in: launcher, label: "log")
+            try await launcher.run()
+            watched.watch("launcher", in: launcher, label: "launched")
+        }
+        try await watched.expectReleased()
+    }
+
     // MARK: - Harmonizer and registry
 
     @Test func aHarmonizerWithATimeoutIsReleasedWithItsTimerAfterItsOutcome() async throws {
@@ -211,6 +231,9 @@ import Testing
                 try await gate.send(HTTPRequest(method: .get, scheme: "https", authority: "x.test", path: "/a"))
             }
             await refreshStarted.wait()
+            // The refresh may start before the request parks behind it: shut down only once
+            // it has, so the test is about a parked request every time.
+            await gate.parkedRequests(atLeast: 1)
             gate.shutdown()
             _ = await parked.result
         }

@@ -160,8 +160,12 @@ final class TokenServer: Sendable {
 
     // MARK: - Routes
 
+    /// The routes hold the server weakly: the HTTP server keeps its routes, and routes that
+    /// kept this object would make a cycle that outlives the test (LeakSanitizer reported
+    /// every server started).
     private func installRoutes() async {
-        await server.appendRoute("POST /token") { [self] _ in
+        await server.appendRoute("POST /token") { [weak self] _ in
+            guard let self else { return HTTPResponse(statusCode: .serviceUnavailable) }
             let token = state.withLock { state -> String? in
                 state.refreshRequests += 1
                 guard !state.failRefresh else { return nil }
@@ -173,7 +177,8 @@ final class TokenServer: Sendable {
             guard let token else { return HTTPResponse(statusCode: .internalServerError) }
             return HTTPResponse(statusCode: .ok, body: Data(token.utf8))
         }
-        await server.appendRoute("POST /login") { [self] _ in
+        await server.appendRoute("POST /login") { [weak self] _ in
+            guard let self else { return HTTPResponse(statusCode: .serviceUnavailable) }
             let token = state.withLock { state -> String in
                 state.logins += 1
                 state.validToken = "s\(state.logins)"
@@ -182,7 +187,8 @@ final class TokenServer: Sendable {
             }
             return HTTPResponse(statusCode: .ok, body: Data(token.utf8))
         }
-        await server.appendRoute("GET /public/*") { [self] request in
+        await server.appendRoute("GET /public/*") { [weak self] request in
+            guard let self else { return HTTPResponse(statusCode: .serviceUnavailable) }
             let authorization = request.headers[HTTPHeader("Authorization")]
             state.withLock { state in
                 state.publicHits.append(
@@ -192,7 +198,8 @@ final class TokenServer: Sendable {
             }
             return HTTPResponse(statusCode: .ok, body: Data(request.path.utf8))
         }
-        await server.appendRoute("GET /data/*") { [self] request in
+        await server.appendRoute("GET /data/*") { [weak self] request in
+            guard let self else { return HTTPResponse(statusCode: .serviceUnavailable) }
             let authorization = request.headers[HTTPHeader("Authorization")]
             let token = authorization.map { String($0.dropFirst("Bearer ".count)) }
             let path = request.path

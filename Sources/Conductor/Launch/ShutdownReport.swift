@@ -1,0 +1,89 @@
+/// What ``Launcher/shutdown()`` did: each succeeded task's undo, its outcome and when it
+/// ran. Times are offsets from the start of the launch, like the launch's ``RunReport``, so
+/// the two draw on one time axis.
+///
+/// ```swift
+/// let shutdown = await launcher.shutdown()
+/// for undo in shutdown.undos where !undo.outcome.isSuccess {
+///     logger.error("undo of \(undo.task): \(undo.outcome)")
+/// }
+/// print(shutdown)  // "shutdown in 120 ms · 3 undone, 1 failed"
+/// ```
+public struct ShutdownReport: Sendable, CustomStringConvertible {
+    /// Every undo, in the order they ended.
+    public let undos: [UndoRecord]
+    /// When the shutdown began to undo (after cancelling the launch, if it was running).
+    public let startedAt: Duration
+    /// When the last undo ended.
+    public let endedAt: Duration
+
+    init(undos: [UndoRecord], startedAt: Duration, endedAt: Duration) {
+        self.undos = undos
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+    }
+
+    /// From the first undo's start to the last one's end.
+    public var duration: Duration { endedAt - startedAt }
+
+    /// Whether every undo succeeded (true when there was nothing to undo).
+    public var isSuccess: Bool { undos.allSatisfy(\.outcome.isSuccess) }
+
+    /// The undo of the task named `task`, if it was undone.
+    public subscript(task: String) -> UndoRecord? {
+        undos.first { $0.task == task }
+    }
+
+    public var description: String {
+        var counts: [String] = []
+        let undone = undos.count { $0.outcome.isSuccess }
+        let failed = undos.count { if case .failed = $0.outcome { true } else { false } }
+        let timedOut = undos.count - undone - failed
+        counts.append("\(undone) undone")
+        if failed > 0 { counts.append("\(failed) failed") }
+        if timedOut > 0 { counts.append("\(timedOut) timed out") }
+        return "shutdown in \(duration.shortDescription) · " + counts.joined(separator: ", ")
+    }
+}
+
+/// One task's undo during ``Launcher/shutdown()``. Times are offsets from the launch's start.
+public struct UndoRecord: Sendable, CustomStringConvertible {
+    /// The task's name.
+    public let task: String
+    /// How its undo ended.
+    public let outcome: UndoOutcome
+    /// When its ``StartupTask/undo()`` was called.
+    public let startedAt: Duration
+    /// When it returned, threw, or its deadline passed.
+    public let endedAt: Duration
+
+    /// How long it took.
+    public var duration: Duration { endedAt - startedAt }
+
+    public var description: String { "\(task): \(outcome)" }
+}
+
+/// How a task's ``StartupTask/undo()`` ended.
+public enum UndoOutcome: Sendable, CustomStringConvertible {
+    /// It returned.
+    case undone
+    /// It threw.
+    case failed(any Error)
+    /// The launcher's `undoTimeout` passed first: the undo was cancelled and abandoned, and
+    /// the shutdown went on.
+    case timedOut(after: Duration)
+
+    /// Whether the undo returned.
+    public var isSuccess: Bool {
+        if case .undone = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .undone: "undone"
+        case .failed(let error): "failed: \(error)"
+        case .timedOut(let after): "timed out after \(after)"
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import Conductor
+import Logging
+
+/// Records things from many tasks, in the order they happened.
+final class Recorder<Value: Sendable>: Sendable {
+    private let values = Lock<[Value]>([])
+
+    init() {}
+
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+
+    var all: [Value] { values.withLock { $0 } }
+}
+
+struct Refused: Error, CustomStringConvertible {
+    var description: String { "refused" }
+}
+
+extension Logger {
+    /// A logger for the services under test that prints nothing: the tests check outcomes, and
+    /// a failing undo's error line would read like a failure of the run.
+    static let quiet = Logger(label: "conductor.tests", factory: { _ in SwiftLogNoOpLogHandler() })
+}

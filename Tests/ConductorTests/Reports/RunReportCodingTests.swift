@@ -1,0 +1,211 @@
+import ConductorTestKit
+import Foundation
+import Testing
+
+@testable import Conductor
+
+/// Saved reports: what one version of Conductor writes, the next reads.
+@Suite struct RunReportCodingTests {
+    struct Offline: Error, CustomStringConvertible {
+        var description: String { "offline" }
+    }
+
+    /// A report with every kind of task outcome and a failed run.
+    private func everyOutcome() -> RunReport {
+        func record(_ id: String, _ outcome: TaskOutcome, start: Duration?, end: Duration, stage: String? = nil)
+            -> TaskRecord
+        {
+            TaskRecord(
+                id: id, stage: stage, dependencies: id == "b" ? ["a"] : [], outcome: outcome, queuedAt: start,
+                startedAt: start, endedAt: end, attempts: start == nil ? 0 : 2, placement: "global")
+        }
+        return RunReport(
+            outcome: .failed(GraphError(.taskFailed, "required task 'c' failed: offline", taskID: "c")),
+            tasks: [
+                record("a", .succeeded, start: .zero, end: .milliseconds(10)),
+                record(
+                    "b", .timedOut(after: .nanoseconds(1_234_567)), start: .milliseconds(10), end: .milliseconds(12)),
+                record("c", .failed(Offline()), start: .microseconds(3), end: .nanoseconds(20_000_001)),
+                record("d", .skipped(dependency: "c"), start: nil, end: .milliseconds(21), stage: "extras"),
+                record("e", .cancelled, start: nil, end: .milliseconds(21)),
+                record("f", .failed(GraphError.timedOut("f", after: .seconds(1))), start: .zero, end: .seconds(1)),
+            ],
+            milestones: [(name: "firstScreen", at: .milliseconds(11))], duration: .milliseconds(21),
+            criticalPath: ["a", "b"])
+    }
+
+    private func roundTrip(_ report: RunReport) throws -> RunReport {
+        try JSONDecoder().decode(RunReport.self, from: JSONEncoder().encode(report))
+    }
+
+    /// Every field, compared through what `Equatable` can see: the outcome's kind and the
+    /// failure's recorded type, code and message.
+    private func expectSame(_ read: RunReport, _ written: RunReport) {
+        #expect(read.outcome == written.outcome)
+        #expect(read.duration == written.duration)
+        #expect(read.criticalPath == written.criticalPath)
+        #expect(read.milestones.map(\.name) == written.milestones.map(\.name))
+        #expect(read.milestones.map(\.at) == written.milestones.map(\.at))
+        #expect(read.tasks.count == written.tasks.count)
+        for (read, written) in zip(read.tasks, written.tasks) {
+            #expect(read.id == written.id)
+            #expect(read.stage == written.stage)
+            #expect(read.dependencies == written.dependencies)
+            #expect(read.outcome.kind == written.outcome.kind)
+            #expect("\(read.outcome)" == "\(written.outcome)")
+            #expect(read.queuedAt == written.queuedAt)
+            #expect(read.startedAt == written.startedAt)
+            #expect(read.endedAt == written.endedAt)
+            #expect(read.attempts == written.attempts)
+            #expect(read.placement == written.placement)
+        }
+    }
+
+    // MARK: - Round trips
+
+    @Test func everyOutcomeSurvivesARoundTrip() throws {
+        let written = everyOutcome()
+        let read = try roundTrip(written)
+        expectSame(read, written)
+        // The failure is recorded apart: type, code for Conductor's own errors, message.
+        let c = try #require(read["c"])
+        guard case .failed(let error as RecordedFailure) = c.outcome else {
+            Issue.record("c is \(c.outcome)")
+            return
+        }
+        #expect(error == RecordedFailure(typeName: String(reflecting: Offline.self), code: nil, message: "offline"))
+        guard case .failed(let timeout as RecordedFailure) = try #require(read["f"]).outcome else {
+            Issue.record("f did not fail")
+            return
+        }
+        #expect(timeout.typeName == "Conductor.GraphError")
+        #expect(timeout.code == "timedOut")
+        #expect(timeout.description == "\(GraphError.timedOut("f", after: .seconds(1)))")
+    }
+
+    /// A report read back and written again is the same JSON: nothing drifts between versions
+    /// of a baseline that CI rewrites.
+    @Test func aReadReportIsWrittenAgainUnchanged() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let first = try encoder.encode(everyOutcome())
+        let second = try encoder.encode(JSONDecoder().decode(RunReport.self, from: first))
+        #expect(String(decoding: first, as: UTF8.self) == String(decoding: second, as: UTF8.self))
+    }
+
+    @Test func aLaunchReportSurvivesARoundTrip() async throws {
+        let clock = ManualClock()
+        let launcher = Launcher(clock: clock)
+        try launcher.add(TestStartupTask("channel") { try await clock.sleep(for: .seconds(1)) })
+        try launcher.add(TestStartupTask("config") { try await clock.sleep(for: .seconds(2)) })
+        try launcher.add(TestStartupTask("version", dependencies: [], isRequired: false) { throw Offline() })
+        try launcher.addReadiness("firstScreen", after: ["config"])
+        try launcher.start()
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(1))
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(2))
+        let written = await launcher.report()
+        let read = try roundTrip(written)
+        expectSame(read, written)
+        #expect(TimelineRenderer().render(read) == TimelineRenderer().render(written))
+        #expect(ChromeTrace(read).json == ChromeTrace(written).json)
+    }
+
+    /// A launch that was shut down keeps its undos in the saved report: each undo's task,
+    /// outcome (an undo's error recorded like a task's) and times.
+    @Test func aShutdownSurvivesARoundTrip() async throws {
+        let launcher = Launcher()
+        try launcher.add(ClosureStartupTask("config", run: {}, undo: {}))
+        try launcher.add(ClosureStartupTask("pool", run: {}, undo: { throw Offline() }))
+        try await launcher.run()
+        await launcher.shutdown()
+        let written = await launcher.report()
+        let read = try roundTrip(written)
+        expectSame(read, written)
+        let saved = try #require(read.shutdown)
+        let original = try #require(written.shutdown)
+        #expect(saved.undos.map(\.task) == original.undos.map(\.task))
+        #expect(saved.undos.map { "\($0.outcome)" } == original.undos.map { "\($0.outcome)" })
+        #expect(saved.undos.map(\.startedAt) == original.undos.map(\.startedAt))
+        #expect(saved.undos.map(\.endedAt) == original.undos.map(\.endedAt))
+        #expect(saved.startedAt == original.startedAt)
+        #expect(saved.endedAt == original.endedAt)
+        #expect(TimelineRenderer().render(read) == TimelineRenderer().render(written))
+        // A report without a shutdown has no such field.
+        let plain = String(decoding: try JSONEncoder().encode(everyOutcome()), as: UTF8.self)
+        #expect(!plain.contains("shutdown"))
+    }
+
+    // MARK: - Versions
+
+    /// A report written by format 1.0, committed as a file: every later 1.x reader reads it.
+    /// It also carries fields this version does not know, which are ignored.
+    @Test func theCommittedVersion1FixtureIsRead() throws {
+        let report = try JSONDecoder().decode(
+            RunReport.self, from: Data(contentsOf: Self.fixture("run-report-1.0.json")))
+        #expect(report.outcome == .completed)
+        #expect(report.duration == .milliseconds(1200))
+        #expect(report.criticalPath == ["channel", "config", "home"])
+        #expect(report.milestones.map(\.name) == ["firstScreen"])
+        #expect(report.milestones.map(\.at) == [.milliseconds(800)])
+        #expect(report.tasks.map(\.id) == ["channel", "config", "version", "home", "promo", "sku", "feed"])
+        #expect(report["config"]?.waitTime == .milliseconds(50))
+        #expect(report["config"]?.attempts == 2)
+        #expect(report["home"]?.placement == "main actor")
+        #expect(report["promo"]?.outcome.kind == .skipped(dependency: "version"))
+        #expect(report["promo"]?.stage == "extras")
+        #expect(report["promo"]?.startedAt == nil)
+        #expect(report["sku"]?.outcome.kind == .timedOut(after: .milliseconds(500)))
+        #expect("\(report["version"]!.outcome)" == "failed: offline")
+        #expect(
+            "\(report["feed"]!.outcome)"
+                == "failed: GraphError.resultUnavailable: task 'feed' read the result of 'sku', which did not succeed")
+    }
+
+    @Test func aNewerMajorVersionIsRefusedByName() throws {
+        let json = #"{"format": "conductor.run-report", "version": "2.0", "tasks": "a new shape"}"#
+        let error = try #require(throws: ReportFormatError.self) {
+            try JSONDecoder().decode(RunReport.self, from: Data(json.utf8))
+        }
+        #expect(error.code == .unsupportedVersion)
+        #expect(
+            error.message == "the report is format version 2.0; this Conductor reads 1.x: update it to read the report")
+    }
+
+    @Test func aNewerMinorVersionIsRead() throws {
+        let json = #"""
+            {"format": "conductor.run-report", "version": "1.7", "outcome": {"kind": "cancelled"}, "durationNs": 5,
+             "criticalPath": [], "milestones": [], "tasks": [], "hotPath": {"cpu": 3}}
+            """#
+        let report = try JSONDecoder().decode(RunReport.self, from: Data(json.utf8))
+        #expect(report.outcome == .cancelled)
+        #expect(report.duration == .nanoseconds(5))
+    }
+
+    @Test func otherJSONIsNotAReport() throws {
+        let error = try #require(throws: ReportFormatError.self) {
+            try JSONDecoder().decode(RunReport.self, from: Data(#"{"traceEvents": []}"#.utf8))
+        }
+        #expect(error.code == .notAReport)
+        #expect(error.message == "not a Conductor run report: it has no format field")
+    }
+
+    @Test func anOutcomeFromALaterVersionIsNamed() throws {
+        let json = #"""
+            {"format": "conductor.run-report", "version": "1.0", "outcome": {"kind": "completed"}, "durationNs": 5,
+             "criticalPath": [], "milestones": [], "tasks": [{"id": "a", "dependencies": [],
+             "outcome": {"kind": "paused"}, "endedAtNs": 5, "attempts": 1, "placement": "global"}]}
+            """#
+        let error = try #require(throws: ReportFormatError.self) {
+            try JSONDecoder().decode(RunReport.self, from: Data(json.utf8))
+        }
+        #expect(error.code == .unknownValue)
+        #expect(error.message == "unknown task outcome 'paused': the report was written by a newer Conductor")
+    }
+
+    static func fixture(_ name: String) -> URL {
+        URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "Fixtures").appending(path: name)
+    }
+}

@@ -1,0 +1,47 @@
+public import Conductor
+import Foundation
+
+/// Reads saved reports from files.
+///
+/// ```swift
+/// let reports = try ReportFiles.load(["launch-1.json", "launch-2.json"])
+/// ```
+public enum ReportFiles {
+    public static func load(_ paths: [String]) throws(ReportToolError) -> [RunReport] {
+        var reports: [RunReport] = []
+        for path in paths { reports.append(try load(path)) }
+        return reports
+    }
+
+    public static func load(_ path: String) throws(ReportToolError) -> RunReport {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw .unreadableReport(path, "no such file, or it cannot be opened")
+        }
+        do {
+            return try JSONDecoder().decode(RunReport.self, from: data)
+        } catch let error as ReportFormatError {
+            throw .unreadableReport(path, error.message)
+        } catch let error as DecodingError {
+            throw .unreadableReport(path, describe(error))
+        } catch {
+            throw .unreadableReport(path, "\(error)")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return keys.isEmpty ? "" : " at \(keys)"
+        }
+        switch error {
+        case .dataCorrupted(let context): return "not valid JSON\(path(context))"
+        case .keyNotFound(let key, let context): return "no '\(key.stringValue)' field\(path(context))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "a field has the wrong type\(path(context)): \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import ArgumentParser
+import Conductor
+import ConductorReportKit
+import Foundation
+
+/// Reads saved launch and run reports: compares them for CI, and draws them.
+@main
+struct ConductorReport: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conductor-report",
+        abstract: "Compare and draw saved Conductor run reports (JSON written with JSONEncoder).",
+        subcommands: [Diff.self, Timeline.self, HTML.self, Trace.self]
+    )
+}
+
+struct Diff: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Compare a new report with a base one; exit 1 when the critical path or a milestone regressed.",
+        discussion: """
+            Give one report a side (diff BASE NEW), or several runs a side with --base and --new: \
+            each side is then the median of its runs, so one slow run neither fails nor passes CI. \
+            Exit status: 0 no regression, 1 regression, 2 a report could not be read or an argument \
+            could not be used.
+            """
+    )
+
+    @Argument(help: "BASE NEW: one report on each side (or use --base and --new).")
+    var reports: [String] = []
+
+    @Option(parsing: .upToNextOption, help: "The base reports: the baseline's runs.")
+    var base: [String] = []
+
+    @Option(parsing: .upToNextOption, help: "The new reports: this build's runs.")
+    var new: [String] = []
+
+    @Option(help: "Fail when the critical path or a milestone grew by more than this, such as 10%.")
+    var failOver: String?
+
+    @Option(help: "Ignore changes smaller than this, such as 5ms: the noise floor.")
+    var minChange: String = "1ms"
+
+    @Option(help: "A milestone to check as well as the critical path; repeat for several.")
+    var milestone: [String] = []
+
+    func validate() throws {
+        if reports.isEmpty {
+            guard !base.isEmpty, !new.isEmpty else {
+                throw ValidationError("give BASE NEW, or --base and --new with a report each at least")
+            }
+        } else {
+            guard reports.count == 2, base.isEmpty, new.isEmpty else {
+                throw ValidationError("give exactly two reports, BASE NEW, or use --base and --new")
+            }
+        }
+    }
+
+    func run() throws {
+        let thresholds: Thresholds
+        do {
+            thresholds = Thresholds(
+                failOver: try failOver.map(Thresholds.percentage), minChange: try Thresholds.duration(minChange),
+                milestones: milestone)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        let command = DiffCommand(
+            base: reports.isEmpty ? base : [reports[0]], new: reports.isEmpty ? new : [reports[1]],
+            thresholds: thresholds)
+        let result = command.run()
+        if result.status == DiffCommand.unusable {
+            FileHandle.standardError.write(Data((result.output + "\n").utf8))
+        } else {
+            print(result.output)
+        }
+        if result.status != DiffCommand.passed { throw ExitCode(result.status) }
+    }
+}
+
+/// A report file argument, read for the rendering commands.
+struct ReportArgument: ParsableArguments {
+    @Argument(help: "A saved report (JSON).")
+    var report: String
+
+    func load() throws -> RunReport {
+        do {
+            return try ReportFiles.load(report)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+            throw ExitCode(DiffCommand.unusable)
+        }
+    }
+}
+
+struct Timeline: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print a report as the text timeline.")
+
+    @OptionGroup var input: ReportArgument
+
+    @Option(help: "Columns the run's duration spans.")
+    var width: Int = 50
+
+    func run() throws {
+        print(TimelineRenderer(width: width).render(try input.load()))
+    }
+}
+
+struct HTML: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "html", abstract: "Write a report as a self-contained HTML page.")
+
+    @OptionGroup var input: ReportArgument
+
+    @Option(name: .shortAndLong, help: "Where to write the page; standard output if not given.")
+    var output: String?
+
+    @Option(help: "The page's title.")
+    var title: String = "Conductor run"
+
+    func run() throws {
+        let page = HTMLTimelineRenderer().render(try input.load(), title: title)
+        try write(page, to: output)
+    }
+}
+
+struct Trace: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a report as a Chrome trace, for ui.perfetto.dev or chrome://tracing.")
+
+    @OptionGroup var input: ReportArgument
+
+    @Option(name: .shortAndLong, help: "Where to write the trace; standard output if not given.")
+    var output: String?
+
+    @Option(help: "The process name the trace viewer shows.")
+    var processName: String = "Conductor"
+
+    func run() throws {
+        try write(ChromeTrace(try input.load(), processName: processName).json, to: output)
+    }
+}
+
+private func write(_ text: String, to path: String?) throws {
+    guard let path else {
+        print(text)
+        return
+    }
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+}
