@@ -52,6 +52,13 @@ struct GateStateMachine<Credential, Waiter> {
         case fail(Failure)
     }
 
+    /// What ``authorizeWithoutParking(epoch:needsAuthorization:)`` decides: the two outcomes of
+    /// ``AuthorizeAction`` that do not park, so a caller of it has no parking case to rule out.
+    enum UnparkedAction {
+        case send(Credential?, version: Int)
+        case fail(Failure)
+    }
+
     /// What a request rejected for its credential does next.
     enum RejectionAction {
         /// A newer credential exists already: send again with it.
@@ -109,13 +116,19 @@ struct GateStateMachine<Credential, Waiter> {
     private var windowStarts: Deque<Duration> = []
     private var nextRefreshID: UInt64 = 0
     private var openRequests: Set<UInt64> = []
-    private var backoff: Backoff
+    private let retrySchedule: RetrySchedule
+    /// The backoff's jitter, seedable so a test replays it.
+    private var jitter: SplitMix64
 
-    init(credential: Credential?, refreshWindow: (maxRefreshes: Int, period: Duration)?, backoff: Backoff) {
+    init(
+        credential: Credential?, refreshWindow: (maxRefreshes: Int, period: Duration)?,
+        retrySchedule: RetrySchedule, jitterSeed: UInt64?
+    ) {
         self.credential = credential
         self.version = credential == nil ? 0 : 1
         self.refreshWindow = refreshWindow.map { (max(1, $0.maxRefreshes), $0.period) }
-        self.backoff = backoff
+        self.retrySchedule = retrySchedule
+        self.jitter = SplitMix64(seed: jitterSeed ?? UInt64.random(in: .min ... .max))
     }
 
     var parkedCount: Int { parked.count }
@@ -141,8 +154,10 @@ struct GateStateMachine<Credential, Waiter> {
     mutating func authorize(
         request id: UInt64, epoch: Int, needsAuthorization: Bool, waiter: Waiter?, now: Duration
     ) -> AuthorizeAction {
-        if let action = authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization) {
-            return action
+        switch authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization) {
+        case .send(let credential, let version): return .send(credential, version: version)
+        case .fail(let failure): return .fail(failure)
+        case nil: break
         }
         if case .refreshing = refresh {
             if let waiter { parked.append((id, waiter)) }
@@ -162,7 +177,7 @@ struct GateStateMachine<Credential, Waiter> {
     /// to send or to fail, or `nil` when it would park the request (a refresh runs, or there is
     /// no credential yet). Changes nothing, so the storage can decide the common case without
     /// preparing to park.
-    func authorizeWithoutParking(epoch: Int, needsAuthorization: Bool) -> AuthorizeAction? {
+    func authorizeWithoutParking(epoch: Int, needsAuthorization: Bool) -> UnparkedAction? {
         if isShutDown { return .fail(.shutDown) }
         guard needsAuthorization else { return .send(nil, version: version) }
         if isSignedOut { return .fail(.signedOut) }
@@ -226,7 +241,7 @@ struct GateStateMachine<Credential, Waiter> {
 
     /// The backoff before the next attempt, after failed attempt `attempt`.
     mutating func backoffDelay(afterAttempt attempt: Int) -> Duration {
-        backoff.delay(afterAttempt: attempt)
+        retrySchedule.delay(afterAttempt: attempt, jitter: &jitter)
     }
 
     // MARK: - The refresh
