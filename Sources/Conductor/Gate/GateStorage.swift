@@ -11,10 +11,10 @@ import Logging
 /// Every transition takes the lock once and appends its events to the journal in the same
 /// critical section, so the journal's order is the order of the transitions (a
 /// `refreshStarted` is always before the `running` of every request that carries the new
-/// credential) and no second lock is ever taken while this one is held. A valid request
-/// passes through five transitions: open its flight, take a slot (and, when the slot is free
-/// at once, authorize its attempt), authorize it otherwise, give the slot back, settle the
-/// flight — see Benchmarks/README.md for the count against the gate before.
+/// credential) and no second lock is ever taken while this one is held. A valid request that
+/// finds a slot free passes through four transitions: open its flight, take a slot and
+/// authorize its attempt, give the slot back, settle the flight — see Benchmarks/README.md for
+/// the count against the gate before.
 ///
 /// Not generic: the credential is an ``ErasedCredential``, so the storage and its state
 /// machines are compiled for concrete types and a request looks up no generic metadata at run
@@ -74,6 +74,19 @@ final class GateStorage: Sendable {
         /// nothing: entry ids are never reused).
         var queuedSlot: UInt64?
         var task: Task<Void, Never>?
+        /// What opening the flight left to tell (`initial`), told by whichever comes first: the
+        /// flight's task, or the transition that ends it before the task ran.
+        var opening: Opening?
+    }
+
+    /// The telling of a flight's opening, claimed once.
+    private struct Opening: Sendable {
+        let told = OnceFlag()
+        let publication: Publication
+
+        func tell(_ storage: GateStorage) {
+            if told.claim() { storage.publish(publication) }
+        }
     }
 
     private struct State {
@@ -304,18 +317,21 @@ final class GateStorage: Sendable {
                     return .resume(.refused(Self.error(refused, name: name)), state.commit(events))
                 }
                 events.append(.initial(request: id, name: name, priority: priority))
-                var flight = Flight(request: id, priority: priority)
+                let opening = Opening(publication: state.commit(events))
+                var flight = Flight(request: id, priority: priority, opening: opening)
                 flight.callers.insert(caller)
                 // Started under the lock, so the flight has its task before anything (a
                 // shutdown, the last caller leaving) can cancel it; the task takes the lock
-                // only once this transition is over.
+                // only once this transition is over. It tells `initial` first, so the logger
+                // and the instruments hear of the request before any later event of it.
                 flight.task = Task {
+                    opening.tell(self)
                     await self.fly(
                         request, body: body, key: key, id: id, name: name, timeout: timeout,
                         needsAuthorization: needsAuthorization, retry: retry)
                 }
                 state.flights[key] = flight
-                return .wait(state.commit(events))
+                return .wait(Publication(events: [], slotStarts: []))
             },
             cancelledNow: { state in (.cancelled, state.commit([])) },
             perform: { publication in self.publish(publication) },
@@ -352,7 +368,9 @@ final class GateStorage: Sendable {
             state.flights[key] = flight
         }
         let publication = state.commit(events)
+        let opening = flight.opening
         return { [self, task] in
+            opening?.tell(self)
             publish(publication)
             task?.cancel()
             waiter.resume(returning: .cancelled)
@@ -1054,59 +1072,73 @@ final class GateStorage: Sendable {
         var tasks: [Task<Void, Never>] = []
         var callers: [WaiterSet<Delivery>.Waiter] = []
         var droppedSlots: [WaiterSet<SlotGrant>.Waiter] = []
+        var openings: [Opening] = []
     }
 
     private func replace(_ replacement: Replacement) {
-        let effect = transition { state, events -> ReplaceEffect in
-            var effect = ReplaceEffect()
-            let action: Machine.ReplaceAction?
-            var event: GateEvent?
-            switch replacement {
-            case .signIn(let credential):
-                action = state.machine.signIn(credential)
-                event = action.map { .signedIn(version: $0.version) }
-            case .signOut:
-                action = state.machine.signOut()
-                event = .signedOut
-            case .shutdown:
-                // Every flight ends here, once: its end is journaled before its callers wake.
-                if !state.machine.isShutDown {
-                    for flight in state.flights.values {
-                        if state.machine.close(request: flight.request) {
-                            events.append(.failure(request: flight.request, code: .shutDown))
-                        }
-                        var callers = flight.callers
-                        effect.callers += callers.removeAll()
-                        if let task = flight.task { effect.tasks.append(task) }
-                    }
-                    state.flights.removeAll()
-                }
-                action = state.machine.shutdown()
-            }
-            guard let action else { return effect }
-            if let cancelled = action.cancelledRefresh {
-                events.append(.refreshCancelled(fromVersion: cancelled.fromVersion))
-                if state.refreshTask?.id == cancelled.id, let task = state.refreshTask?.task {
-                    effect.tasks.append(task)
-                }
-                state.refreshTask = nil
-            }
-            if let event { events.append(event) }
-            effect.parked = action.waiters
-            effect.failure = action.failure
-            if case .shutdown = replacement {
-                effect.droppedSlots = state.slots.shutdown()
-                // This transition's events are the journal's last; then readers get the end.
-                state.finishesJournal = true
-            }
-            return effect
+        let (effect, publication) = state.withLock { state -> (ReplaceEffect, Publication) in
+            var events: [GateEvent] = []
+            let effect = Self.replace(replacement, in: &state, events: &events)
+            return (effect, state.commit(events))
         }
+        // Flights the shutdown ended before their task told their opening: told first.
+        for opening in effect.openings { opening.tell(self) }
+        publish(publication)
         for task in effect.tasks { task.cancel() }
         for waiter in effect.droppedSlots { waiter.resume(returning: .shutDown) }
         let outcome = Handoff(Result<GateResponse, GateError>.failure(.shutDown(nil)))
         for caller in effect.callers { caller.resume(returning: .ended(outcome)) }
         let resumption: Resumption = effect.failure.map { .fail($0) } ?? .proceed
         for waiter in effect.parked { waiter.resume(returning: resumption) }
+    }
+
+    /// The transition of a sign-in, sign-out or shutdown.
+    private static func replace(
+        _ replacement: Replacement, in state: inout State, events: inout [GateEvent]
+    ) -> ReplaceEffect {
+        var effect = ReplaceEffect()
+        let action: Machine.ReplaceAction?
+        var event: GateEvent?
+        switch replacement {
+        case .signIn(let credential):
+            action = state.machine.signIn(credential)
+            event = action.map { .signedIn(version: $0.version) }
+        case .signOut:
+            action = state.machine.signOut()
+            event = .signedOut
+        case .shutdown:
+            // Every flight ends here, once: its end is journaled before its callers wake.
+            if !state.machine.isShutDown {
+                for flight in state.flights.values {
+                    if state.machine.close(request: flight.request) {
+                        events.append(.failure(request: flight.request, code: .shutDown))
+                    }
+                    var callers = flight.callers
+                    effect.callers += callers.removeAll()
+                    if let task = flight.task { effect.tasks.append(task) }
+                    if let opening = flight.opening { effect.openings.append(opening) }
+                }
+                state.flights.removeAll()
+            }
+            action = state.machine.shutdown()
+        }
+        guard let action else { return effect }
+        if let cancelled = action.cancelledRefresh {
+            events.append(.refreshCancelled(fromVersion: cancelled.fromVersion))
+            if state.refreshTask?.id == cancelled.id, let task = state.refreshTask?.task {
+                effect.tasks.append(task)
+            }
+            state.refreshTask = nil
+        }
+        if let event { events.append(event) }
+        effect.parked = action.waiters
+        effect.failure = action.failure
+        if case .shutdown = replacement {
+            effect.droppedSlots = state.slots.shutdown()
+            // This transition's events are the journal's last; then readers get the end.
+            state.finishesJournal = true
+        }
+        return effect
     }
 
     /// How a refresh ended, as its race against the refresh deadline saw it.
