@@ -33,6 +33,9 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
 
     private var endIndex: Int { firstIndex + events.count }
 
+    /// Readers parked for the next event (for tests).
+    package var parkedReaderCount: Int { readers.count }
+
     /// Every retained event, oldest first.
     package var snapshot: [Event] { Array(events) }
 

@@ -108,15 +108,21 @@ final class GateStorage: Sendable {
         /// Ends a transition: journals its events and takes what must be told or resumed once
         /// the lock is released.
         mutating func commit(_ events: [GateEvent]) -> Publication {
-            var publication = Publication(events: events, slotStarts: slotStarts)
+            var readers = journal.append(contentsOf: events)
+            if finishesJournal && !journal.isFinished { readers += journal.finish() }
+            var publication = Publication(events: events, queueDepth: slots.queuedCount)
+            // Most transitions wake nobody: then nothing but the events is carried out.
+            guard
+                !slotStarts.isEmpty || !readers.isEmpty || !parkedWaiters.isEmpty || !queuedWaiters.isEmpty
+                    || !idleWaiters.isEmpty
+            else { return publication }
+            var wakeups = Wakeups(slotStarts: slotStarts, readers: readers)
             slotStarts.removeAll()
-            publication.readers = journal.append(contentsOf: events)
-            if finishesJournal && !journal.isFinished { publication.readers += journal.finish() }
-            publication.queueDepth = self.slots.queuedCount
-            // The hooks' waiters: one emptiness check each, unless a test waits.
-            if !parkedWaiters.isEmpty { publication.hooks += parkedWaiters.takeSatisfied(by: machine.parkedCount) }
-            if !queuedWaiters.isEmpty { publication.hooks += queuedWaiters.takeSatisfied(by: self.slots.queuedCount) }
-            if !idleWaiters.isEmpty, self.slots.isIdle { publication.idle = idleWaiters.removeAll() }
+            // The hooks' waiters: checked only while a test waits.
+            if !parkedWaiters.isEmpty { wakeups.hooks += parkedWaiters.takeSatisfied(by: machine.parkedCount) }
+            if !queuedWaiters.isEmpty { wakeups.hooks += queuedWaiters.takeSatisfied(by: slots.queuedCount) }
+            if !idleWaiters.isEmpty, slots.isIdle { wakeups.idle = idleWaiters.removeAll() }
+            publication.wakeups = wakeups
             return publication
         }
 
@@ -128,12 +134,21 @@ final class GateStorage: Sendable {
 
     /// What a transition leaves to do once no lock is held.
     private struct Publication: Sendable {
+        /// Nothing to tell or wake.
+        static let none = Publication(events: [], queueDepth: 0)
+
         var events: [GateEvent]
+        var queueDepth: Int
+        /// `nil` unless the transition woke someone: most do not.
+        var wakeups: Wakeups?
+    }
+
+    /// Tasks a transition lets go, to resume once no lock is held.
+    private struct Wakeups: Sendable {
         var slotStarts: [WaiterSet<SlotGrant>.Waiter]
-        var readers: [WaiterSet<Void>.Waiter] = []
+        var readers: [WaiterSet<Void>.Waiter]
         var hooks: [CheckedContinuation<Void, Never>] = []
         var idle: [WaiterSet<Bool>.Waiter] = []
-        var queueDepth = 0
     }
 
     /// A refresh a transition decided, to start once the lock is released.
@@ -266,10 +281,12 @@ final class GateStorage: Sendable {
     }
 
     private func publish(_ publication: Publication) {
-        for waiter in publication.slotStarts { waiter.resume(returning: .started) }
-        for reader in publication.readers { reader.resume(returning: ()) }
-        for hook in publication.hooks { hook.resume() }
-        for waiter in publication.idle { waiter.resume(returning: true) }
+        if let wakeups = publication.wakeups {
+            for waiter in wakeups.slotStarts { waiter.resume(returning: .started) }
+            for reader in wakeups.readers { reader.resume(returning: ()) }
+            for hook in wakeups.hooks { hook.resume() }
+            for waiter in wakeups.idle { waiter.resume(returning: true) }
+        }
         guard !publication.events.isEmpty else { return }
         if let logger { for event in publication.events { event.log(to: logger) } }
         instruments?.record(publication.events, queueDepth: publication.queueDepth)
@@ -331,7 +348,7 @@ final class GateStorage: Sendable {
                         needsAuthorization: needsAuthorization, retry: retry)
                 }
                 state.flights[key] = flight
-                return .wait(Publication(events: [], slotStarts: []))
+                return .wait(.none)
             },
             cancelledNow: { state in (.cancelled, state.commit([])) },
             perform: { publication in self.publish(publication) },
@@ -814,7 +831,7 @@ final class GateStorage: Sendable {
             case .stale: .parked(request: id, credentialVersion: version)
             }
         let now = clock.now
-        return await suspend(id: id, cancelledNow: .cancelled) { state, events, waiter in
+        return await suspend(id: id, cancelledNow: .cancelled, releasing: slot) { state, events, waiter in
             state.releaseSlot(slot)
             switch state.machine.rejected(
                 request: id, sentVersion: version, waiter: waits ? waiter : nil, now: now,
@@ -848,11 +865,13 @@ final class GateStorage: Sendable {
     /// Runs `decide`, one transition, with a waiter for request `id`, and carries out what it
     /// decided once the lock is released: tells the events, starts the slots it freed and the
     /// refresh it decided, and resumes the request at once unless it parked. A request
-    /// cancelled before the transition resumes with `cancelledNow` (keeping its slot); one
-    /// cancelled while parked is taken out of the machine by its cancellation handler.
+    /// cancelled before the transition resumes with `cancelledNow`, giving back `slot` if one
+    /// is named (a `decide` that always gives it back), else keeping it; one cancelled while
+    /// parked is taken out of the machine by its cancellation handler.
     private func suspend(
         id: UInt64,
         cancelledNow: Resumption,
+        releasing slot: Priority? = nil,
         _ decide: (inout State, inout [GateEvent], WaiterSet<Resumption>.Waiter) -> (ParkDecision, RefreshStart?)
     ) async -> Resumption {
         await state.suspend(
@@ -867,7 +886,10 @@ final class GateStorage: Sendable {
                 case .resume(let resumption): return .resume(resumption, effect)
                 }
             },
-            cancelledNow: { state in (cancelledNow, ParkEffect(publication: state.commit([]), refresh: nil)) },
+            cancelledNow: { state in
+                if let slot { state.releaseSlot(slot) }
+                return (cancelledNow, ParkEffect(publication: state.commit([]), refresh: nil))
+            },
             perform: { effect in
                 self.publish(effect.publication)
                 if let refresh = effect.refresh { self.startRefresh(refresh.flight, replacing: refresh.old) }
