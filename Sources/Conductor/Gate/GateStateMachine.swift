@@ -15,22 +15,8 @@ import DequeModule
 /// `.refreshing`, and while refreshing, ``authorize(request:epoch:needsAuthorization:waiter:)``
 /// parks every request that needs the credential instead of handing out the old one.
 struct GateStateMachine<Credential, Waiter> {
-    /// Why the requests waiting behind the credential fail.
-    enum Failure: Error, Equatable {
-        case refreshFailed(RefreshError)
-        case refreshTimedOut(after: Duration)
-        case refreshWindowExceeded(refreshes: Int, period: Duration)
-        case signedOut
-        case shutDown
-    }
-
-    /// One refresh: which one, the version it replaces, the request whose rejection (or stale
-    /// credential) started it — `nil` for ``RequestGate/refresh()``.
-    struct RefreshFlight: Equatable {
-        var id: UInt64
-        var fromVersion: Int
-        var trigger: UInt64?
-    }
+    typealias Failure = GateFailure
+    typealias RefreshFlight = GateRefreshFlight
 
     enum Refresh: Equatable {
         case idle
@@ -351,4 +337,24 @@ struct RefreshError: Equatable, Sendable {
     static func == (lhs: RefreshError, rhs: RefreshError) -> Bool {
         "\(lhs.error)" == "\(rhs.error)"
     }
+}
+
+/// Why the requests waiting behind a ``GateStateMachine``'s credential fail. Not nested in the
+/// generic machine: a nested type is generic too, and the gate's continuations carry it, so its
+/// metadata would be looked up at run time on every park and wake (a cycle: the machine's
+/// `Waiter` resumes with a value that holds a `Failure` of the same machine).
+enum GateFailure: Error, Equatable {
+    case refreshFailed(RefreshError)
+    case refreshTimedOut(after: Duration)
+    case refreshWindowExceeded(refreshes: Int, period: Duration)
+    case signedOut
+    case shutDown
+}
+
+/// One refresh of a ``GateStateMachine``: which one, the version it replaces, the request whose
+/// rejection (or stale credential) started it — `nil` for ``RequestGate/refresh()``.
+struct GateRefreshFlight: Equatable, Sendable {
+    var id: UInt64
+    var fromVersion: Int
+    var trigger: UInt64?
 }
