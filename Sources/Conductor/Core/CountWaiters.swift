@@ -47,10 +47,12 @@ package struct CountWaiters<Key: Sendable>: Sendable {
     package var isEmpty: Bool { waiters.isEmpty }
 
     /// A fresh id, to take before registering so that a cancellation handler, which may run
-    /// before the registration, can name the waiter.
+    /// before the registration, can name the waiter. (``Lock/wait(untilCountOf:reaches:key:waiters:)``
+    /// registers with ids from ``WaiterID``, which never equal these: they count down from
+    /// the top.)
     package mutating func makeID() -> UInt64 {
         defer { nextID &+= 1 }
-        return nextID
+        return UInt64.max - nextID
     }
 
     /// Keeps `continuation` until the count for `key` reaches `threshold`, or until it is
@@ -106,21 +108,19 @@ extension Lock {
         key: Key,
         waiters: any WritableKeyPath<Value, CountWaiters<Key>> & Sendable
     ) async {
-        let id = withLock { $0[keyPath: waiters].makeID() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let waiting = withLock { value -> Bool in
-                    // Checked under the lock that the cancellation handler takes: either it
-                    // ran before and this sees the flag, or it runs after and finds the waiter.
-                    if Task.isCancelled || count(value) >= threshold { return false }
-                    value[keyPath: waiters].register(id: id, threshold: threshold, key: key, continuation: continuation)
-                    return true
-                }
-                if !waiting { continuation.resume() }
-            }
-        } onCancel: {
-            withLock { $0[keyPath: waiters].remove(id: id) }?.resume()
-        }
+        // The registration race (cancelled before, or while, registering) is `suspend`'s.
+        await suspend(
+            { (value: inout Value, waiter: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Bool> in
+                if count(value) >= threshold { return .resume((), false) }
+                value[keyPath: waiters].register(
+                    id: waiter.id, threshold: threshold, key: key, continuation: waiter.continuation)
+                return .wait(true)
+            },
+            cancelledNow: { _ in ((), false) },
+            cancelled: { @Sendable value, id in
+                guard let continuation = value[keyPath: waiters].remove(id: id) else { return nil }
+                return { continuation.resume() }
+            })
     }
 
     /// ``wait(untilCountOf:reaches:key:waiters:)`` for an owner with a single count.

@@ -42,9 +42,7 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    let state = Lock(
-        State(), nestedLockExemption: "runs the gate storage's transitions under it; goes with the gate's rebuild"
-    )
+    let state = Lock(State())
 
     init() {}
 
@@ -55,17 +53,10 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
     ///   - joined: called, outside the lock, when this caller joined a flight someone else
     ///     started, with that flight's priority (to raise it).
     ///   - cancelled: the error a cancelled caller throws.
-    ///   - created: called under the lock when this caller starts a new flight; throwing
-    ///     refuses the flight (the caller throws the error). It must not call back into the
-    ///     coalescer.
-    ///   - started: called once the lock is released, before the flight's work starts, when
-    ///     `created` accepted it (to tell what `created` recorded).
     func run<T: Sendable>(
         key: Key,
         priority: PriorityScheduler.Priority,
         cancelled: () -> any Error,
-        created: () throws -> Void = {},
-        started: () -> Void = {},
         joined: @Sendable (FlightPriority) -> Void = { _ in },
         onSettle: @escaping @Sendable (Result<T, any Error>) -> Void = { _ in },
         work: @escaping @Sendable (FlightPriority) async throws -> T
@@ -78,18 +69,17 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
             ) =
                 try state.withLock { state in
                     if let error = state.shutdownError { throw error }
-                    if var flight = state.flights[key] {
+                    // A key names its result type (``ErasedCoalescingKey``), so a flight of an
+                    // equal key always holds a cell of this type; were it ever not so, this
+                    // caller starts a flight of its own rather than crash.
+                    if var flight = state.flights[key], let cell = flight.cell as? Cell {
                         flight.subscribers += 1
                         state.flights[key] = flight
                         return (
-                            flight.cell as! Cell, flight.token, flight.priority, false, flight.settled,
+                            cell, flight.token, flight.priority, false, flight.settled,
                             state.takeSatisfiedProbeWaiters()
                         )
                     }
-                    // Under the lock, so the flight's start is recorded before anything (a
-                    // shutdown, the last caller leaving) can settle it. `created` must not call
-                    // back into the coalescer.
-                    try created()
                     let flightPriority = FlightPriority(priority)
                     let cell = Cell()
                     // The settle hook (the gate's final event) runs before any caller is woken,
@@ -115,7 +105,6 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
         for waiter in subscription.ready { waiter.resume() }
         let (cell, token, flightPriority, isNew, _, _) = subscription
         if isNew {
-            started()
             let task = Task {
                 let result: Result<T, any Error>
                 do { result = .success(try await work(flightPriority)) } catch { result = .failure(error) }
@@ -125,8 +114,9 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
                 cell.resolve(result)
             }
             let stored = state.withLock { state -> Bool in
-                guard state.flights[key]?.token == token else { return false }
-                state.flights[key]!.task = task
+                guard var flight = state.flights[key], flight.token == token else { return false }
+                flight.task = task
+                state.flights[key] = flight
                 return true
             }
             // Every caller left (or shutdown came) before the task was recorded.

@@ -8,9 +8,8 @@ import Tracing
 ///
 /// A request's span is started and ended by ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:)``
 /// in the caller's task; ``record(_:)`` turns the events the storage emits into span events
-/// and metrics. It runs with no Conductor lock held (`initial`, journaled under the
-/// coalescer's lock, is told once the coalescer has unlocked), so the tracer and the metrics
-/// handlers (user code) are never called under a lock. The lock here guards the map from
+/// and metrics. It runs with no Conductor lock held, after the transition that journaled the
+/// events, so the tracer and the metrics handlers (user code) are never called under a lock. The lock here guards the map from
 /// request ids to spans and the requests parked behind a refresh.
 final class GateInstruments: Sendable {
     private struct State {
@@ -125,8 +124,8 @@ final class GateInstruments: Sendable {
     // MARK: - Events
 
     /// Called with the events of one transition, after the gate's lock is released;
-    /// `scheduler` gives the queue depth.
-    func record(_ events: some Collection<GateEvent>, scheduler: PriorityScheduler) {
+    /// `queueDepth` is how many attempts waited for a slot when the transition ended.
+    func record(_ events: some Collection<GateEvent>, queueDepth: Int) {
         var spanEvents: [(any Span, SpanEvent)] = []
         var links: [(any Span, ServiceContext)] = []
         var ended: [(outcome: String, priority: PriorityScheduler.Priority?)] = []
@@ -195,7 +194,7 @@ final class GateInstruments: Sendable {
             span.addLink(SpanLink(context: context, attributes: [Attribute.link: "refresh"]))
         }
         guard let metrics else { return }
-        for event in events { metrics.record(event, scheduler: scheduler) }
+        for event in events { metrics.record(event, queueDepth: queueDepth) }
         for (outcome, priority) in ended { metrics.requestEnded(outcome, priority: priority) }
     }
 

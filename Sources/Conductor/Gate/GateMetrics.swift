@@ -15,10 +15,10 @@ struct GateMetrics: Sendable {
     }
 
     /// Called with no lock held; `initial` records nothing (a request is counted when it ends).
-    func record(_ event: GateEvent, scheduler: PriorityScheduler) {
+    func record(_ event: GateEvent, queueDepth: Int) {
         switch event {
         case .queued, .running:
-            queueDepth.record(scheduler.queuedCount)
+            self.queueDepth.record(queueDepth)
         case .retry:
             retries.increment()
         case .useCache:

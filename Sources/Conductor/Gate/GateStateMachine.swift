@@ -15,22 +15,8 @@ import DequeModule
 /// `.refreshing`, and while refreshing, ``authorize(request:epoch:needsAuthorization:waiter:)``
 /// parks every request that needs the credential instead of handing out the old one.
 struct GateStateMachine<Credential, Waiter> {
-    /// Why the requests waiting behind the credential fail.
-    enum Failure: Error, Equatable {
-        case refreshFailed(RefreshError)
-        case refreshTimedOut(after: Duration)
-        case refreshWindowExceeded(refreshes: Int, period: Duration)
-        case signedOut
-        case shutDown
-    }
-
-    /// One refresh: which one, the version it replaces, the request whose rejection (or stale
-    /// credential) started it — `nil` for ``RequestGate/refresh()``.
-    struct RefreshFlight: Equatable {
-        var id: UInt64
-        var fromVersion: Int
-        var trigger: UInt64?
-    }
+    typealias Failure = GateFailure
+    typealias RefreshFlight = GateRefreshFlight
 
     enum Refresh: Equatable {
         case idle
@@ -49,6 +35,13 @@ struct GateStateMachine<Credential, Waiter> {
         /// Parked, and this transition started a refresh: release the slot, then run it.
         case parkAndRefresh(RefreshFlight, replacing: Credential?)
         /// End the request with this failure, without sending.
+        case fail(Failure)
+    }
+
+    /// What ``authorizeWithoutParking(epoch:needsAuthorization:)`` decides: the two outcomes of
+    /// ``AuthorizeAction`` that do not park, so a caller of it has no parking case to rule out.
+    enum UnparkedAction {
+        case send(Credential?, version: Int)
         case fail(Failure)
     }
 
@@ -109,13 +102,19 @@ struct GateStateMachine<Credential, Waiter> {
     private var windowStarts: Deque<Duration> = []
     private var nextRefreshID: UInt64 = 0
     private var openRequests: Set<UInt64> = []
-    private var backoff: Backoff
+    private let retrySchedule: RetrySchedule
+    /// The backoff's jitter, seedable so a test replays it.
+    private var jitter: SplitMix64
 
-    init(credential: Credential?, refreshWindow: (maxRefreshes: Int, period: Duration)?, backoff: Backoff) {
+    init(
+        credential: Credential?, refreshWindow: (maxRefreshes: Int, period: Duration)?,
+        retrySchedule: RetrySchedule, jitterSeed: UInt64?
+    ) {
         self.credential = credential
         self.version = credential == nil ? 0 : 1
         self.refreshWindow = refreshWindow.map { (max(1, $0.maxRefreshes), $0.period) }
-        self.backoff = backoff
+        self.retrySchedule = retrySchedule
+        self.jitter = SplitMix64(seed: jitterSeed ?? UInt64.random(in: .min ... .max))
     }
 
     var parkedCount: Int { parked.count }
@@ -141,8 +140,10 @@ struct GateStateMachine<Credential, Waiter> {
     mutating func authorize(
         request id: UInt64, epoch: Int, needsAuthorization: Bool, waiter: Waiter?, now: Duration
     ) -> AuthorizeAction {
-        if let action = authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization) {
-            return action
+        switch authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization) {
+        case .send(let credential, let version): return .send(credential, version: version)
+        case .fail(let failure): return .fail(failure)
+        case nil: break
         }
         if case .refreshing = refresh {
             if let waiter { parked.append((id, waiter)) }
@@ -162,7 +163,7 @@ struct GateStateMachine<Credential, Waiter> {
     /// to send or to fail, or `nil` when it would park the request (a refresh runs, or there is
     /// no credential yet). Changes nothing, so the storage can decide the common case without
     /// preparing to park.
-    func authorizeWithoutParking(epoch: Int, needsAuthorization: Bool) -> AuthorizeAction? {
+    func authorizeWithoutParking(epoch: Int, needsAuthorization: Bool) -> UnparkedAction? {
         if isShutDown { return .fail(.shutDown) }
         guard needsAuthorization else { return .send(nil, version: version) }
         if isSignedOut { return .fail(.signedOut) }
@@ -226,7 +227,7 @@ struct GateStateMachine<Credential, Waiter> {
 
     /// The backoff before the next attempt, after failed attempt `attempt`.
     mutating func backoffDelay(afterAttempt attempt: Int) -> Duration {
-        backoff.delay(afterAttempt: attempt)
+        retrySchedule.delay(afterAttempt: attempt, jitter: &jitter)
     }
 
     // MARK: - The refresh
@@ -336,4 +337,24 @@ struct RefreshError: Equatable, Sendable {
     static func == (lhs: RefreshError, rhs: RefreshError) -> Bool {
         "\(lhs.error)" == "\(rhs.error)"
     }
+}
+
+/// Why the requests waiting behind a ``GateStateMachine``'s credential fail. Not nested in the
+/// generic machine: a nested type is generic too, and the gate's continuations carry it, so its
+/// metadata would be looked up at run time on every park and wake (a cycle: the machine's
+/// `Waiter` resumes with a value that holds a `Failure` of the same machine).
+enum GateFailure: Error, Equatable {
+    case refreshFailed(RefreshError)
+    case refreshTimedOut(after: Duration)
+    case refreshWindowExceeded(refreshes: Int, period: Duration)
+    case signedOut
+    case shutDown
+}
+
+/// One refresh of a ``GateStateMachine``: which one, the version it replaces, the request whose
+/// rejection (or stale credential) started it — `nil` for ``RequestGate/refresh()``.
+struct GateRefreshFlight: Equatable, Sendable {
+    var id: UInt64
+    var fromVersion: Int
+    var trigger: UInt64?
 }

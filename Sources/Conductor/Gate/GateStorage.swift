@@ -1,24 +1,29 @@
 import HTTPTypes
 import Logging
 
-/// The machinery of a ``RequestGate``: the one place that takes the gate's lock, runs a
-/// ``GateStateMachine`` transition under it, and performs the action after releasing it
-/// (resuming continuations, starting or cancelling the refresh, calling the transport and the
-/// user's closures).
+/// The machinery of a ``RequestGate``: one lock over everything the gate decides — the
+/// credential and its refresh (a ``GateStateMachine``), the flights of requests and the
+/// callers waiting on them, the slots (a ``SchedulerStateMachine``), and the event journal —
+/// and the code that carries out what each transition decided once the lock is released
+/// (resuming continuations, starting or cancelling tasks, calling the transport and the user's
+/// closures, telling the logger and the instruments).
 ///
-/// Events are appended to the journal inside the transition that caused them, so the
-/// journal's order is the order of the transitions: a `refreshStarted` is always before the
-/// `running` of every request that carries the new credential, and a refresh's end is always
-/// before the next refresh of the same version starts. Appending only records the event; the
-/// readers it wakes are resumed after the lock is released.
+/// Every transition takes the lock once and appends its events to the journal in the same
+/// critical section, so the journal's order is the order of the transitions (a
+/// `refreshStarted` is always before the `running` of every request that carries the new
+/// credential) and no second lock is ever taken while this one is held. A valid request that
+/// finds a slot free passes through four transitions: open its flight, take a slot and
+/// authorize its attempt, give the slot back, settle the flight — see Benchmarks/README.md for
+/// the count against the gate before.
 ///
-/// Not generic: the credential is an ``ErasedCredential``, so the storage, its state machine
-/// and its coalescer are compiled for concrete types and a request looks up no generic
-/// metadata at run time (a generic storage spent a third of a request's instructions there).
+/// Not generic: the credential is an ``ErasedCredential``, so the storage and its state
+/// machines are compiled for concrete types and a request looks up no generic metadata at run
+/// time (a generic storage spent a third of a request's instructions there).
 final class GateStorage: Sendable {
-    typealias Machine = GateStateMachine<ErasedCredential, CheckedContinuation<Resumption, Never>>
+    typealias Machine = GateStateMachine<ErasedCredential, WaiterSet<Resumption>.Waiter>
     typealias Failure = Machine.Failure
-    typealias Flight = Machine.RefreshFlight
+    typealias RefreshFlight = Machine.RefreshFlight
+    typealias Priority = PriorityScheduler.Priority
 
     /// How a request waiting on the credential goes on.
     enum Resumption: Sendable {
@@ -33,14 +38,22 @@ final class GateStorage: Sendable {
         case cancelled
     }
 
-    private struct State {
-        var machine: Machine
-        /// The task of the running refresh, so a sign-in, sign-out or shutdown can cancel it.
-        var refreshTask: (id: UInt64, task: Task<Void, Never>)?
-        var nextRequestID: UInt64 = 0
-        /// Test hook's waiters (RequestGate+Testing.swift): empty until a test waits for
-        /// parked requests.
-        var parkedWaiters = CountWaiters<Void>()
+    /// How an attempt (or the refresh) waiting for a slot goes on.
+    enum SlotGrant: Sendable {
+        case started
+        case cancelled
+        case shutDown
+    }
+
+    /// What a caller of ``send(_:body:priority:coalescingKey:timeout:authorization:retry:trace:)``
+    /// is woken with.
+    enum Delivery: Sendable {
+        /// The flight ended: its outcome, shared by every caller on it.
+        case ended(Handoff<Result<GateResponse, GateError>>)
+        /// This caller was cancelled before the flight ended.
+        case cancelled
+        /// Refused before a flight opened.
+        case refused(GateError)
     }
 
     enum FlightKey: Hashable, Sendable {
@@ -48,30 +61,117 @@ final class GateStorage: Sendable {
         case coalesced(String)
     }
 
-    /// What a request does after a transition that may park it.
-    private enum Next {
-        case resume(Resumption)
-        /// Not parked (the request has no attempt left), but the transition decided a refresh.
-        case resumeAndRefresh(Resumption, start: RefreshStart)
-        /// Parked; starts this refresh first, when the transition decided one.
-        case parked(start: RefreshStart?)
+    /// One request in flight and the callers waiting for its outcome.
+    private struct Flight {
+        /// The request's id: the flight's events name it.
+        var request: UInt64
+        var callers = WaiterSet<Delivery>()
+        /// The highest priority of its callers, capped at `high` (a `unique` barrier is not a
+        /// lane); the priority its next attempt queues with.
+        var priority: Priority
+        /// The slot entry its attempt waits as, so a caller who joins with a higher priority
+        /// moves it to the higher lane. Stale once the attempt started (raising it then finds
+        /// nothing: entry ids are never reused).
+        var queuedSlot: UInt64?
+        var task: Task<Void, Never>?
+        /// What opening the flight left to tell (`initial`), told by whichever comes first: the
+        /// flight's task, or the transition that ends it before the task ran.
+        var opening: Opening?
     }
 
-    /// A refresh a transition decided, to start once the lock is released. (A struct, not a
-    /// tuple: the compiler copies a tuple in an enum payload through the runtime's generic
-    /// value witnesses.)
-    private struct RefreshStart {
-        var flight: Flight
+    /// The telling of a flight's opening, claimed once.
+    private struct Opening: Sendable {
+        let told = OnceFlag()
+        let publication: Publication
+
+        func tell(_ storage: GateStorage) {
+            if told.claim() { storage.publish(publication) }
+        }
+    }
+
+    private struct State {
+        var machine: Machine
+        var slots: SchedulerStateMachine<WaiterSet<SlotGrant>.Waiter>
+        var flights: [FlightKey: Flight] = [:]
+        var journal: JournalBuffer<GateEvent>
+        /// The task of the running refresh, so a sign-in, sign-out or shutdown can cancel it.
+        var refreshTask: (id: UInt64, task: Task<Void, Never>)?
+        /// Test hooks' waiters (RequestGate+Testing.swift): empty until a test waits.
+        var parkedWaiters = CountWaiters<Void>()
+        var queuedWaiters = CountWaiters<Void>()
+        var idleWaiters = WaiterSet<Bool>()
+        /// The attempts (or refresh) this transition gave a slot, to resume once it is over.
+        var slotStarts: [WaiterSet<SlotGrant>.Waiter] = []
+        /// Set by the shutdown: its transition's events are the journal's last.
+        var finishesJournal = false
+
+        /// Ends a transition: journals its events and takes what must be told or resumed once
+        /// the lock is released.
+        mutating func commit(_ events: [GateEvent]) -> Publication {
+            var readers = journal.append(contentsOf: events)
+            if finishesJournal && !journal.isFinished { readers += journal.finish() }
+            var publication = Publication(events: events, queueDepth: slots.queuedCount)
+            // Most transitions wake nobody: then nothing but the events is carried out.
+            guard
+                !slotStarts.isEmpty || !readers.isEmpty || !parkedWaiters.isEmpty || !queuedWaiters.isEmpty
+                    || !idleWaiters.isEmpty
+            else { return publication }
+            var wakeups = Wakeups(slotStarts: slotStarts, readers: readers)
+            slotStarts.removeAll()
+            // The hooks' waiters: checked only while a test waits.
+            if !parkedWaiters.isEmpty { wakeups.hooks += parkedWaiters.takeSatisfied(by: machine.parkedCount) }
+            if !queuedWaiters.isEmpty { wakeups.hooks += queuedWaiters.takeSatisfied(by: slots.queuedCount) }
+            if !idleWaiters.isEmpty, slots.isIdle { wakeups.idle = idleWaiters.removeAll() }
+            publication.wakeups = wakeups
+            return publication
+        }
+
+        /// Gives a slot back; what starts now is resumed when the transition is over.
+        mutating func releaseSlot(_ priority: Priority) {
+            slotStarts += slots.finish(unique: priority == .unique)
+        }
+    }
+
+    /// What a transition leaves to do once no lock is held.
+    private struct Publication: Sendable {
+        /// Nothing to tell or wake.
+        static let none = Publication(events: [], queueDepth: 0)
+
+        var events: [GateEvent]
+        var queueDepth: Int
+        /// `nil` unless the transition woke someone: most do not.
+        var wakeups: Wakeups?
+    }
+
+    /// Tasks a transition lets go, to resume once no lock is held.
+    private struct Wakeups: Sendable {
+        var slotStarts: [WaiterSet<SlotGrant>.Waiter]
+        var readers: [WaiterSet<Void>.Waiter]
+        var hooks: [CheckedContinuation<Void, Never>] = []
+        var idle: [WaiterSet<Bool>.Waiter] = []
+    }
+
+    /// A refresh a transition decided, to start once the lock is released.
+    private struct RefreshStart: Sendable {
+        var flight: RefreshFlight
         var old: ErasedCredential?
     }
 
+    /// What a transition that may park a request leaves to do.
+    private struct ParkEffect: Sendable {
+        var publication: Publication
+        var refresh: RefreshStart?
+    }
+
     /// What the first look at a request in its slot found.
-    private enum FirstLook {
+    private enum FirstLook: Sendable {
         case resume(Resumption)
         /// The request would send `credential` (version `version`), which must be judged first.
         case judge(ErasedCredential, version: Int)
         /// The credential the request was about to send was judged stale.
         case stale(version: Int)
+        /// A refresh runs, or there is no credential yet: park.
+        case park
     }
 
     /// Why a request parks behind a refresh, which the event that records it says.
@@ -88,13 +188,19 @@ final class GateStorage: Sendable {
         case transportFailed(any Error)
     }
 
+    /// A slot, as the attempt or refresh holding it gives it back, with the epoch (see
+    /// ``GateStateMachine/failureEpoch``) seen when it queued.
+    private struct Slot: Sendable {
+        var priority: Priority
+        var epoch: Int
+        /// The first look, when the slot was free at once and the look could be taken in the
+        /// same transition.
+        var look: FirstLook?
+    }
+
     let configuration: GateConfiguration
-    /// Judges the current credential before a send (the user's `requiresRefresh`, bound to the
-    /// gate's clock): `true` refreshes it first. `nil` sends whatever is current.
-    private let isStale: (@Sendable (ErasedCredential) -> Bool)?
-    let journal: EventJournal<GateEvent>
-    let scheduler: PriorityScheduler
-    let coalescer = Coalescer<FlightKey>()
+    /// Whether the user's `requiresRefresh` judges credentials before a send.
+    private let judges: Bool
     private let transport: any GateTransport
     private let cache: (any ResponseCache)?
     /// Read for `now` (refresh window, deadlines); the gate sleeps only through the three below,
@@ -110,6 +216,9 @@ final class GateStorage: Sendable {
     private let classify: @Sendable (HTTPResponse) -> ResponseVerdict
     private let refresher: @Sendable (ErasedCredential?) async throws -> ErasedCredential
     private let state: Lock<State>
+    /// The gate's request ids, 0 up, drawn without the lock (a caller who joins a flight draws
+    /// one too, as does a ``RequestGate/refresh()`` caller).
+    private let requestIDs = AtomicCounter()
     /// Spans and metrics, or `nil` when the configuration's telemetry records nothing.
     let instruments: GateInstruments?
 
@@ -121,12 +230,12 @@ final class GateStorage: Sendable {
         clock: ClockSource,
         logger: Logger?,
         classify: @escaping @Sendable (HTTPResponse) -> ResponseVerdict,
-        isStale: (@Sendable (ErasedCredential) -> Bool)?,
+        judges: Bool,
         refresh: @escaping @Sendable (ErasedCredential?) async throws -> ErasedCredential
     ) {
         self.transport = transport
         self.configuration = configuration
-        self.isStale = isStale
+        self.judges = judges
         self.cache = cache
         self.clock = clock
         self.requestTimer = DeadlineTimer(clock: clock.purpose(.requestTimeout))
@@ -137,70 +246,50 @@ final class GateStorage: Sendable {
         let instruments = GateInstruments(configuration.telemetry)
         self.instruments = instruments
         self.refresher = instruments?.traced(refresh) ?? refresh
-        self.scheduler = PriorityScheduler(
-            validatedMaxConcurrent: configuration.maxConcurrentRequests,
-            agingThreshold: configuration.agingThreshold
-        )
-        self.journal = EventJournal(retention: .newest(configuration.eventRetention))
         let window = configuration.refreshWindow.map { ($0.maxRefreshes, $0.period) }
-        let backoff = Backoff(
-            initial: configuration.initialBackoff, maximum: configuration.maxBackoff, seed: configuration.jitterSeed)
+        let schedule = RetrySchedule(initial: configuration.initialBackoff, maximum: configuration.maxBackoff)
         self.state = Lock(
-            State(machine: Machine(credential: credential, refreshWindow: window, backoff: backoff)),
-            nestedLockExemption: "appends to the journal under this lock; goes with the gate's rebuild")
+            State(
+                machine: Machine(
+                    credential: credential, refreshWindow: window, retrySchedule: schedule,
+                    jitterSeed: configuration.jitterSeed),
+                slots: SchedulerStateMachine(
+                    limit: configuration.maxConcurrentRequests, agingThreshold: configuration.agingThreshold),
+                journal: JournalBuffer(keepingNewest: configuration.eventRetention)))
     }
 
     var credentialVersion: Int { state.withLock { $0.machine.version } }
 
+    /// The events journaled so far, oldest retained first.
+    var recordedEvents: [GateEvent] { state.withLock { $0.journal.snapshot } }
+
     // MARK: - Transitions
 
-    /// Runs one transition under the lock, appending the events it produced to the journal in
-    /// the same critical section; wakes the journal's readers, logs and records the events
-    /// after the lock is released.
+    /// Runs one transition under the lock; the events it produced are journaled in the same
+    /// critical section and told (readers woken, logger and instruments) once it is released.
     @discardableResult
     private func transition<T>(
         _ body: (inout sending State, inout [GateEvent]) -> sending T
     ) -> sending T {
-        let (result, publication) = transitionLeavingPublication(body)
+        let (result, publication) = state.withLock { state -> sending (T, Publication) in
+            var events: [GateEvent] = []
+            let result = body(&state, &events)
+            return (result, state.commit(events))
+        }
         publish(publication)
         return result
     }
 
-    /// What a transition journaled, to be told once no lock is held: the journal's readers
-    /// woken, the user's logger and the instruments handed the events.
-    private struct Publication: Sendable {
-        var events: [GateEvent]
-        var wakeup: EventJournal<GateEvent>.Wakeup?
-    }
-
-    /// ``transition(_:)`` for a caller that holds another lock (the coalescer's): the events
-    /// are journaled now, in the transitions' order, and told by ``publish(_:)`` later.
-    private func transitionLeavingPublication<T>(
-        _ body: (inout sending State, inout [GateEvent]) -> sending T
-    ) -> sending (result: T, publication: Publication) {
-        var events: [GateEvent] = []
-        let (result, wakeup, parkedWaiters) = state.withLock { state in
-            let result = body(&state, &events)
-            // Only while a test waits: one emptiness check otherwise.
-            let parkedWaiters =
-                state.parkedWaiters.isEmpty ? [] : state.parkedWaiters.takeSatisfied(by: state.machine.parkedCount)
-            return (result, events.isEmpty ? nil : journal.append(contentsOf: events), parkedWaiters)
-        }
-        for waiter in parkedWaiters { waiter.resume() }
-        return (result, Publication(events: events, wakeup: wakeup))
-    }
-
     private func publish(_ publication: Publication) {
+        if let wakeups = publication.wakeups {
+            for waiter in wakeups.slotStarts { waiter.resume(returning: .started) }
+            for reader in wakeups.readers { reader.resume(returning: ()) }
+            for hook in wakeups.hooks { hook.resume() }
+            for waiter in wakeups.idle { waiter.resume(returning: true) }
+        }
         guard !publication.events.isEmpty else { return }
-        publication.wakeup?.resume()
         if let logger { for event in publication.events { event.log(to: logger) } }
-        instruments?.record(publication.events, scheduler: scheduler)
-    }
-
-    private func emit(_ event: GateEvent) {
-        journal.append(event).resume()
-        if let logger { event.log(to: logger) }
-        instruments?.record(CollectionOfOne(event), scheduler: scheduler)
+        instruments?.record(publication.events, queueDepth: publication.queueDepth)
     }
 
     // MARK: - Sending
@@ -208,7 +297,7 @@ final class GateStorage: Sendable {
     func send(
         _ request: HTTPRequest,
         body: RequestBody?,
-        priority: PriorityScheduler.Priority,
+        priority: Priority,
         coalescingKey: String?,
         timeout: Duration?,
         authorization: RequestAuthorization,
@@ -222,56 +311,137 @@ final class GateStorage: Sendable {
         }
         let timeout = timeout ?? configuration.requestTimeout
         let needsAuthorization = authorization.isRequired
-        let id = state.withLock { state in
-            defer { state.nextRequestID += 1 }
-            return state.nextRequestID
-        }
+        let id = requestIDs.next()
         if let trace { instruments?.register(trace, as: id) }
-        // What opening the flight journaled, told once the coalescer has unlocked.
-        var opening: Publication?
-        do {
-            return try await coalescer.run(
-                key: coalescingKey.map(FlightKey.coalesced) ?? .request(id),
-                priority: priority,
-                cancelled: { GateError.cancelled(name) },
-                created: { [self] in
-                    // Under the coalescer's lock, before any end of the flight can be emitted.
-                    let (refused, publication) = transitionLeavingPublication { state, events in
-                        let refused = state.machine.open(request: id, needsAuthorization: needsAuthorization)
-                        if refused == nil { events.append(.initial(request: id, name: name, priority: priority)) }
-                        return refused
+        let key = coalescingKey.map(FlightKey.coalesced) ?? .request(id)
+        let delivery = await state.suspend(
+            { (state: inout State, caller: WaiterSet<Delivery>.Waiter) -> SuspensionDecision<Delivery, Publication> in
+                var events: [GateEvent] = []
+                if var flight = state.flights[key] {
+                    // Joins the flight in the air, raising it (and its queued attempt) to this
+                    // caller's priority.
+                    flight.callers.insert(caller)
+                    let target = min(priority, .high)
+                    if target > flight.priority {
+                        flight.priority = target
+                        if let queued = flight.queuedSlot { state.slots.raise(id: queued, to: target) }
                     }
-                    if let refused { throw Self.error(refused, name: name) }
-                    opening = publication
-                },
-                started: { if let opening { publish(opening) } },
-                joined: { flight in
-                    emit(.coalesced(name: name))
-                    scheduler.raise(flight, to: priority)
-                },
-                onSettle: { [weak self] result in self?.settled(id, result) },
-                work: { flight in
-                    try await self.drive(
-                        request, body: body, flight: flight, id: id, name: name, timeout: timeout,
+                    state.flights[key] = flight
+                    events.append(.coalesced(name: name))
+                    return .wait(state.commit(events))
+                }
+                if let refused = state.machine.open(request: id, needsAuthorization: needsAuthorization) {
+                    return .resume(.refused(Self.error(refused, name: name)), state.commit(events))
+                }
+                events.append(.initial(request: id, name: name, priority: priority))
+                let opening = Opening(publication: state.commit(events))
+                var flight = Flight(request: id, priority: priority, opening: opening)
+                flight.callers.insert(caller)
+                // Started under the lock, so the flight has its task before anything (a
+                // shutdown, the last caller leaving) can cancel it; the task takes the lock
+                // only once this transition is over. It tells `initial` first, so the logger
+                // and the instruments hear of the request before any later event of it.
+                flight.task = Task {
+                    opening.tell(self)
+                    await self.fly(
+                        request, body: body, key: key, id: id, name: name, timeout: timeout,
                         needsAuthorization: needsAuthorization, retry: retry)
                 }
-            )
-        } catch let error as GateError where error.code == .shutDown {
+                state.flights[key] = flight
+                return .wait(.none)
+            },
+            cancelledNow: { state in (.cancelled, state.commit([])) },
+            perform: { publication in self.publish(publication) },
+            cancelled: { @Sendable [self] state, callerID in
+                leave(&state, key: key, caller: callerID)
+            })
+        switch delivery {
+        case .ended(let outcome):
+            switch outcome.value {
+            case .success(let reply): return reply
             // The flights share one shutdown error; each caller's names its own request.
-            throw GateError.shutDown(name)
-        } catch let error as GateError {
-            throw error
-        } catch is CancellationError {
-            throw GateError.cancelled(name)
-        } catch {
-            throw GateError.transport(name, attempts: 0, error)
+            case .failure(let error) where error.code == .shutDown: throw .shutDown(name)
+            case .failure(let error): throw error
+            }
+        case .cancelled: throw .cancelled(name)
+        case .refused(let error): throw error
         }
+    }
+
+    /// A caller of flight `key` was cancelled: it leaves; the last caller to leave ends the
+    /// flight as cancelled and cancels its work. `nil` when the flight ended first (the caller
+    /// then has its outcome, so what it sees and what the journal says agree).
+    private func leave(_ state: inout State, key: FlightKey, caller: UInt64) -> (@Sendable () -> Void)? {
+        guard var flight = state.flights[key], let waiter = flight.callers.remove(caller) else { return nil }
+        var events: [GateEvent] = []
+        var task: Task<Void, Never>?
+        if flight.callers.isEmpty {
+            state.flights[key] = nil
+            if state.machine.close(request: flight.request) {
+                events.append(.failure(request: flight.request, code: .cancelled))
+            }
+            task = flight.task
+        } else {
+            state.flights[key] = flight
+        }
+        let publication = state.commit(events)
+        let opening = flight.opening
+        return { [self, task] in
+            opening?.tell(self)
+            publish(publication)
+            task?.cancel()
+            waiter.resume(returning: .cancelled)
+        }
+    }
+
+    /// Runs flight `key` to its end and settles it: the end is journaled, then every caller
+    /// still on it is woken with the outcome — unless the flight ended already (its last
+    /// caller left, or a shutdown took it), which then decided its outcome.
+    private func fly(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        key: FlightKey,
+        id: UInt64,
+        name: String,
+        timeout: Duration?,
+        needsAuthorization: Bool,
+        retry: RequestRetryPolicy
+    ) async {
+        let result: Result<GateResponse, GateError>
+        do {
+            result = .success(
+                try await drive(
+                    request, body: body, key: key, id: id, name: name, timeout: timeout,
+                    needsAuthorization: needsAuthorization, retry: retry))
+        } catch let error as GateError {
+            result = .failure(error)
+        } catch is CancellationError {
+            result = .failure(.cancelled(name))
+        } catch {
+            result = .failure(.transport(name, attempts: 0, error))
+        }
+        let end: GateEvent =
+            switch result {
+            case .success(let reply) where reply.isFromCache: .useCache(request: id)
+            case .success(let reply): .success(request: id, status: reply.response.status.code)
+            case .failure(let error): .failure(request: id, code: error.code)
+            }
+        let callers = transition { state, events -> [WaiterSet<Delivery>.Waiter] in
+            guard let flight = state.flights[key], flight.request == id else { return [] }
+            state.flights[key] = nil
+            if state.machine.close(request: id) { events.append(end) }
+            var callers = flight.callers
+            return callers.removeAll()
+        }
+        guard !callers.isEmpty else { return }
+        let outcome = Handoff(result)
+        for caller in callers { caller.resume(returning: .ended(outcome)) }
     }
 
     private func drive(
         _ request: HTTPRequest,
         body: RequestBody?,
-        flight: FlightPriority,
+        key: FlightKey,
         id: UInt64,
         name: String,
         timeout: Duration?,
@@ -280,7 +450,7 @@ final class GateStorage: Sendable {
     ) async throws -> GateResponse {
         let work: @Sendable () async throws -> GateResponse = {
             try await self.attemptUntilSettled(
-                request, body: body, flight: flight, id: id, name: name, needsAuthorization: needsAuthorization,
+                request, body: body, key: key, id: id, name: name, needsAuthorization: needsAuthorization,
                 retry: retry)
         }
         do {
@@ -304,7 +474,7 @@ final class GateStorage: Sendable {
     private func attemptUntilSettled(
         _ request: HTTPRequest,
         body: RequestBody?,
-        flight: FlightPriority,
+        key: FlightKey,
         id: UInt64,
         name: String,
         needsAuthorization: Bool,
@@ -333,21 +503,20 @@ final class GateStorage: Sendable {
 
         while true {
             if Task.isCancelled { throw GateError.cancelled(name) }
-            let epoch = state.withLock { $0.machine.failureEpoch }
-            let slot: PriorityScheduler.Priority
-            do {
-                slot = try await scheduler.acquireSlot(flight: flight) { [self] priority in
-                    emit(.queued(request: id, priority: priority))
-                }
-            } catch is CancellationError {
-                throw GateError.cancelled(name)
-            } catch {
-                throw GateError.shutDown(name)
+            let judgesNow = judges && !refreshedStale
+            let slot: Slot
+            switch await acquireSlot(
+                for: .attempt(key: key, request: id, number: sent + 1, needsAuthorization: needsAuthorization),
+                lookWithJudge: judgesNow)
+            {
+            case .granted(let granted): slot = granted
+            case .cancelled: throw GateError.cancelled(name)
+            case .shutDown: throw GateError.shutDown(name)
             }
             let credential: ErasedCredential?
             let version: Int
             switch await authorizeOrPark(
-                id: id, attempt: sent + 1, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot,
+                id: id, attempt: sent + 1, needsAuthorization: needsAuthorization, slot: slot,
                 refreshedStale: &refreshedStale)
             {
             case .send(let current, let currentVersion):
@@ -355,10 +524,10 @@ final class GateStorage: Sendable {
                 version = currentVersion
                 sent += 1
             case .failNow(let failure):
-                scheduler.releaseSlot(slot)
+                releaseSlot(slot.priority)
                 throw Self.error(failure, name: name, status: lastStatus)
             case .cancelledNow:
-                scheduler.releaseSlot(slot)
+                releaseSlot(slot.priority)
                 throw GateError.cancelled(name)
             case .proceed:
                 continue
@@ -371,30 +540,29 @@ final class GateStorage: Sendable {
             let outcome = await sendOnce(request, body: body, credential: credential)
             if case .response(let response, _, .credentialExpired) = outcome, needsAuthorization {
                 lastStatus = response.status.code
-                // The slot is released only after the rejection's transition (inside
-                // `rejected`): the request that takes it next already sees the refresh. A
-                // rejected credential means the server did nothing, so the request is sent
-                // again whatever its retry policy, within its budget.
+                // The slot is given back in the rejection's transition: the request that takes
+                // it next already sees the refresh. A rejected credential means the server did
+                // nothing, so the request is sent again whatever its retry policy, within its
+                // budget.
                 let last = "credential v\(version) rejected"
                 guard sent < budget, replayable else {
                     // Still decide the refresh this rejection calls for, then give up — with the
                     // more specific cause when that decision refused the refresh.
                     if case .fail(let failure) = await rejected(
-                        id: id, version: version, slot: slot, waits: false, reason: .rejected)
+                        id: id, version: version, slot: slot.priority, waits: false, reason: .rejected)
                     {
                         throw Self.error(failure, name: name, status: lastStatus)
                     }
                     try mayResend(last)
                     continue
                 }
-                switch await rejected(id: id, version: version, slot: slot, waits: true, reason: .rejected) {
+                switch await rejected(id: id, version: version, slot: slot.priority, waits: true, reason: .rejected) {
                 case .proceed, .send: continue
                 case .fail(let failure), .failNow(let failure):
                     throw Self.error(failure, name: name, status: lastStatus)
                 case .cancelled, .cancelledNow: throw GateError.cancelled(name)
                 }
             }
-            scheduler.releaseSlot(slot)
 
             switch outcome {
             case .response(let response, let bytes, let verdict):
@@ -402,23 +570,33 @@ final class GateStorage: Sendable {
                 lastStatus = status
                 switch verdict {
                 case .success:
+                    releaseSlot(slot.priority)
                     let reply = GateResponse(response: response, body: bytes)
                     await cache?.store(reply, for: request)
                     return reply
                 case .retry:
                     if let retryRefusal {
+                        releaseSlot(slot.priority)
                         throw GateError.retriesExhausted(
                             name, attempts: sent, last: "status \(status); \(retryRefusal)", status: status)
                     }
-                    try mayResend("status \(status)")
+                    do { try mayResend("status \(status)") } catch {
+                        releaseSlot(slot.priority)
+                        throw error
+                    }
                     try await backOff(
-                        id: id, attempt: sent, name: name, retryAfter: retryAfter(in: response), status: status)
+                        id: id, attempt: sent, name: name, releasing: slot.priority,
+                        retryAfter: retryAfter(in: response), status: status)
                 default:
+                    releaseSlot(slot.priority)
                     throw GateError.rejected(name, status: status)
                 }
 
             case .transportFailed(let error):
-                if error is CancellationError || Task.isCancelled { throw GateError.cancelled(name) }
+                if error is CancellationError || Task.isCancelled {
+                    releaseSlot(slot.priority)
+                    throw GateError.cancelled(name)
+                }
                 // The transport's own judgement is user code: called here, outside every lock.
                 let why: String? =
                     if transport.classify(error) == .permanent {
@@ -431,159 +609,221 @@ final class GateStorage: Sendable {
                         nil
                     }
                 guard why == nil, sent < budget else {
+                    releaseSlot(slot.priority)
                     throw GateError.transport(name, attempts: sent, error, why: why, status: lastStatus)
                 }
-                try await backOff(id: id, attempt: sent, name: name, retryAfter: nil, status: lastStatus)
+                try await backOff(
+                    id: id, attempt: sent, name: name, releasing: slot.priority, retryAfter: nil, status: lastStatus)
             }
         }
     }
 
-    /// The request holds slot `slot`. Either it may send now (keeping the slot), or it parks
-    /// behind the refresh (releasing the slot) until the refresh ends.
+    // MARK: - Slots
+
+    /// Who waits for a slot.
+    private enum SlotClaimant {
+        /// Attempt `number` of the request of flight `key`, at the flight's priority.
+        case attempt(key: FlightKey, request: UInt64, number: Int, needsAuthorization: Bool)
+        /// The refresh: the `unique` barrier.
+        case refresh
+    }
+
+    private enum SlotOutcome: Sendable {
+        case granted(Slot)
+        case cancelled
+        case shutDown
+    }
+
+    /// Waits for a slot. When one is free at once, the same transition takes the first look at
+    /// an attempt (see ``authorizeOrPark(id:attempt:needsAuthorization:slot:refreshedStale:)``),
+    /// unless `lookWithJudge` and the look would need the judge's verdict.
+    private func acquireSlot(for claimant: SlotClaimant, lookWithJudge: Bool) async -> SlotOutcome {
+        // Most attempts find a slot free: no continuation, no cancellation handler.
+        let fast = transition { state, events -> SlotOutcome? in
+            let priority = Self.priority(of: claimant, in: state)
+            switch state.slots.startImmediately(priority) {
+            case nil: return .shutDown
+            case false?: return nil
+            case true?:
+                var slot = Slot(priority: priority, epoch: state.machine.failureEpoch)
+                if case .attempt(_, let id, let number, let needsAuthorization) = claimant {
+                    slot.look = Self.firstLook(
+                        &state, events: &events, id: id, attempt: number, epoch: slot.epoch,
+                        needsAuthorization: needsAuthorization, judges: lookWithJudge, judged: nil)
+                }
+                return .granted(slot)
+            }
+        }
+        if let fast { return fast }
+        typealias Queued = (publication: Publication, epoch: Int, priority: Priority)
+        var epoch = 0
+        var priority = Priority.default
+        let grant = await state.suspend(
+            { (state: inout State, waiter: WaiterSet<SlotGrant>.Waiter) -> SuspensionDecision<SlotGrant, Queued> in
+                var events: [GateEvent] = []
+                let priority = Self.priority(of: claimant, in: state)
+                let epoch = state.machine.failureEpoch
+                switch state.slots.submit(id: waiter.id, priority: priority, payload: waiter) {
+                case .start:
+                    return .resume(.started, (state.commit(events), epoch, priority))
+                case .rejected:
+                    return .resume(.shutDown, (state.commit(events), epoch, priority))
+                case .enqueued:
+                    if case .attempt(let key, let id, _, _) = claimant {
+                        state.flights[key]?.queuedSlot = waiter.id
+                        events.append(.queued(request: id, priority: priority))
+                    }
+                    return .wait((state.commit(events), epoch, priority))
+                }
+            },
+            cancelledNow: { state in (.cancelled, (state.commit([]), 0, .default)) },
+            perform: { queued in
+                epoch = queued.epoch
+                priority = queued.priority
+                self.publish(queued.publication)
+            },
+            cancelled: { @Sendable [self] state, waiterID in
+                guard let removed = state.slots.cancel(id: waiterID) else { return nil }
+                state.slotStarts += removed.started
+                let publication = state.commit([])
+                return { [self] in
+                    publish(publication)
+                    removed.cancelled.resume(returning: .cancelled)
+                }
+            })
+        switch grant {
+        case .started:
+            return .granted(Slot(priority: priority, epoch: epoch))
+        case .cancelled: return .cancelled
+        case .shutDown: return .shutDown
+        }
+    }
+
+    /// The priority `claimant` queues with.
+    private static func priority(of claimant: SlotClaimant, in state: State) -> Priority {
+        switch claimant {
+        case .attempt(let key, _, _, _): state.flights[key]?.priority ?? .default
+        case .refresh: .unique
+        }
+    }
+
+    private func releaseSlot(_ priority: Priority) {
+        transition { state, _ in state.releaseSlot(priority) }
+    }
+
+    // MARK: - Authorizing
+
+    /// The request holds `slot`. Either it may send now (keeping the slot), or it parks behind
+    /// the refresh (giving the slot back) until the refresh ends.
     ///
     /// With a `requiresRefresh` judge, the credential the request would send is judged first,
     /// outside the lock (it is user code), and the send is confirmed in a second transition
     /// only if the judged version is still current; a stale one starts the refresh as a
     /// rejection would, and the request parks behind it.
     private func authorizeOrPark(
-        id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: PriorityScheduler.Priority,
-        refreshedStale: inout Bool
+        id: UInt64, attempt: Int, needsAuthorization: Bool, slot: Slot, refreshedStale: inout Bool
     ) async -> Resumption {
-        // Most attempts send (or fail) at once: decided first without the continuation and the
-        // cancellation handler that only parking needs.
         var judged: (version: Int, stale: Bool)?
-        let judges = isStale != nil && !refreshedStale
+        let judgesNow = judges && !refreshedStale
+        var look = slot.look
         while true {
-            let look = transition { state, events -> FirstLook? in
-                if Task.isCancelled { return .resume(.cancelledNow) }
-                guard
-                    let action = state.machine.authorizeWithoutParking(
-                        epoch: epoch, needsAuthorization: needsAuthorization)
-                else { return nil }
-                if judges, case .send(let credential?, let version) = action {
-                    guard let judged, judged.version == version else { return .judge(credential, version: version) }
-                    if judged.stale { return .stale(version: version) }
+            if look == nil {
+                look = transition { state, events -> FirstLook in
+                    Self.firstLook(
+                        &state, events: &events, id: id, attempt: attempt, epoch: slot.epoch,
+                        needsAuthorization: needsAuthorization, judges: judgesNow, judged: judged)
                 }
-                return .resume(Self.resumption(unparked: action, request: id, attempt: attempt, events: &events))
             }
             switch look {
-            case .resume(let resumption):
+            case .resume(let resumption)?:
                 return resumption
-            case .judge(let credential, let version):
-                judged = (version, isStale?(credential) ?? false)
-            case .stale(let version):
+            case .judge(let credential, let version)?:
+                // User code: outside the lock.
+                judged = (version, credential.isStale?() ?? false)
+                look = nil
+            case .stale(let version)?:
                 refreshedStale = true
-                return await rejected(id: id, version: version, slot: slot, waits: true, reason: .stale)
-            case nil:
+                return await rejected(id: id, version: version, slot: slot.priority, waits: true, reason: .stale)
+            case .park?, nil:
                 return await park(
-                    id: id, attempt: attempt, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot)
+                    id: id, attempt: attempt, epoch: slot.epoch, needsAuthorization: needsAuthorization,
+                    slot: slot.priority)
             }
         }
+    }
+
+    /// The first look at a request in its slot, in the caller's transition: send, fail, judge
+    /// the credential first, or park.
+    private static func firstLook(
+        _ state: inout State, events: inout [GateEvent], id: UInt64, attempt: Int, epoch: Int,
+        needsAuthorization: Bool, judges: Bool, judged: (version: Int, stale: Bool)?
+    ) -> FirstLook {
+        if Task.isCancelled { return .resume(.cancelledNow) }
+        guard let action = state.machine.authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization)
+        else { return .park }
+        switch action {
+        case .send(let credential, let version):
+            if judges, let credential {
+                guard let judged, judged.version == version else { return .judge(credential, version: version) }
+                if judged.stale { return .stale(version: version) }
+            }
+            return .resume(sending(credential, version: version, request: id, attempt: attempt, events: &events))
+        case .fail(let failure):
+            recordRefusal(failure, events: &events)
+            return .resume(.failNow(failure))
+        }
+    }
+
+    /// A request goes out with `credential`: recorded in the transition that decided it, so
+    /// the journal never shows a send with a version after the `refreshStarted` that replaces
+    /// it. A request without authorization carries no credential: version 0.
+    private static func sending(
+        _ credential: ErasedCredential?, version: Int, request id: UInt64, attempt: Int, events: inout [GateEvent]
+    ) -> Resumption {
+        events.append(.running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
+        return .send(credential, version: version)
     }
 
     /// Parks a request that found a refresh running, or no credential yet (the first request
-    /// then starts the refresh), releasing its slot; unless the state changed since the first
-    /// look, and it may send or must fail after all.
+    /// then starts the refresh), giving its slot back in the same transition; unless the state
+    /// changed since the first look, and it may send or must fail after all.
     private func park(
-        id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: PriorityScheduler.Priority
+        id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: Priority
     ) async -> Resumption {
         let now = clock.now
-        return await suspend(id: id, releasing: slot, when: .parked) { state, events, continuation -> Next in
-            let action = state.machine.authorize(
-                request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: continuation, now: now)
-            switch action {
-            case .send, .fail:
+        return await suspend(id: id, cancelledNow: .cancelledNow) { state, events, waiter in
+            switch state.machine.authorize(
+                request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: waiter, now: now)
+            {
+            case .send(let credential, let version):
                 // The state changed since the first look (a refresh ended, a sign-in). A
                 // credential that came meanwhile is sent unjudged: it is the one the refresh or
                 // the sign-in just delivered.
-                return .resume(Self.resumption(unparked: action, request: id, attempt: attempt, events: &events))
+                let resumption = Self.sending(
+                    credential, version: version, request: id, attempt: attempt, events: &events)
+                return (.resume(resumption), nil)
+            case .fail(let failure):
+                Self.recordRefusal(failure, events: &events)
+                return (.resume(.failNow(failure)), nil)
             case .park:
                 events.append(.parked(request: id, credentialVersion: state.machine.version))
-                return .parked(start: nil)
+                state.releaseSlot(slot)
+                return (.wait, nil)
             case .parkAndRefresh(let flight, let old):
                 events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
                 events.append(.parked(request: id, credentialVersion: state.machine.version))
-                return .parked(start: RefreshStart(flight: flight, old: old))
+                state.releaseSlot(slot)
+                return (.wait, RefreshStart(flight: flight, old: old))
             }
-        }
-    }
-
-    /// When a suspended request gives its slot back.
-    private enum SlotRelease {
-        /// Once the transition is over, whatever it decided (a rejected request's slot).
-        case always
-        /// Only if the transition parked the request; otherwise it goes on holding it.
-        case parked
-    }
-
-    /// Runs `decide`, one transition, with a continuation for the calling request, and carries
-    /// out what it decided once the lock is released: gives `slot` back (see ``SlotRelease``),
-    /// starts the refresh the transition decided, and resumes the request at once unless it
-    /// parked. A cancellation is decided under the same lock: either the transition sees it
-    /// (`Task.isCancelled`, checked first) or the cancellation handler finds the request parked
-    /// and resumes it with `.cancelled`.
-    private func suspend(
-        id: UInt64,
-        releasing slot: PriorityScheduler.Priority?,
-        when release: SlotRelease,
-        _ decide: (inout State, inout [GateEvent], CheckedContinuation<Resumption, Never>) -> Next
-    ) async -> Resumption {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
-                let next = transition { state, events -> Next in
-                    if Task.isCancelled {
-                        return .resume(slot != nil && release == .parked ? .cancelledNow : .cancelled)
-                    }
-                    return decide(&state, &events, continuation)
-                }
-                if let slot {
-                    switch (release, next) {
-                    case (.always, _), (.parked, .parked): scheduler.releaseSlot(slot)
-                    case (.parked, _): break
-                    }
-                }
-                switch next {
-                case .resume(let resumption):
-                    continuation.resume(returning: resumption)
-                case .resumeAndRefresh(let resumption, let start):
-                    startRefresh(start.flight, replacing: start.old)
-                    continuation.resume(returning: resumption)
-                case .parked(let start):
-                    if let start { startRefresh(start.flight, replacing: start.old) }
-                }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.machine.cancelParked(request: id) }
-            waiter?.resume(returning: .cancelled)
-        }
-    }
-
-    /// How a request goes on after an `authorize` that did not park it (`send` or `fail`), and
-    /// the events that records.
-    private static func resumption(
-        unparked action: Machine.AuthorizeAction, request id: UInt64, attempt: Int, events: inout [GateEvent]
-    ) -> Resumption {
-        switch action {
-        case .send(let credential, let version):
-            // Recorded in the transition, so the journal never shows a send with a version
-            // after the `refreshStarted` that replaces it. A request without authorization
-            // carries no credential: version 0.
-            events.append(.running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
-            return .send(credential, version: version)
-        case .fail(let failure):
-            recordRefusal(failure, events: &events)
-            return .failNow(failure)
-        case .park, .parkAndRefresh:
-            preconditionFailure("a parking decision has no resumption yet")
         }
     }
 
     /// The server rejected credential `version` of request `id` (or it was judged stale before
-    /// sending: `reason`), which still holds `slot`;
-    /// the slot is released right after the transition. With `waits`, the request parks if a
-    /// refresh runs or starts; without, it only starts the refresh the rejection calls for.
+    /// sending: `reason`), which still holds `slot`; the slot is given back in the same
+    /// transition. With `waits`, the request parks if a refresh runs or starts; without, it
+    /// only starts the refresh the rejection calls for.
     private func rejected(
-        id: UInt64, version: Int, slot: PriorityScheduler.Priority, waits: Bool, reason: ParkReason
+        id: UInt64, version: Int, slot: Priority, waits: Bool, reason: ParkReason
     ) async -> Resumption {
         let parkedEvent: GateEvent =
             switch reason {
@@ -591,28 +831,77 @@ final class GateStorage: Sendable {
             case .stale: .parked(request: id, credentialVersion: version)
             }
         let now = clock.now
-        return await suspend(id: id, releasing: slot, when: .always) { state, events, continuation -> Next in
+        return await suspend(id: id, cancelledNow: .cancelled, releasing: slot) { state, events, waiter in
+            state.releaseSlot(slot)
             switch state.machine.rejected(
-                request: id, sentVersion: version, waiter: waits ? continuation : nil, now: now,
+                request: id, sentVersion: version, waiter: waits ? waiter : nil, now: now,
                 judgedStale: reason == .stale)
             {
-            case .resend: return .resume(.proceed)
+            case .resend:
+                return (.resume(.proceed), nil)
             case .fail(let failure):
                 Self.recordRefusal(failure, events: &events)
-                return .resume(.fail(failure))
+                return (.resume(.fail(failure)), nil)
             case .park:
-                guard waits else { return .resume(.proceed) }
+                guard waits else { return (.resume(.proceed), nil) }
                 events.append(parkedEvent)
-                return .parked(start: nil)
+                return (.wait, nil)
             case .parkAndRefresh(let flight, let old):
                 events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-                guard waits else {
-                    return .resumeAndRefresh(.proceed, start: RefreshStart(flight: flight, old: old))
-                }
+                let start = RefreshStart(flight: flight, old: old)
+                guard waits else { return (.resume(.proceed), start) }
                 events.append(parkedEvent)
-                return .parked(start: RefreshStart(flight: flight, old: old))
+                return (.wait, start)
             }
         }
+    }
+
+    /// What a parking transition decided for the calling request.
+    private enum ParkDecision {
+        case wait
+        case resume(Resumption)
+    }
+
+    /// Runs `decide`, one transition, with a waiter for request `id`, and carries out what it
+    /// decided once the lock is released: tells the events, starts the slots it freed and the
+    /// refresh it decided, and resumes the request at once unless it parked. A request
+    /// cancelled before the transition resumes with `cancelledNow`, giving back `slot` if one
+    /// is named (a `decide` that always gives it back), else keeping it; one cancelled while
+    /// parked is taken out of the machine by its cancellation handler.
+    private func suspend(
+        id: UInt64,
+        cancelledNow: Resumption,
+        releasing slot: Priority? = nil,
+        _ decide: (inout State, inout [GateEvent], WaiterSet<Resumption>.Waiter) -> (ParkDecision, RefreshStart?)
+    ) async -> Resumption {
+        await state.suspend(
+            {
+                (state: inout State, waiter: WaiterSet<Resumption>.Waiter) -> SuspensionDecision<Resumption, ParkEffect>
+                in
+                var events: [GateEvent] = []
+                let (decision, refresh) = decide(&state, &events, waiter)
+                let effect = ParkEffect(publication: state.commit(events), refresh: refresh)
+                switch decision {
+                case .wait: return .wait(effect)
+                case .resume(let resumption): return .resume(resumption, effect)
+                }
+            },
+            cancelledNow: { state in
+                if let slot { state.releaseSlot(slot) }
+                return (cancelledNow, ParkEffect(publication: state.commit([]), refresh: nil))
+            },
+            perform: { effect in
+                self.publish(effect.publication)
+                if let refresh = effect.refresh { self.startRefresh(refresh.flight, replacing: refresh.old) }
+            },
+            cancelled: { @Sendable [self] state, _ in
+                guard let waiter = state.machine.cancelParked(request: id) else { return nil }
+                let publication = state.commit([])
+                return { [self] in
+                    publish(publication)
+                    waiter.resume(returning: .cancelled)
+                }
+            })
     }
 
     private static func recordRefusal(_ failure: Failure, events: inout [GateEvent]) {
@@ -633,14 +922,18 @@ final class GateStorage: Sendable {
         }
     }
 
+    /// Gives the slot back and waits before the next attempt (one transition: the slot, the
+    /// jitter, the `retry` event).
     private func backOff(
         id: UInt64,
         attempt: Int,
         name: String,
+        releasing slot: Priority,
         retryAfter: Duration?,
         status: Int?
     ) async throws {
         if let retryAfter, retryAfter > configuration.maxRetryAfter {
+            releaseSlot(slot)
             throw GateError.retriesExhausted(
                 name,
                 attempts: attempt,
@@ -648,8 +941,12 @@ final class GateStorage: Sendable {
                 status: status
             )
         }
-        let delay = retryAfter ?? state.withLock { $0.machine.backoffDelay(afterAttempt: attempt) }
-        emit(.retry(request: id, attempt: attempt, delay: delay))
+        let delay = transition { state, events -> Duration in
+            let delay = retryAfter ?? state.machine.backoffDelay(afterAttempt: attempt)
+            events.append(.retry(request: id, attempt: attempt, delay: delay))
+            state.releaseSlot(slot)
+            return delay
+        }
         do {
             try await backoffClock.sleep(for: delay)
         } catch {
@@ -670,36 +967,35 @@ final class GateStorage: Sendable {
     /// cancelled waiter leaves, the refresh goes on for the others.
     ///
     /// The gate is already refreshing (the transition that decided the refresh said so), so no
-    /// request is authorized with the old credential any more. The refresh still runs as the
-    /// scheduler's `unique` job: it waits for the attempts already authorized with the old
-    /// credential to come back from the wire, so the server never sees the old credential
-    /// after it issued the new one. No parked request holds a slot, so this cannot deadlock.
-    /// The deadline counts from the moment the refresh has the slot.
-    private func startRefresh(_ flight: Flight, replacing old: ErasedCredential?) {
+    /// request is authorized with the old credential any more. The refresh still takes the
+    /// `unique` slot: it waits for the attempts already authorized with the old credential to
+    /// come back from the wire, so the server never sees the old credential after it issued
+    /// the new one. No parked request holds a slot, so this cannot deadlock. The deadline
+    /// counts from the moment the refresh has the slot.
+    private func startRefresh(_ flight: RefreshFlight, replacing old: ErasedCredential?) {
         let refresher = self.refresher
         let timeout = configuration.refreshTimeout
         let timer = refreshTimer
         let task = Task {
             let outcome: RefreshOutcome
-            do {
-                outcome = try await self.scheduler.run(priority: .unique) {
-                    await timer.race(
-                        {
-                            do { return .finished(.success(try await refresher(old))) } catch {
-                                return .finished(.failure(error))
-                            }
-                        },
-                        until: timer.clock.now + timeout,
-                        onDeadline: { .deadlineMissed },
-                        onCancel: { .cancelled }
-                    )
-                }
-            } catch {
+            switch await self.acquireSlot(for: .refresh, lookWithJudge: false) {
+            case .granted:
+                outcome = await timer.race(
+                    {
+                        do { return .finished(.success(try await refresher(old))) } catch {
+                            return .finished(.failure(error))
+                        }
+                    },
+                    until: timer.clock.now + timeout,
+                    onDeadline: { .deadlineMissed },
+                    onCancel: { .cancelled }
+                )
+                self.finishRefresh(flight, outcome, timeout: timeout, releasingSlot: true)
+            case .cancelled, .shutDown:
                 // Cancelled or shut down while waiting for the slot: whatever did it has
                 // already replaced this refresh.
-                outcome = .cancelled
+                self.finishRefresh(flight, .cancelled, timeout: timeout, releasingSlot: false)
             }
-            self.finishRefresh(flight, outcome, timeout: timeout)
         }
         let current = state.withLock { state -> Bool in
             guard case .refreshing(flight) = state.machine.refresh else { return false }
@@ -710,8 +1006,11 @@ final class GateStorage: Sendable {
         if !current { task.cancel() }
     }
 
-    private func finishRefresh(_ flight: Flight, _ outcome: RefreshOutcome, timeout: Duration) {
+    private func finishRefresh(
+        _ flight: RefreshFlight, _ outcome: RefreshOutcome, timeout: Duration, releasingSlot: Bool
+    ) {
         let action = transition { state, events -> Machine.RefreshEndAction in
+            if releasingSlot { state.releaseSlot(.unique) }
             let action: Machine.RefreshEndAction
             switch outcome {
             case .finished(.success(let credential)):
@@ -745,21 +1044,18 @@ final class GateStorage: Sendable {
     /// Starts a refresh now, or joins the running one, and returns the credential version
     /// current when it ended.
     func refreshNow() async throws(GateError) -> Int {
-        let id = state.withLock { state in
-            defer { state.nextRequestID += 1 }
-            return state.nextRequestID
-        }
+        let id = requestIDs.next()
         let now = clock.now
-        let resumption = await suspend(id: id, releasing: nil, when: .always) { state, events, continuation -> Next in
-            switch state.machine.refreshNow(caller: id, waiter: continuation, now: now) {
+        let resumption = await suspend(id: id, cancelledNow: .cancelled) { state, events, waiter in
+            switch state.machine.refreshNow(caller: id, waiter: waiter, now: now) {
             case .join:
-                return .parked(start: nil)
+                return (.wait, nil)
             case .start(let flight, let old):
                 events.append(.refreshStarted(fromVersion: flight.fromVersion, request: nil))
-                return .parked(start: RefreshStart(flight: flight, old: old))
+                return (.wait, RefreshStart(flight: flight, old: old))
             case .fail(let failure):
                 Self.recordRefusal(failure, events: &events)
-                return .resume(.fail(failure))
+                return (.resume(.fail(failure)), nil)
             }
         }
         switch resumption {
@@ -779,12 +1075,10 @@ final class GateStorage: Sendable {
     }
 
     /// Ends every pending request once with ``GateError/Code/shutDown`` (cancelling what is on
-    /// the wire and the running refresh), refuses new ones, and finishes the journal.
+    /// the wire and the running refresh), refuses new ones, and finishes the journal — one
+    /// transition.
     func shutdown() {
-        coalescer.shutdown(with: GateError.shutDown(nil))
         replace(.shutdown)
-        scheduler.shutdown()
-        journal.finish().resume()
     }
 
     private enum Replacement {
@@ -793,35 +1087,80 @@ final class GateStorage: Sendable {
         case shutdown
     }
 
+    /// What a sign-in, sign-out or shutdown leaves to do once the lock is released.
+    private struct ReplaceEffect: Sendable {
+        var parked: [WaiterSet<Resumption>.Waiter] = []
+        var failure: Failure?
+        var tasks: [Task<Void, Never>] = []
+        var callers: [WaiterSet<Delivery>.Waiter] = []
+        var droppedSlots: [WaiterSet<SlotGrant>.Waiter] = []
+        var openings: [Opening] = []
+    }
+
     private func replace(_ replacement: Replacement) {
-        let (action, task) = transition { state, events -> (Machine.ReplaceAction?, Task<Void, Never>?) in
-            let action: Machine.ReplaceAction?
-            let event: GateEvent?
-            switch replacement {
-            case .signIn(let credential):
-                action = state.machine.signIn(credential)
-                event = action.map { .signedIn(version: $0.version) }
-            case .signOut:
-                action = state.machine.signOut()
-                event = .signedOut
-            case .shutdown:
-                action = state.machine.shutdown()
-                event = nil
-            }
-            guard let action else { return (nil, nil) }
-            var task: Task<Void, Never>?
-            if let cancelled = action.cancelledRefresh {
-                events.append(.refreshCancelled(fromVersion: cancelled.fromVersion))
-                if state.refreshTask?.id == cancelled.id { task = state.refreshTask?.task }
-                state.refreshTask = nil
-            }
-            if let event { events.append(event) }
-            return (action, task)
+        let (effect, publication) = state.withLock { state -> (ReplaceEffect, Publication) in
+            var events: [GateEvent] = []
+            let effect = Self.replace(replacement, in: &state, events: &events)
+            return (effect, state.commit(events))
         }
-        task?.cancel()
-        guard let action else { return }
-        let resumption: Resumption = action.failure.map { .fail($0) } ?? .proceed
-        for waiter in action.waiters { waiter.resume(returning: resumption) }
+        // Flights the shutdown ended before their task told their opening: told first.
+        for opening in effect.openings { opening.tell(self) }
+        publish(publication)
+        for task in effect.tasks { task.cancel() }
+        for waiter in effect.droppedSlots { waiter.resume(returning: .shutDown) }
+        let outcome = Handoff(Result<GateResponse, GateError>.failure(.shutDown(nil)))
+        for caller in effect.callers { caller.resume(returning: .ended(outcome)) }
+        let resumption: Resumption = effect.failure.map { .fail($0) } ?? .proceed
+        for waiter in effect.parked { waiter.resume(returning: resumption) }
+    }
+
+    /// The transition of a sign-in, sign-out or shutdown.
+    private static func replace(
+        _ replacement: Replacement, in state: inout State, events: inout [GateEvent]
+    ) -> ReplaceEffect {
+        var effect = ReplaceEffect()
+        let action: Machine.ReplaceAction?
+        var event: GateEvent?
+        switch replacement {
+        case .signIn(let credential):
+            action = state.machine.signIn(credential)
+            event = action.map { .signedIn(version: $0.version) }
+        case .signOut:
+            action = state.machine.signOut()
+            event = .signedOut
+        case .shutdown:
+            // Every flight ends here, once: its end is journaled before its callers wake.
+            if !state.machine.isShutDown {
+                for flight in state.flights.values {
+                    if state.machine.close(request: flight.request) {
+                        events.append(.failure(request: flight.request, code: .shutDown))
+                    }
+                    var callers = flight.callers
+                    effect.callers += callers.removeAll()
+                    if let task = flight.task { effect.tasks.append(task) }
+                    if let opening = flight.opening { effect.openings.append(opening) }
+                }
+                state.flights.removeAll()
+            }
+            action = state.machine.shutdown()
+        }
+        guard let action else { return effect }
+        if let cancelled = action.cancelledRefresh {
+            events.append(.refreshCancelled(fromVersion: cancelled.fromVersion))
+            if state.refreshTask?.id == cancelled.id, let task = state.refreshTask?.task {
+                effect.tasks.append(task)
+            }
+            state.refreshTask = nil
+        }
+        if let event { events.append(event) }
+        effect.parked = action.waiters
+        effect.failure = action.failure
+        if case .shutdown = replacement {
+            effect.droppedSlots = state.slots.shutdown()
+            // This transition's events are the journal's last; then readers get the end.
+            state.finishesJournal = true
+        }
+        return effect
     }
 
     /// How a refresh ended, as its race against the refresh deadline saw it.
@@ -832,26 +1171,35 @@ final class GateStorage: Sendable {
         case cancelled
     }
 
-    // MARK: - Events
+    // MARK: - Test hooks' state
 
-    private func settled(_ id: UInt64, _ result: Result<GateResponse, any Error>) {
-        let end: GateEvent
-        switch result {
-        case .success(let reply) where reply.isFromCache: end = .useCache(request: id)
-        case .success(let reply): end = .success(request: id, status: reply.response.status.code)
-        case .failure(let error): end = .failure(request: id, code: (error as? GateError)?.code ?? .cancelled)
-        }
-        transition { state, events in
-            // Exactly one end per opened flight, whatever path ended it.
-            if state.machine.close(request: id) { events.append(end) }
-        }
-    }
-
-    /// For the test hook ``RequestGate/parkedRequests(atLeast:)``: here, because the waiters
-    /// live in the storage's private state.
+    /// For ``RequestGate/parkedRequests(atLeast:)``.
     func parkedRequests(atLeast count: Int) async {
         await state.wait(untilCountOf: { $0.machine.parkedCount }, reaches: count, waiters: \.parkedWaiters)
     }
+
+    /// For ``RequestGate/queuedAttempts(atLeast:)``.
+    func queuedAttempts(atLeast count: Int) async {
+        await state.wait(untilCountOf: { $0.slots.queuedCount }, reaches: count, waiters: \.queuedWaiters)
+    }
+
+    /// For ``RequestGate/whenIdle()``: no attempt and no refresh holds or waits for a slot.
+    func whenIdle() async throws(CancellationError) {
+        let idle = await state.suspend(
+            { (state: inout State, waiter: WaiterSet<Bool>.Waiter) -> SuspensionDecision<Bool, Bool> in
+                if state.slots.isIdle { return .resume(true, true) }
+                state.idleWaiters.insert(waiter)
+                return .wait(false)
+            },
+            cancelledNow: { _ in (false, false) },
+            cancelled: { @Sendable state, id in
+                guard let waiter = state.idleWaiters.remove(id) else { return nil }
+                return { waiter.resume(returning: false) }
+            })
+        if !idle { throw CancellationError() }
+    }
+
+    // MARK: - Names and errors
 
     /// Method and path without the query, where tokens sometimes hide.
     static func name(of request: HTTPRequest) -> String {
@@ -873,5 +1221,13 @@ final class GateStorage: Sendable {
             case .shutDown: .shutDown(name)
             }
         return error.withStatus(status)
+    }
+}
+
+extension GateStorage: EventBatchSource {
+    typealias Element = GateEvent
+
+    func batch(from index: inout Int, limit: Int, isolation: isolated (any Actor)?) async -> [GateEvent] {
+        await state.batch(from: &index, limit: limit, journal: \.journal)
     }
 }

@@ -27,9 +27,16 @@ import Synchronization
 ///
 /// - Complexity: submitting, starting and cancelling are O(1) amortized, under one lock.
 public final class PriorityScheduler: Sendable {
-    enum Payload {
+    /// How a caller waiting for a slot goes on.
+    enum Grant: Sendable {
+        case started
+        case cancelled
+        case shutDown
+    }
+
+    enum Payload: Sendable {
         /// A caller of `run`, waiting for its slot.
-        case waiter(CheckedContinuation<Void, any Error>)
+        case waiter(WaiterSet<Grant>.Waiter)
         /// A submitted job, run by a worker.
         case job(Job)
     }
@@ -41,8 +48,8 @@ public final class PriorityScheduler: Sendable {
 
     struct State {
         var machine: SchedulerStateMachine<Payload>
-        var nextID: UInt64 = 0
-        var idleWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        /// `whenIdle` callers: resumed with `true` once idle, `false` when cancelled.
+        var idleWaiters = WaiterSet<Bool>()
         /// Test hooks' waiters (PriorityScheduler+Testing.swift), keyed by the lane they count
         /// (`nil`: all lanes); empty until a test waits.
         var probeWaiters = CountWaiters<Priority?>()
@@ -54,15 +61,9 @@ public final class PriorityScheduler: Sendable {
             return probeWaiters.takeSatisfied { [machine] in machine.queuedCount(inLane: $0) }
         }
 
-        mutating func makeID() -> UInt64 {
-            defer { nextID &+= 1 }
-            return nextID
-        }
-
-        mutating func takeIdleWaitersIfIdle() -> [CheckedContinuation<Void, any Error>] {
+        mutating func takeIdleWaitersIfIdle() -> [WaiterSet<Bool>.Waiter] {
             guard !idleWaiters.isEmpty, machine.isIdle else { return [] }
-            defer { idleWaiters.removeAll() }
-            return Array(idleWaiters.values)
+            return idleWaiters.removeAll()
         }
 
         /// Moves queued entry `id` to `priority`'s lane; returns the test hooks' waiters to wake.
@@ -174,7 +175,7 @@ public final class PriorityScheduler: Sendable {
         let job = Job(priority: priority, body: work)
         let (action, queueWaiters) = state.withLock { state in
             (
-                state.machine.submit(id: state.makeID(), priority: priority, payload: .job(job)),
+                state.machine.submit(id: WaiterID.next(), priority: priority, payload: .job(job)),
                 state.takeSatisfiedProbeWaiters()
             )
         }
@@ -191,32 +192,18 @@ public final class PriorityScheduler: Sendable {
     /// - Throws: `CancellationError`, at once, when the waiting task is cancelled; the
     ///   scheduler is unaffected.
     public func whenIdle() async throws(CancellationError) {
-        let id = state.withLock { $0.makeID() }
-        do {
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    enum Action { case resume, cancel, wait }
-                    // Checked under the lock: the cancellation handler takes the same lock, so
-                    // either it finds the waiter or this sees the cancellation.
-                    let action = state.withLock { state -> Action in
-                        if Task.isCancelled { return .cancel }
-                        if state.machine.isIdle { return .resume }
-                        state.idleWaiters[id] = continuation
-                        return .wait
-                    }
-                    switch action {
-                    case .resume: continuation.resume()
-                    case .cancel: continuation.resume(throwing: CancellationError())
-                    case .wait: break
-                    }
-                }
-            } onCancel: {
-                let waiter = state.withLock { $0.idleWaiters.removeValue(forKey: id) }
-                waiter?.resume(throwing: CancellationError())
-            }
-        } catch {
-            throw CancellationError()
-        }
+        let idle = await state.suspend(
+            { (state: inout State, waiter: WaiterSet<Bool>.Waiter) -> SuspensionDecision<Bool, Bool> in
+                if state.machine.isIdle { return .resume(true, true) }
+                state.idleWaiters.insert(waiter)
+                return .wait(false)
+            },
+            cancelledNow: { (_: inout State) -> (Bool, Bool) in (false, false) },
+            cancelled: { @Sendable (state: inout State, id: UInt64) -> (@Sendable () -> Void)? in
+                guard let waiter = state.idleWaiters.remove(id) else { return nil }
+                return { waiter.resume(returning: false) }
+            })
+        if !idle { throw CancellationError() }
     }
 
     /// Refuses further work and ends every queued submission once: waiting callers of
@@ -226,9 +213,9 @@ public final class PriorityScheduler: Sendable {
             (state.machine.shutdown(), state.takeIdleWaitersIfIdle())
         }
         for payload in dropped {
-            if case .waiter(let continuation) = payload { continuation.resume(throwing: SchedulerError.shutDown()) }
+            if case .waiter(let waiter) = payload { waiter.resume(returning: .shutDown) }
         }
-        for waiter in idle { waiter.resume() }
+        for waiter in idle { waiter.resume(returning: true) }
     }
 
     // MARK: - Slots
@@ -239,47 +226,44 @@ public final class PriorityScheduler: Sendable {
     private func acquire(
         _ priority: Priority, flight: FlightPriority? = nil, onQueued: (Priority) -> Void = { _ in }
     ) async throws -> Priority {
-        let fast = state.withLock { state -> (started: Bool?, id: UInt64) in
-            (state.machine.startImmediately(priority), state.makeID())
-        }
-        switch fast.started {
+        switch state.withLock({ $0.machine.startImmediately(priority) }) {
         case true: return priority
         case nil: throw SchedulerError.shutDown()
         case false: break
         }
-        let id = fast.id
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (action, queueWaiters) = state.withLock {
-                    state -> (SchedulerStateMachine<Payload>.SubmitAction?, [CheckedContinuation<Void, Never>]) in
-                    // Checked under the lock: the cancellation handler takes the same lock, so
-                    // either it finds the entry or this sees the cancellation.
-                    if Task.isCancelled { return (nil, []) }
-                    let action = state.machine.submit(id: id, priority: priority, payload: .waiter(continuation))
-                    return (action, state.takeSatisfiedProbeWaiters())
-                }
-                for waiter in queueWaiters { waiter.resume() }
-                switch action {
-                case nil: continuation.resume(throwing: CancellationError())
-                case .start: continuation.resume()
-                case .enqueued:
-                    onQueued(priority)
-                    // A caller may have joined the flight before the entry existed.
-                    if let flight, case let current = flight.queued(as: id), current > priority {
-                        let waiters = state.withLock { $0.raise(id: id, to: current) }
-                        for waiter in waiters { waiter.resume() }
-                    }
-                case .rejected: continuation.resume(throwing: SchedulerError.shutDown())
-                }
+        // The queued entry's id (the waiter's), and the test hooks' waiters to wake.
+        typealias Queued = (id: UInt64?, ready: [CheckedContinuation<Void, Never>])
+        let grant = await state.suspend { state, waiter -> SuspensionDecision<Grant, Queued> in
+            let action = state.machine.submit(id: waiter.id, priority: priority, payload: .waiter(waiter))
+            let ready = state.takeSatisfiedProbeWaiters()
+            switch action {
+            case .start: return .resume(.started, (nil, ready))
+            case .enqueued: return .wait((waiter.id, ready))
+            case .rejected: return .resume(.shutDown, (nil, ready))
             }
-        } onCancel: {
-            guard let removed = state.withLock({ $0.machine.cancel(id: id) }) else { return }
-            if case .waiter(let continuation) = removed.cancelled {
-                continuation.resume(throwing: CancellationError())
+        } cancelledNow: { _ in
+            (.cancelled, (nil, []))
+        } perform: { queued in
+            for waiter in queued.ready { waiter.resume() }
+            guard let id = queued.id else { return }
+            onQueued(priority)
+            // A caller may have joined the flight before the entry existed.
+            if let flight, case let current = flight.queued(as: id), current > priority {
+                let waiters = state.withLock { $0.raise(id: id, to: current) }
+                for waiter in waiters { waiter.resume() }
             }
-            start(removed.started)
+        } cancelled: { state, id in
+            guard let removed = state.machine.cancel(id: id) else { return nil }
+            return { [self] in
+                if case .waiter(let waiter) = removed.cancelled { waiter.resume(returning: .cancelled) }
+                start(removed.started)
+            }
         }
-        return priority
+        switch grant {
+        case .started: return priority
+        case .cancelled: throw CancellationError()
+        case .shutDown: throw SchedulerError.shutDown()
+        }
     }
 
     private func release(_ priority: Priority) {
@@ -287,13 +271,13 @@ public final class PriorityScheduler: Sendable {
             (state.machine.finish(unique: priority == .unique), state.takeIdleWaitersIfIdle())
         }
         start(started)
-        for waiter in idle { waiter.resume() }
+        for waiter in idle { waiter.resume(returning: true) }
     }
 
     private func start(_ payloads: [Payload]) {
         for payload in payloads {
             switch payload {
-            case .waiter(let continuation): continuation.resume()
+            case .waiter(let waiter): waiter.resume(returning: .started)
             case .job(let job): spawnWorker(job)
             }
         }
@@ -317,12 +301,12 @@ public final class PriorityScheduler: Sendable {
             var next: Job?
             for payload in started {
                 switch payload {
-                case .waiter(let continuation): continuation.resume()
+                case .waiter(let waiter): waiter.resume(returning: .started)
                 case .job(let queued):
                     if next == nil { next = queued } else { spawnWorker(queued) }
                 }
             }
-            for waiter in idle { waiter.resume() }
+            for waiter in idle { waiter.resume(returning: true) }
             guard let next else { return }
             job = next
         }

@@ -1,7 +1,7 @@
 extension RequestGate {
     /// Test hook: suspends until at least `count` attempts wait for a slot.
     package func queuedAttempts(atLeast count: Int) async {
-        await storage.scheduler.queued(atLeast: count)
+        await storage.queuedAttempts(atLeast: count)
     }
 
     /// Test hook: suspends until at least `count` requests (or ``refresh()`` callers) are
@@ -12,6 +12,6 @@ extension RequestGate {
 
     /// Test hook: suspends until no attempt and no refresh runs or waits for a slot.
     package func whenIdle() async throws {
-        try await storage.scheduler.whenIdle()
+        try await storage.whenIdle()
     }
 }

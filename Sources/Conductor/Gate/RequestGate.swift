@@ -44,8 +44,8 @@ import Tracing
 /// unless set).
 public final class RequestGate<Credential: Sendable>: Sendable {
     let storage: GateStorage
-    /// The user's `authorize`, bound to each credential the gate takes (``signIn(_:)``).
-    private let authorize: @Sendable (inout HTTPRequest, Credential) -> Void
+    /// The user's closures, bound to each credential the gate meets.
+    private let binding: ErasedCredential.Binding<Credential>
 
     /// Creates a gate, or throws ``GateError`` naming the first field of `configuration` that is
     /// out of range (``GateError/Code/negativeDuration``, ``GateError/Code/invalidConfiguration``).
@@ -86,22 +86,24 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         refresh: @escaping @Sendable (Credential?) async throws -> Credential
     ) throws(GateError) {
         try configuration.validate()
-        self.authorize = authorize
-        var isStale: (@Sendable (ErasedCredential) -> Bool)?
+        var isStale: (@Sendable (Credential) -> Bool)?
         if let requiresRefresh {
-            isStale = { @Sendable credential in requiresRefresh(credential.value(as: Credential.self), clock.now) }
+            isStale = { @Sendable credential in requiresRefresh(credential, clock.now) }
         }
+        let binding = ErasedCredential.Binding(authorize: authorize, isStale: isStale, refresh: refresh)
+        self.binding = binding
         storage = GateStorage(
-            transport: transport, credential: credential.map { ErasedCredential($0, authorize: authorize) },
+            transport: transport, credential: credential.map(binding.bind),
             configuration: configuration, cache: cache, clock: ClockSource(clock), logger: logger, classify: classify,
-            isStale: isStale,
+            judges: requiresRefresh != nil,
             refresh: { old in
-                ErasedCredential(try await refresh(old?.value(as: Credential.self)), authorize: authorize)
+                guard let old else { return try await binding.fetchFirst() }
+                return try await old.refreshed()
             })
     }
 
     /// The gate's events, starting with the oldest one still retained.
-    public var events: EventSequence<GateEvent> { EventSequence(journal: storage.journal, startIndex: 0) }
+    public var events: EventSequence<GateEvent> { EventSequence(source: storage, startIndex: 0) }
 
     /// The events journaled so far, oldest retained first, without waiting: what a log line
     /// or a failure report shows of the gate's recent past. A request's final event is
@@ -110,7 +112,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     /// ```swift
     /// if let error = failure { logger.error("\(error); gate: \(gate.recordedEvents.suffix(10))") }
     /// ```
-    public var recordedEvents: [GateEvent] { storage.journal.snapshot }
+    public var recordedEvents: [GateEvent] { storage.recordedEvents }
 
     /// The version of the current credential: 0 before the first, plus one per successful
     /// refresh and per ``signIn(_:)``.
@@ -202,7 +204,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     /// overwrites a newer credential; ``GateConfiguration/refreshWindow`` starts afresh.
     /// Emits ``GateEvent/signedIn(version:)``. Does nothing after ``shutdown()``.
     public func signIn(_ credential: Credential) {
-        storage.signIn(ErasedCredential(credential, authorize: authorize))
+        storage.signIn(binding.bind(credential))
     }
 
     /// Clears the credential. A running refresh is cancelled; requests that need the

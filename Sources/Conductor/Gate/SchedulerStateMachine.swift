@@ -29,16 +29,6 @@ struct SchedulerStateMachine<Payload> {
         case rejected
     }
 
-    private struct Entry {
-        var priority: Priority
-        var enqueuedAtDispatch: UInt64
-        /// Strict queue order: unlike `enqueuedAtDispatch`, no two entries share it, so the
-        /// oldest aged head is always one entry (equal dispatch counts once let the higher lane
-        /// win every tie and starve a low entry forever).
-        var order: UInt64
-        var payload: Payload
-    }
-
     let limit: Int?
     let agingThreshold: UInt64
 
@@ -46,43 +36,32 @@ struct SchedulerStateMachine<Payload> {
     private(set) var running = 0
     private(set) var uniqueRunning = false
     private(set) var isShutDown = false
-    /// A lane's copy of what ordering needs, so picking the next lane looks nothing up.
-    private struct Queued {
-        var id: UInt64
-        var enqueuedAtDispatch: UInt64
-        var order: UInt64
-    }
-
-    /// Indexed by `Priority.rawValue` for low, default, high. Ids whose entry was cancelled
-    /// or raised to another lane stay in the deque until they reach its head, so cancelling
-    /// and raising are O(1).
-    private var lanes: [Deque<Queued>] = [[], [], []]
-    /// How many of each lane's ids are dead (their entry was cancelled or moved to another
-    /// lane): while a lane has none, its head is live without a lookup.
-    private var deadInLane = [0, 0, 0]
-    private var uniqueLane: Deque<UInt64> = []
-    private var entries: [UInt64: Entry] = [:]
+    /// Low, default and high, as lanes 0, 1 and 2 (`Priority.rawValue`).
+    private var lanes: PriorityLanes<Payload>
+    /// Queued `unique` barriers, oldest first. Few at a time: cancelling one searches.
+    private var uniqueLane: Deque<(id: UInt64, payload: Payload)> = []
+    /// Non-unique starts so far: what ages a queued entry.
     private var dispatches: UInt64 = 0
-    private var enqueues: UInt64 = 0
 
     init(limit: Int?, agingThreshold: Int) {
         precondition(limit.map { $0 > 0 } ?? true, "the concurrency limit must be positive")
         precondition(agingThreshold > 0, "the aging threshold must be positive")
         self.limit = limit
         self.agingThreshold = UInt64(agingThreshold)
+        lanes = PriorityLanes(laneCount: 3, agingThreshold: agingThreshold)
     }
 
     /// Entries waiting to start.
-    var queuedCount: Int { entries.count }
+    var queuedCount: Int { lanes.count + uniqueLane.count }
 
     /// Entries waiting to start in `priority`'s lane (raised ones count in their new lane).
     /// - Complexity: O(queued); for test hooks.
     func queuedCount(in priority: Priority) -> Int {
-        entries.values.count { $0.priority == priority }
+        priority == .unique ? uniqueLane.count : lanes.count(inLane: priority.rawValue)
     }
 
     /// Nothing runs and nothing waits.
-    var isIdle: Bool { running == 0 && !uniqueRunning && entries.isEmpty }
+    var isIdle: Bool { running == 0 && !uniqueRunning && queuedCount == 0 }
 
     /// Starts work at once when that would overtake nobody; `nil` when shut down.
     /// The fast path: no payload is needed when the answer is yes.
@@ -99,12 +78,10 @@ struct SchedulerStateMachine<Payload> {
             start(priority)
             return .start
         }
-        enqueues &+= 1
-        entries[id] = Entry(priority: priority, enqueuedAtDispatch: dispatches, order: enqueues, payload: payload)
         if priority == .unique {
-            uniqueLane.append(id)
+            uniqueLane.append((id, payload))
         } else {
-            lanes[priority.rawValue].append(Queued(id: id, enqueuedAtDispatch: dispatches, order: enqueues))
+            lanes.enqueue(id: id, lane: priority.rawValue, payload: payload, startsSoFar: dispatches)
         }
         return .enqueued
     }
@@ -125,11 +102,12 @@ struct SchedulerStateMachine<Payload> {
     /// left (a cancelled unique barrier releases the work behind it), or `nil` when the entry
     /// already started or is unknown.
     mutating func cancel(id: UInt64) -> (cancelled: Payload, started: [Payload])? {
-        // The id stays in its lane as a tombstone, skipped when it reaches the head, so
-        // cancelling is O(1).
-        guard let entry = entries.removeValue(forKey: id) else { return nil }
-        if entry.priority != .unique { deadInLane[entry.priority.rawValue] += 1 }
-        return (entry.payload, dispatch())
+        if let index = uniqueLane.firstIndex(where: { $0.id == id }) {
+            let payload = uniqueLane.remove(at: index).payload
+            return (payload, dispatch())
+        }
+        guard let removed = lanes.remove(id: id) else { return nil }
+        return (removed.payload, dispatch())
     }
 
     /// Moves a queued entry to the lane of `priority`, at its back, keeping its age; a
@@ -138,14 +116,8 @@ struct SchedulerStateMachine<Payload> {
     /// becomes or stops being `unique`: the barrier is a different kind of work, not a lane.
     @discardableResult
     mutating func raise(id: UInt64, to priority: Priority) -> Bool {
-        guard priority != .unique, let entry = entries[id], entry.priority < priority else { return false }
-        // The id stays in its old lane as a tombstone: `nextLane` skips ids whose entry lives
-        // in another lane now.
-        entries[id]!.priority = priority
-        deadInLane[entry.priority.rawValue] += 1
-        lanes[priority.rawValue].append(
-            Queued(id: id, enqueuedAtDispatch: entry.enqueuedAtDispatch, order: entry.order))
-        return true
+        guard priority != .unique else { return false }
+        return lanes.raise(id: id, to: priority.rawValue)
     }
 
     /// Refuses all further work and returns every queued payload, oldest first within each
@@ -153,15 +125,9 @@ struct SchedulerStateMachine<Payload> {
     mutating func shutdown() -> [Payload] {
         guard !isShutDown else { return [] }
         isShutDown = true
-        var dropped: [Payload] = []
-        dropped.reserveCapacity(entries.count)
-        for id in uniqueLane + lanes[2].map(\.id) + lanes[1].map(\.id) + lanes[0].map(\.id) {
-            if let entry = entries.removeValue(forKey: id) { dropped.append(entry.payload) }
-        }
+        let unique = uniqueLane.map(\.payload)
         uniqueLane.removeAll()
-        for index in lanes.indices { lanes[index].removeAll() }
-        deadInLane = [0, 0, 0]
-        return dropped
+        return unique + lanes.removeAll()
     }
 
     // MARK: - Private
@@ -170,14 +136,12 @@ struct SchedulerStateMachine<Payload> {
         if uniqueRunning { return false }
         if priority == .unique { return running == 0 && !hasQueuedUnique }
         // Anything queued (a unique barrier included) must not be overtaken.
-        if !entries.isEmpty { return false }
+        if queuedCount > 0 { return false }
         if let limit, running >= limit { return false }
         return true
     }
 
-    private var hasQueuedUnique: Bool {
-        uniqueLane.contains { entries[$0] != nil }
-    }
+    private var hasQueuedUnique: Bool { !uniqueLane.isEmpty }
 
     private mutating func start(_ priority: Priority) {
         if priority == .unique {
@@ -191,52 +155,19 @@ struct SchedulerStateMachine<Payload> {
     private mutating func dispatch() -> [Payload] {
         var started: [Payload] = []
         while !uniqueRunning {
-            if let id = popLiveUnique() {
-                guard running == 0 else {
-                    uniqueLane.prepend(id)
-                    break
-                }
-                started.append(entries.removeValue(forKey: id)!.payload)
+            if let barrier = uniqueLane.first {
+                guard running == 0 else { break }
+                uniqueLane.removeFirst()
+                started.append(barrier.payload)
                 start(.unique)
                 break
             }
             if let limit, running >= limit { break }
-            guard let lane = nextLane(), let head = lanes[lane].popFirst() else { break }
-            let entry = entries.removeValue(forKey: head.id)!
-            started.append(entry.payload)
-            start(entry.priority)
+            guard let next = lanes.popNext(startsSoFar: dispatches) else { break }
+            started.append(next.payload)
+            // Any lane but the barrier's starts the same way.
+            start(.default)
         }
         return started
-    }
-
-    /// Drops cancelled ids from the head of the unique lane and pops the live head.
-    private mutating func popLiveUnique() -> UInt64? {
-        while let id = uniqueLane.first {
-            if entries[id] != nil { return uniqueLane.removeFirst() }
-            uniqueLane.removeFirst()
-        }
-        return nil
-    }
-
-    /// The lane whose head starts next, after dropping cancelled heads.
-    private mutating func nextLane() -> Int? {
-        var highest: Int?
-        var oldestAged: (lane: Int, order: UInt64)?
-        for lane in stride(from: 2, through: 0, by: -1) {
-            while deadInLane[lane] > 0, let head = lanes[lane].first,
-                entries[head.id]?.priority.rawValue != lane
-            {
-                lanes[lane].removeFirst()
-                deadInLane[lane] -= 1
-            }
-            guard let head = lanes[lane].first else { continue }
-            if highest == nil { highest = lane }
-            if dispatches &- head.enqueuedAtDispatch >= agingThreshold,
-                oldestAged.map({ head.order < $0.order }) ?? true
-            {
-                oldestAged = (lane, head.order)
-            }
-        }
-        return oldestAged?.lane ?? highest
     }
 }

@@ -12,9 +12,10 @@ import Tracing
 ///
 /// One driver task owns a discarding task group and starts workers; a worker runs a task,
 /// records its end, and goes straight on with the next ready task, so a chain of tasks costs
-/// one lock per task and no task creation. Workers beyond the number of cores start inline
-/// on the driver's thread and hand control back the moment their task suspends, which keeps
-/// waiting work parallel without paying a thread hop for work that never waits.
+/// one lock per task and no task creation. Workers start inline on the driver's thread and
+/// hand control back the moment their task suspends, which keeps waiting work parallel
+/// without paying a thread hop for work that never waits; a helper on a thread of its own
+/// starts only once bodies run long enough to pay for sharing tasks between cores.
 final class GraphRunStorage: Sendable {
     typealias MilestoneCell = OnceCell<Result<Duration, GraphError>>
 
@@ -176,9 +177,9 @@ final class GraphRunStorage: Sendable {
                         // task's own, so a body runs at the priority it was added with.
                         let priority = assignment.spec.priority
                         if inline, #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-                            group.addImmediateTask(priority: priority) { await self.work(assignment) }
+                            group.addImmediateTask(priority: priority) { await self.work(assignment, helper: false) }
                         } else {
-                            group.addTask(priority: priority) { await self.work(assignment) }
+                            group.addTask(priority: priority) { await self.work(assignment, helper: !inline) }
                         }
                     case .cancelAll:
                         group.cancelAll()
@@ -210,7 +211,10 @@ final class GraphRunStorage: Sendable {
     /// Runs `first`, then each next ready task the state machine hands back. A worker was
     /// created at its first task's priority; a next task of another priority runs in a child
     /// task created at that priority, so what a body sees never depends on which worker ran it.
-    private func work(_ first: GraphStateMachine.Assignment) async {
+    ///
+    /// `helper` says whether this worker was started on a thread of its own (see
+    /// ``GraphStateMachine/nextForDriver(now:)``).
+    private func work(_ first: GraphStateMachine.Assignment, helper: Bool) async {
         let workerPriority = first.spec.priorityRank
         var assignment = first
         while true {
@@ -229,27 +233,34 @@ final class GraphRunStorage: Sendable {
                         case .globalVoid(let body):
                             try await body(context)
                             let endedAt = clock.nanoseconds
-                            next = end(assignment.node, startedAt: startedAt, endedAt: endedAt, outcome: .succeeded)
+                            next = end(
+                                assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
+                                outcome: .succeeded)
                         case .global(let body):
                             let result = try await body(context)
                             let endedAt = clock.nanoseconds
-                            next = end(assignment.node, startedAt: startedAt, endedAt: endedAt, returning: result)
+                            next = end(
+                                assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
+                                returning: result)
                         // Never plain (`TaskSpec.isPlain`); called here, it would still be right.
                         case .mainActor(let body):
                             let result = try await body(context)
                             let endedAt = clock.nanoseconds
-                            next = end(assignment.node, startedAt: startedAt, endedAt: endedAt, returning: result)
+                            next = end(
+                                assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
+                                returning: result)
                         }
                     } catch {
                         let endedAt = clock.nanoseconds
                         next = end(
-                            assignment.node, startedAt: startedAt, endedAt: endedAt, outcome: Self.outcome(of: error))
+                            assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
+                            outcome: Self.outcome(of: error))
                     }
                 } else {
-                    next = await runToEnd(assignment)
+                    next = await runToEnd(assignment, helper: helper)
                 }
             } else {
-                next = await runInChild(assignment)
+                next = await runInChild(assignment, helper: helper)
             }
             guard let next else { return }
             assignment = next
@@ -260,21 +271,27 @@ final class GraphRunStorage: Sendable {
     /// Out of line, so `work` never handles the resilient `TaskPriority` or the group's
     /// generic result.
     @inline(never)
-    private func runInChild(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
+    private func runInChild(_ assignment: GraphStateMachine.Assignment, helper: Bool) async
+        -> GraphStateMachine.Assignment?
+    {
         await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
-            group.addTask(priority: assignment.spec.priority) { await self.runToEnd(assignment) }
+            group.addTask(priority: assignment.spec.priority) { await self.runToEnd(assignment, helper: helper) }
             return await group.next() ?? nil
         }
     }
 
     /// Runs one task, records its end, and returns the next ready task for this worker.
-    private func runToEnd(_ assignment: GraphStateMachine.Assignment) async -> GraphStateMachine.Assignment? {
+    private func runToEnd(_ assignment: GraphStateMachine.Assignment, helper: Bool) async
+        -> GraphStateMachine.Assignment?
+    {
         let ran = await execute(assignment)
         // A result comes only with success.
         if let result = ran.result {
-            return end(assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, returning: result)
+            return end(
+                assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, returning: result)
         }
-        return end(assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, outcome: ran.outcome)
+        return end(
+            assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, outcome: ran.outcome)
     }
 
     /// Records the end of `node` and returns the next ready task for this worker: the hot
@@ -287,13 +304,13 @@ final class GraphRunStorage: Sendable {
     /// `startedAt` and `endedAt` were read by the worker around the body (`never` for a body
     /// that never started); `endedAt` is also the time of everything this transition records.
     @inline(never)
-    private func end(_ node: Int, startedAt: Int64, endedAt: Int64, outcome: TaskOutcome)
+    private func end(_ node: Int, startedAt: Int64, endedAt: Int64, helper: Bool, outcome: TaskOutcome)
         -> GraphStateMachine.Assignment?
     {
         var effects = GraphStateMachine.Effects()
         let (next, wakeup) = state.withLock { machine in
             let next = machine.complete(
-                node, outcome: outcome, startedAt: startedAt, now: endedAt, effects: &effects)
+                node, outcome: outcome, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
             return (next, machine.drainOutbox(into: log))
         }
         wakeup.resume()
@@ -304,14 +321,14 @@ final class GraphRunStorage: Sendable {
     /// Records the success of `node`, keeping its result for dependents, and returns the next
     /// ready task for this worker.
     @inline(never)
-    private func end(_ node: Int, startedAt: Int64, endedAt: Int64, returning result: any Sendable)
+    private func end(_ node: Int, startedAt: Int64, endedAt: Int64, helper: Bool, returning result: any Sendable)
         -> GraphStateMachine.Assignment?
     {
         var effects = GraphStateMachine.Effects()
         let (next, wakeup) = state.withLock { machine in
             machine.keep(result, of: node)
             let next = machine.complete(
-                node, outcome: .succeeded, startedAt: startedAt, now: endedAt, effects: &effects)
+                node, outcome: .succeeded, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
             return (next, machine.drainOutbox(into: log))
         }
         wakeup.resume()

@@ -103,19 +103,50 @@ struct GraphStateMachine {
 
     /// What the storage must do after a transition, outside the lock. Most completions
     /// leave nothing to do; `isEmpty` lets the storage see that with one load.
+    ///
+    /// Plain flags and optional references: the lists only a milestone or a stop fills are
+    /// boxed in `Rare`, so making and dropping the effects of a completion retains and
+    /// releases nothing (two empty arrays cost ~60 instructions a task).
     struct Effects {
+        // Unchecked, and safe: a `Rare` is made and filled by one transition, under the run's
+        // lock, and only read once that transition has returned it (`PendingWakeups` hands
+        // it to the thread that performs it, after the lock is released); nothing writes it
+        // after it left the transition.
+        final class Rare: @unchecked Sendable {
+            var reachedMilestones: [(name: String, at: Duration)] = []
+            var abandonDetached: [DetachedAttempt] = []
+        }
+
         private(set) var isEmpty = true
         var resumeDriver: ParkedDriver? {
-            didSet { isEmpty = false }
-        }
-        var reachedMilestones: [(name: String, at: Duration)] = [] {
             didSet { isEmpty = false }
         }
         var finished = false {
             didSet { isEmpty = false }
         }
-        var abandonDetached: [DetachedAttempt] = [] {
-            didSet { isEmpty = false }
+        private(set) var rare: Rare?
+
+        var reachedMilestones: [(name: String, at: Duration)] { rare?.reachedMilestones ?? [] }
+        var abandonDetached: [DetachedAttempt] { rare?.abandonDetached ?? [] }
+
+        private mutating func rareEffects() -> Rare {
+            isEmpty = false
+            if let rare { return rare }
+            let made = Rare()
+            rare = made
+            return made
+        }
+
+        mutating func reached(_ milestone: String, at time: Duration) {
+            rareEffects().reachedMilestones.append((milestone, time))
+        }
+
+        mutating func abandon(_ attempts: some Sequence<DetachedAttempt>) {
+            var iterator = attempts.makeIterator()
+            guard let first = iterator.next() else { return }
+            let rare = rareEffects()
+            rare.abandonDetached.append(first)
+            while let next = iterator.next() { rare.abandonDetached.append(next) }
         }
     }
 
@@ -138,11 +169,20 @@ struct GraphStateMachine {
     private var addedSuccessors: [Int32: [Edge]] = [:]
     private var readyQueue = ReadyQueue()
     private let concurrencyLimit: Int
-    /// How many workers start on threads of their own before the rest start inline.
+    /// How many helpers may run on threads of their own besides the driver's: one per core
+    /// but the driver's.
     private let parallelWorkers: Int
     private(set) var finishedAt: Int64 = 0
     private(set) var running = 0
     private(set) var liveWorkers = 0
+    /// Helpers alive: workers started on threads of their own (`spawn(_:inline: false)`).
+    private(set) var liveHelpers = 0
+    /// A worker gave its thread back because the bodies are long enough to share: the driver
+    /// starts the next worker on a thread of its own.
+    private(set) var helperWanted = false
+    /// How many bodies in a row ran at least ``helperThreshold``, and how many in a row did not.
+    private var longBodies = 0
+    private var shortBodies = 0
     private(set) var ended = 0
     private(set) var phase: RunPhase = .running {
         didSet {
@@ -344,6 +384,12 @@ struct GraphStateMachine {
     }
 
     /// What the driver (the task that owns the task group) should do next.
+    ///
+    /// Workers start inline — on the driver's thread, until their task first suspends — so a
+    /// run of short bodies is one worker on one core: handing tasks between cores costs a
+    /// cache-line transfer per task under the run's lock, more than a no-op body (see
+    /// docs/ARCHITECTURE.md, "Workers and cores"). A helper on a thread of its own starts once
+    /// the bodies are long enough to be worth sharing (``helperWanted``).
     mutating func nextForDriver(now: Int64) -> DriverAction {
         if driverMustCancelAll {
             driverMustCancelAll = false
@@ -352,8 +398,14 @@ struct GraphStateMachine {
         if isFinished { return .finish }
         if let assignment = takeNext(now: now) {
             liveWorkers += 1
-            return .spawn(assignment, inline: liveWorkers > parallelWorkers)
+            if helperWanted, liveHelpers < parallelWorkers {
+                helperWanted = false
+                liveHelpers += 1
+                return .spawn(assignment, inline: false)
+            }
+            return .spawn(assignment, inline: true)
         }
+        helperWanted = false
         return .wait
     }
 
@@ -366,6 +418,8 @@ struct GraphStateMachine {
 
     private var hasDriverWork: Bool {
         if driverMustCancelAll || isFinished { return true }
+        // `helperWanted` only ever comes with a task in the ready queue: the driver starts
+        // it in the helper.
         if isRunning { return !readyQueue.isEmpty && running < concurrencyLimit }
         return false
     }
@@ -385,11 +439,20 @@ struct GraphStateMachine {
     /// body's own run time, not the wait for this transition. `takeNext` stamped the start
     /// when the task was handed out; that stays for a task that ended meanwhile (removed, or
     /// the run stopped), whose end was recorded then.
+    ///
+    /// `helper` says whether the worker runs on a thread of its own (the driver started it
+    /// with `inline: false`). An inline worker whose bodies have been long
+    /// (``helperThreshold``, twice in a row) while tasks wait gets no next task: it ends, and
+    /// the driver — on whose thread it may be running — starts the waiting task in a helper
+    /// and the next one inline, so the run spreads over two cores only when the bodies pay
+    /// for the hand-over. A helper retires the same way once bodies have been short
+    /// ``helperRetiresAfter`` times in a row while another worker is alive.
     mutating func complete(
         _ node: Int,
         outcome: TaskOutcome,
         startedAt: Int64,
         now: Int64,
+        helper: Bool = false,
         effects: inout Effects
     ) -> Assignment? {
         running -= 1
@@ -398,12 +461,48 @@ struct GraphStateMachine {
             if startedAt != Node.never { nodes[node].startedAt = startedAt }
             end(node, outcome: outcome, now: now, effects: &effects)
         }
-        let next = takeNext(now: now)
-        if next == nil { liveWorkers -= 1 }
+        if startedAt != Node.never, now &- startedAt >= Self.helperThreshold {
+            longBodies += 1
+            shortBodies = 0
+        } else {
+            longBodies = 0
+            shortBodies += 1
+        }
+        let next: Assignment?
+        if !helper, longBodies >= 2, liveHelpers < parallelWorkers, isRunning, !readyQueue.isEmpty,
+            running < concurrencyLimit
+        {
+            helperWanted = true
+            longBodies = 0
+            next = nil
+        } else if helper, shortBodies >= Self.helperRetiresAfter, liveWorkers > 1 {
+            // The bodies got short again: the run goes back to the workers it had, and a
+            // parked driver starts an inline one if tasks wait (`wakeDriverIfNeeded`).
+            shortBodies = 0
+            next = nil
+        } else {
+            next = takeNext(now: now)
+        }
+        if next == nil {
+            liveWorkers -= 1
+            if helper { liveHelpers -= 1 }
+        }
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
         return next
     }
+
+    /// How long a body must run, in nanoseconds, for a second core to pay. Handing tasks
+    /// between cores costs a cache-line transfer or two under the run's lock per task (64–230
+    /// ns each on the two vCPUs measured): no-op bodies (a few tens of nanoseconds between the
+    /// worker's clock reads) ran slower on two cores than on one, 1 µs bodies 1.66× faster
+    /// (Benchmarks/README.md, the scaling table). Half a microsecond lies between.
+    static let helperThreshold: Int64 = 500
+
+    /// How many short bodies in a row make a helper retire while another worker is alive:
+    /// enough that bodies around the threshold do not start and end a helper task every few
+    /// tasks.
+    static let helperRetiresAfter = 64
 
     /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
     /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it
@@ -501,7 +600,7 @@ struct GraphStateMachine {
         for index in nodes.indices where nodes[index].phase == .waiting || nodes[index].phase == .ready {
             endQuietly(index, outcome: .cancelled, now: now)
         }
-        effects.abandonDetached.append(contentsOf: detached.values)
+        effects.abandon(detached.values)
         detached.removeAll()
         driverMustCancelAll = true
         wakeDriverIfNeeded(&effects)
@@ -630,7 +729,7 @@ struct GraphStateMachine {
             if let milestone {
                 record(.milestoneReached(milestone, at: at))
                 milestonesReached.append((milestone, at))
-                effects.reachedMilestones.append((milestone, at))
+                effects.reached(milestone, at: at)
             }
             appendSuccessorsMadeReady(by: index, to: &work)
         }

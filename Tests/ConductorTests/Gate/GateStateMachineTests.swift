@@ -11,7 +11,7 @@ import Testing
     ) -> Machine {
         Machine(
             credential: credential, refreshWindow: window,
-            backoff: Backoff(initial: .milliseconds(100), maximum: .seconds(1), seed: 1))
+            retrySchedule: RetrySchedule(initial: .milliseconds(100), maximum: .seconds(1)), jitterSeed: 1)
     }
 
     // MARK: - No request on a dying credential

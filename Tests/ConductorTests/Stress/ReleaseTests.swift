@@ -223,8 +223,7 @@ import Testing
             )
             watched.watch("gate", gate)
             watched.watch("storage", gate.storage)
-            watched.watch("journal", gate.storage.journal)
-            watched.watch("scheduler", gate.storage.scheduler)
+            // The journal and the slots live in the storage's one lock: watching it covers them.
             watched.watch("storage", in: gate.storage, label: "requestTimer")
             watched.watch("storage", in: gate.storage, label: "refreshTimer")
             let parked = Task {

@@ -1,0 +1,108 @@
+import DequeModule
+
+/// A journal's events and parked readers as a value, for a primitive that keeps its journal
+/// under its own one lock: an event is then appended in the same critical section as the
+/// transition that caused it, so the journal's order is the transitions' order, and no second
+/// lock is taken while the first is held. (``EventJournal`` is the same journal behind a lock
+/// of its own, for primitives that append from outside their transitions.)
+///
+/// Appending never resumes a reader: it returns the readers to resume once the lock is
+/// released. ``Lock/batch(from:limit:journal:)`` reads it.
+///
+/// ```swift
+/// struct State { var machine: Machine; var journal = JournalBuffer<Event>(keepingNewest: 1_000) }
+/// let readers = state.withLock { state in
+///     let event = state.machine.advance()
+///     return state.journal.append(event)
+/// }
+/// for reader in readers { reader.resume(returning: ()) }
+/// ```
+package struct JournalBuffer<Event: Sendable>: Sendable {
+    private var events: Deque<Event> = []
+    /// The absolute index of `events.first`.
+    private var firstIndex = 0
+    /// `nil`: keep everything.
+    private let limit: Int?
+    package private(set) var isFinished = false
+    fileprivate var readers = WaiterSet<Void>()
+
+    /// A journal that keeps the newest `limit` events (`nil`: every event).
+    package init(keepingNewest limit: Int?) {
+        self.limit = limit.map { max(0, $0) }
+    }
+
+    private var endIndex: Int { firstIndex + events.count }
+
+    /// Readers parked for the next event (for tests).
+    package var parkedReaderCount: Int { readers.count }
+
+    /// Every retained event, oldest first.
+    package var snapshot: [Event] { Array(events) }
+
+    /// Appends `events` in order (none after ``finish()``); returns the readers to resume.
+    package mutating func append(contentsOf newEvents: some Collection<Event>) -> [WaiterSet<Void>.Waiter] {
+        guard !isFinished, !newEvents.isEmpty else { return [] }
+        events.append(contentsOf: newEvents)
+        if let limit, events.count > limit {
+            let excess = events.count - limit
+            events.removeFirst(excess)
+            firstIndex += excess
+        }
+        return readers.isEmpty ? [] : readers.removeAll()
+    }
+
+    /// Ends the journal: readers get what is left, then the end. Returns the readers to resume.
+    package mutating func finish() -> [WaiterSet<Void>.Waiter] {
+        isFinished = true
+        return readers.removeAll()
+    }
+
+    /// Whether a read from `index` returns at once (events, or the end).
+    fileprivate func hasEvents(from index: Int) -> Bool {
+        isFinished || max(index, firstIndex) < endIndex
+    }
+
+    /// The events from `index` on (at most `limit`), advancing `index`; `nil` when there are
+    /// none yet and the journal goes on.
+    fileprivate func read(from index: inout Int, limit: Int) -> [Event]? {
+        if index < firstIndex { index = firstIndex }
+        if index < endIndex {
+            let start = index - firstIndex
+            let end = start + min(events.count - start, limit)
+            index += end - start
+            return Array(events[start..<end])
+        }
+        return isFinished ? [] : nil
+    }
+}
+
+extension Lock where Value: ~Copyable {
+    /// The events of the journal at `journal` from `index` on, waiting until there is at
+    /// least one; empty once the journal has finished and everything was read, or when the
+    /// waiting task is cancelled. Appends under this lock wake it.
+    package borrowing func batch<Event: Sendable>(
+        from index: inout Int,
+        limit: Int,
+        journal: any WritableKeyPath<Value, JournalBuffer<Event>> & Sendable
+    ) async -> [Event] {
+        while true {
+            let read = withLock { value -> [Event]? in value[keyPath: journal].read(from: &index, limit: limit) }
+            if let read { return read }
+            if Task.isCancelled { return [] }
+            let next = index
+            // Parks only while there is still nothing to read; any append or the end lets it go.
+            await suspend(
+                { (value: inout Value, waiter: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Bool> in
+                    if value[keyPath: journal].hasEvents(from: next) { return .resume((), false) }
+                    value[keyPath: journal].readers.insert(waiter)
+                    return .wait(true)
+                },
+                cancelledNow: { _ in ((), false) },
+                cancelled: { @Sendable value, id in
+                    guard let waiter = value[keyPath: journal].readers.remove(id) else { return nil }
+                    return { waiter.resume(returning: ()) }
+                })
+            if Task.isCancelled { return [] }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+/// Continuations of suspended tasks, kept in a lock's state by id, in the order they came.
+///
+/// It only keeps them: a transition that lets waiters go returns their continuations, and the
+/// owner resumes them once its lock is released. ``Lock/suspend(_:cancelledNow:perform:cancelled:)`` is the one
+/// place that registers a waiter, so the race between registering and the waiting task's
+/// cancellation is handled once: either the registering transition sees the cancellation
+/// (and never registers), or the cancellation handler finds the waiter and takes it out.
+///
+/// ```swift
+/// struct State { var readers = WaiterSet<Int>(); var value: Int? }
+/// let state = Lock(State())
+/// let value = await state.suspend(
+///     { (state: inout State, waiter: WaiterSet<Int>.Waiter) -> SuspensionDecision<Int, Bool> in
+///         if let value = state.value { return .resume(value, false) }
+///         state.readers.insert(waiter)
+///         return .wait(true)
+///     },
+///     cancelledNow: { _ in (0, false) },
+///     cancelled: { @Sendable state, id in
+///         guard let waiter = state.readers.remove(id) else { return nil }
+///         return { waiter.resume(returning: 0) }
+///     })
+/// ```
+package struct WaiterSet<Output: Sendable>: Sendable {
+    package typealias Continuation = CheckedContinuation<Output, Never>
+
+    /// A suspended task: the id its cancellation handler names it by, and its continuation.
+    package struct Waiter: Sendable {
+        package let id: UInt64
+        package let continuation: Continuation
+
+        package init(id: UInt64, continuation: Continuation) {
+            self.id = id
+            self.continuation = continuation
+        }
+
+        package func resume(returning output: sending Output) {
+            continuation.resume(returning: output)
+        }
+    }
+
+    private var waiters: [Waiter] = []
+
+    package init() {}
+
+    package var isEmpty: Bool { waiters.isEmpty }
+    package var count: Int { waiters.count }
+
+    package mutating func insert(_ waiter: Waiter) {
+        waiters.append(waiter)
+    }
+
+    /// Takes out waiter `id`; `nil` when it is not here (not registered, or already let go).
+    /// - Complexity: O(count).
+    package mutating func remove(_ id: UInt64) -> Waiter? {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+        return waiters.remove(at: index)
+    }
+
+    /// Takes out every waiter, in the order they came.
+    package mutating func removeAll() -> [Waiter] {
+        defer { waiters.removeAll() }
+        return waiters
+    }
+
+    /// Takes out the waiters `isReady` accepts, in the order they came.
+    package mutating func removeAll(where isReady: (Waiter) -> Bool) -> [Waiter] {
+        var ready: [Waiter] = []
+        waiters.removeAll { waiter in
+            guard isReady(waiter) else { return false }
+            ready.append(waiter)
+            return true
+        }
+        return ready
+    }
+}
+
+/// What a registering transition decided (see ``Lock/suspend(_:cancelledNow:perform:cancelled:)``).
+package enum SuspensionDecision<Output: Sendable, Effect: Sendable>: Sendable {
+    /// The transition registered the waiter; a later transition resumes it.
+    case wait(Effect)
+    /// Go on at once with `output`; nothing was registered.
+    case resume(Output, Effect)
+}
+
+/// Ids for waiters, unique per process, so no owner needs a counter of its own (or a lock
+/// acquisition to read one) before it registers.
+package enum WaiterID {
+    private static let counter = AtomicCounter()
+
+    package static func next() -> UInt64 { counter.next() }
+}

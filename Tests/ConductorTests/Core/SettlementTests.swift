@@ -1,0 +1,17 @@
+import Testing
+
+@testable import Conductor
+
+/// The exactly-once outcome: the first settle wins, later ones change nothing.
+@Suite struct SettlementTests {
+    @Test func theFirstSettleWinsAndLaterOnesAreRefused() {
+        var end = Settlement<String>()
+        #expect(!end.isSettled)
+        let first = end.settle("success")
+        let second = end.settle("cancelled")
+        #expect(first)
+        #expect(!second)
+        #expect(end.outcome == "success")
+        #expect(end.isSettled)
+    }
+}

@@ -1,0 +1,43 @@
+import Conductor
+import ConductorTestKit
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// Every slot an attempt takes is given back, whichever way the attempt ends.
+@Suite(.timeLimit(.minutes(1)))
+struct GateSlotTests {
+    /// Answers 401 to the first request and cancels the task that sent it before returning, so
+    /// the rejection's transition finds its task cancelled; 200 to the rest.
+    final class CancelsOnFirstRejection: GateTransport {
+        private let sends = Atomic(0)
+
+        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+            if sends.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return (HTTPResponse(status: .unauthorized), [])
+            }
+            return (HTTPResponse(status: .ok), [])
+        }
+    }
+
+    /// The regression: a rejection whose task was cancelled just before its transition kept the
+    /// one slot, so with a limit of 1 every later request (and any refresh) waited forever.
+    @Test func aRejectionCancelledBeforeItsTransitionGivesItsSlotBack() async throws {
+        let gate = try RequestGate<String>(
+            transport: CancelsOnFirstRejection(),
+            credential: "t1",
+            configuration: GateConfiguration(maxConcurrentRequests: 1, jitterSeed: 1),
+            clock: ManualClock(),
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in "t2" }
+        )
+        let first = HTTPRequest(method: .get, scheme: "https", authority: "x.test", path: "/first")
+        let error = await #expect(throws: GateError.self) { try await gate.send(first) }
+        #expect(error?.code == .cancelled)
+        let second = HTTPRequest(method: .get, scheme: "https", authority: "x.test", path: "/second")
+        let reply = try await gate.send(second)
+        #expect(reply.response.status == .ok)
+        gate.shutdown()
+    }
+}

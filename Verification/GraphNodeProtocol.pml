@@ -1,0 +1,470 @@
+/*
+ * The per-node protocol of a TaskGraph run, for SPIN to check every interleaving of.
+ * scripts/protocol-check runs it (CI runs that script); docs/ARCHITECTURE.md ("The protocol,
+ * checked") says what it proves and what it leaves out.
+ *
+ * How the model follows the Swift code (Sources/Conductor/Graph/):
+ * - Every transition of GraphStateMachine runs under the run's one lock (GraphRunStorage's
+ *   `state`), so each is one `atomic` block here: blocks under one lock are serialisable, and
+ *   everything else a process does (a body, a timer, abandoning an attempt) interleaves
+ *   between them. The inlines carry the Swift functions' names: takeNext, complete, end,
+ *   endQuietly, release (appendSuccessorsMadeReady), stop, remove, attemptFailed,
+ *   retryStarting, finishIfDone.
+ * - A DetachedAttempt (a body with a timeout, in a task of its own) is attState/attResult:
+ *   `start` and `abandon` take its own lock (one atomic block each), its OnceCell result is
+ *   settled once by the body, the timer or abandonment, whichever comes first (proctype
+ *   Attempt). A new attempt is a new object in Swift; here the slot is reused and attGen
+ *   tells a late body or timer of an old attempt that its result goes nowhere.
+ * - Workers: any worker may take any ready task. The real driver starts workers as tasks
+ *   become ready (inline, or a helper on its own thread once bodies are long; see
+ *   nextForDriver) and takes tasks in priority order — both only choose among the
+ *   interleavings modelled here.
+ * - A stop (cancel(), or a required task's failure) cancels the driver's task group: from
+ *   then on, a worker's body may end cancelled, a backoff sleep may throw, and a wait for a
+ *   detached attempt may return nil (`cancelledAll`).
+ *
+ * The graph: A (2 attempts, optional; with -DDETACHED_A its body has a timeout) → B (requires
+ * A's success, skipped otherwise) and C (required: its failure stops the run; with
+ * -DDETACHED_C it has a timeout). A remover removes one task of its choice, a canceller may
+ * cancel the run at any moment, and WORKERS workers (2 or 3) run the tasks.
+ *
+ * Checked: (1) every node ends exactly once and the run finishes (no invalid end state:
+ * nothing waits forever); (2) no attempt wins its start after the run stopped; (3) a body that
+ * returned on a worker (succeeded) is reported succeeded; (4) `remove` returning `prevented`
+ * means no body of that task enters afterwards.
+ */
+
+#ifndef WORKERS
+#define WORKERS 2
+#endif
+#define N 3
+#define NONE 255
+
+/* GraphStateMachine.Phase */
+#define WAITING 0
+#define READY 1
+#define RUNNING 2
+#define ENDED 3
+
+/* TaskOutcome */
+#define UNSET 0
+#define SUCCEEDED 1
+#define FAILED 2
+#define TIMEDOUT 3
+#define CANCELLED 4
+#define SKIPPED 5
+
+/* DetachedAttempt.State */
+#define PENDING 1
+#define STARTED 2
+#define ABANDONED 3
+
+/* the settings (TaskSpec) */
+bool detachedSpec[N];
+byte maxAttempts[N];
+bool requiredSpec[N];
+byte successor[N];
+
+/* GraphStateMachine.Node and the run */
+byte phase[N];
+byte ending[N];
+byte remaining[N];
+bool blocked[N];
+bool backingOff[N];
+/* GraphStateMachine.detached[node] != nil */
+bool registered[N];
+bool isRunning = true;
+byte ended = 0;
+bool finished = false;
+bool cancelledAll = false;
+
+/* one DetachedAttempt per node */
+byte attState[N];
+byte attResult[N];
+byte attGen[N];
+
+/* ghost state, for the properties */
+byte endCount[N];
+bool stopped = false;
+bool prevented[N];
+bool returnedOnWorker[N];
+/* processes (workers, remover, canceller) that have ended */
+byte exited = 0;
+/* attempts to abandon once the lock is released (Effects.abandonDetached), per stopper */
+bool abandonAfterStop[N];
+
+inline endQuietly(n, outcome) {
+    assert(phase[n] != ENDED);
+    endCount[n]++;
+    assert(endCount[n] == 1);
+    phase[n] = ENDED;
+    ending[n] = outcome;
+    ended++
+}
+
+/* GraphStateMachine.stop: pending tasks end cancelled, attempts in flight are abandoned after
+ * the lock is released, the driver cancels its group. */
+inline stop() {
+    if
+    :: isRunning ->
+        isRunning = false;
+        stopped = true;
+        i = 0;
+        do
+        :: i < N ->
+            if
+            :: phase[i] == WAITING || phase[i] == READY -> endQuietly(i, CANCELLED)
+            :: else -> skip
+            fi;
+            if
+            :: registered[i] -> registered[i] = false; abandonAfterStop[i] = true
+            :: else -> skip
+            fi;
+            i++
+        :: else -> break
+        od
+    :: else -> skip
+    fi
+}
+
+/* GraphStateMachine.end: ends `n`, stops the run for a required task's failure, or releases
+ * its successor (a chain: each node has at most one), skipping blocked ones. */
+inline end(n, outcome) {
+    endQuietly(n, outcome);
+    if
+    :: requiredSpec[n] && isRunning && (outcome == FAILED || outcome == TIMEDOUT) -> stop()
+    :: else ->
+        cur = n;
+        out = outcome;
+        do
+        :: successor[cur] == NONE -> break
+        :: else ->
+            s = successor[cur];
+            if
+            :: phase[s] == WAITING ->
+                if
+                :: out != SUCCEEDED -> blocked[s] = true
+                :: else -> skip
+                fi;
+                remaining[s]--;
+                if
+                :: remaining[s] == 0 && isRunning && blocked[s] ->
+                    endQuietly(s, SKIPPED);
+                    cur = s;
+                    out = SKIPPED
+                :: remaining[s] == 0 && isRunning && !blocked[s] -> phase[s] = READY; break
+                :: else -> break
+                fi
+            :: else -> break
+            fi
+        od
+    fi
+}
+
+/* Also forgets the transition's scratch variables, so states that differ only in them are
+ * one state to the search. */
+inline finishIfDone() {
+    if
+    :: ended == N -> finished = true
+    :: else -> skip
+    fi;
+    i = 0;
+    cur = 0;
+    out = 0;
+    s = 0
+}
+
+/* DetachedAttempt.abandon, outside the run's lock. */
+inline abandon(n) {
+    atomic { attState[n] = ABANDONED };
+    atomic {
+        if
+        :: attResult[n] == UNSET -> attResult[n] = CANCELLED
+        :: else -> skip
+        fi
+    }
+}
+
+inline abandonCollected() {
+    do
+    :: atomic {
+           if
+           :: abandonAfterStop[0] -> abandonAfterStop[0] = false; taken = true; i = 0
+           :: abandonAfterStop[1] -> abandonAfterStop[1] = false; taken = true; i = 1
+           :: abandonAfterStop[2] -> abandonAfterStop[2] = false; taken = true; i = 2
+           :: else -> taken = false
+           fi
+       };
+        if
+        :: taken -> abandon(i)
+        :: else -> break
+        fi
+    od;
+    atomic {
+        i = 0;
+        taken = false
+    }
+}
+
+/* Attempt `gen` of `n` in a task of its own, once `start` claimed it: its body and the
+ * run's DeadlineTimer race to settle the attempt's OnceCell (and so does `abandon`). Only the
+ * first settlement counts, so the body and the timer are one process here that settles once,
+ * with whichever comes first; a late settlement, or one for an attempt already replaced
+ * (attGen moved on), goes nowhere, as it does in Swift. */
+proctype Attempt(byte n; byte gen) {
+    atomic {
+        if
+        :: attGen[n] == gen && attResult[n] == UNSET ->
+            if
+            :: attResult[n] = SUCCEEDED
+            :: attResult[n] = FAILED
+            :: attResult[n] = TIMEDOUT
+            :: cancelledAll || attState[n] == ABANDONED -> attResult[n] = CANCELLED
+            fi
+        :: else -> skip
+        fi
+    }
+}
+
+proctype Worker() {
+    byte n, att, outcome, cur, out, s, i;
+    bool ok, taken;
+take:
+    /* takeNext (in complete, or the driver's nextForDriver), under the run's lock */
+    atomic {
+        if
+        :: finished -> goto done
+        :: isRunning && phase[0] == READY -> n = 0
+        :: isRunning && phase[1] == READY -> n = 1
+        :: isRunning && phase[2] == READY -> n = 2
+        fi;
+        /* (2) the start is won under the lock, only while running */
+        assert(!stopped);
+        phase[n] = RUNNING;
+        if
+        :: detachedSpec[n] ->
+            registered[n] = true;
+            attGen[n]++;
+            attState[n] = PENDING;
+            attResult[n] = UNSET
+        :: else -> skip
+        fi
+    };
+    att = 1;
+    if
+    :: detachedSpec[n] ->
+        /* execute: detachedAttempt(of:) under the lock; nil once abandoned */
+        atomic { ok = registered[n] };
+        if
+        :: !ok -> outcome = CANCELLED; goto complete
+        :: else -> skip
+        fi
+    :: else -> skip
+    fi;
+attempt:
+    if
+    :: detachedSpec[n] ->
+        /* runAttemptBody: DetachedAttempt.start claims the attempt unless abandoned */
+        atomic {
+            if
+            :: attState[n] == PENDING -> attState[n] = STARTED; ok = true
+            :: else -> ok = false
+            fi
+        };
+        if
+        :: ok -> run Attempt(n, attGen[n])
+        :: else -> skip
+        fi;
+        /* detached.result.wait() ?? .cancelled */
+        if
+        :: attResult[n] != UNSET -> outcome = attResult[n]
+        :: cancelledAll -> outcome = CANCELLED
+        fi
+    :: else ->
+        /* The body, on this worker: one step, since nothing it does touches the run. */
+        atomic {
+            assert(!prevented[n]);
+            if
+            :: outcome = SUCCEEDED
+            :: outcome = FAILED
+            :: cancelledAll -> outcome = CANCELLED
+            fi;
+            /* a failure while cancelled is reported cancelled (outcome(of:)) */
+            if
+            :: outcome == FAILED && cancelledAll -> outcome = CANCELLED
+            :: else -> skip
+            fi;
+            /* (3) is about bodies that returned: a throw is not one */
+            returnedOnWorker[n] = outcome == SUCCEEDED
+        }
+    fi;
+    /* execute: retry a failure or a timeout while attempts remain and nothing cancelled */
+    if
+    :: (outcome == FAILED || outcome == TIMEDOUT) && cancelledAll -> outcome = CANCELLED
+    :: (outcome == FAILED || outcome == TIMEDOUT) && !cancelledAll && att < maxAttempts[n] ->
+        atomic {
+            /* attemptFailed */
+            registered[n] = false;
+            backingOff[n] = true;
+            returnedOnWorker[n] = false
+        };
+        /* the backoff's sleep throws once the group is cancelled */
+        if
+        :: cancelledAll -> outcome = CANCELLED; goto complete
+        :: skip
+        fi;
+        att++;
+        atomic {
+            /* retryStarting: the one place a retry wins the right to start */
+            if
+            :: isRunning && phase[n] == RUNNING ->
+                assert(!stopped && !prevented[n]);
+                backingOff[n] = false;
+                ok = true;
+                if
+                :: detachedSpec[n] ->
+                    registered[n] = true;
+                    attGen[n]++;
+                    attState[n] = PENDING;
+                    attResult[n] = UNSET
+                :: else -> skip
+                fi
+            :: else -> ok = false
+            fi
+        };
+        if
+        :: ok -> goto attempt
+        :: else -> outcome = CANCELLED
+        fi
+    :: else -> skip
+    fi;
+complete:
+    atomic {
+        /* complete: ends the node unless a removal during the backoff already has */
+        registered[n] = false;
+        if
+        :: phase[n] != ENDED -> end(n, outcome)
+        :: else -> skip
+        fi;
+        finishIfDone()
+    };
+    abandonCollected();
+    atomic {
+        n = 0;
+        att = 0;
+        outcome = 0;
+        ok = false
+    };
+    goto take;
+done:
+    exited++
+}
+
+proctype Remover() {
+    byte r, cur, out, s, i;
+    bool abandonIt = false, taken;
+#ifdef REMOVE
+    r = REMOVE;
+#else
+    if
+    :: r = 0
+    :: r = 1
+    :: r = 2
+    fi;
+#endif
+    atomic {
+        /* remove */
+        if
+        :: phase[r] == ENDED -> skip
+        :: phase[r] == RUNNING && registered[r] -> registered[r] = false; abandonIt = true
+        :: phase[r] == RUNNING && !registered[r] && backingOff[r] ->
+            end(r, CANCELLED);
+            prevented[r] = true
+        :: phase[r] == RUNNING && !registered[r] && !backingOff[r] -> skip
+        :: phase[r] == WAITING || phase[r] == READY ->
+            end(r, CANCELLED);
+            prevented[r] = true
+        fi;
+        finishIfDone()
+    };
+    abandonCollected();
+    if
+    :: abandonIt -> abandon(r)
+    :: else -> skip
+    fi;
+    exited++
+}
+
+proctype Canceller() {
+    byte i;
+    bool taken;
+    if
+    :: atomic {
+           stop();
+           if
+           :: ended == N -> finished = true
+           :: else -> skip
+           fi;
+           i = 0
+       };
+        /* storage.cancel(): the driver's task is cancelled, and with it every worker */
+        cancelledAll = true;
+        abandonCollected()
+    :: skip
+    fi;
+    exited++
+}
+
+/* The driver: after a stop, cancels its task group (driverMustCancelAll). */
+proctype Driver() {
+endWaitingForAStop:
+    if
+    :: stopped -> cancelledAll = true
+    fi
+}
+
+init {
+    byte w;
+    maxAttempts[0] = 2;
+    maxAttempts[1] = 1;
+    maxAttempts[2] = 1;
+    requiredSpec[2] = true;
+    successor[0] = 1;
+    successor[1] = NONE;
+    successor[2] = NONE;
+#ifdef DETACHED_A
+    detachedSpec[0] = true;
+#endif
+#ifdef DETACHED_C
+    detachedSpec[2] = true;
+#endif
+    remaining[1] = 1;
+    atomic {
+        /* insert: roots are ready */
+        phase[0] = READY;
+        phase[1] = WAITING;
+        phase[2] = READY;
+        w = 0;
+        do
+        :: w < WORKERS -> run Worker(); w++
+        :: else -> break
+        od;
+        run Remover();
+        run Canceller();
+        run Driver()
+    };
+    /* The workers, the remover and the canceller have ended (the driver waits for a stop that
+     * may never come; a timer or an abandoned body may still run). */
+    (exited == WORKERS + 2);
+    assert(finished);
+    /* (1) */
+    assert(endCount[0] == 1 && endCount[1] == 1 && endCount[2] == 1);
+    /* (3) a body that returned on a worker in the task's last attempt is reported succeeded */
+    w = 0;
+    do
+    :: w < N ->
+        assert(!returnedOnWorker[w] || ending[w] == SUCCEEDED);
+        w++
+    :: else -> break
+    od
+}
