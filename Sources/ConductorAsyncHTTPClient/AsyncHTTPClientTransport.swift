@@ -36,8 +36,8 @@ import Tracing
 ///   `Content-Length` says so, otherwise as soon as a chunk would pass the limit, which is
 ///   not kept (only the chunk AsyncHTTPClient hands over is in memory) — and the connection
 ///   is closed.
-/// - A ``RequestBody`` made of bytes is sent as it is; a streamed one is read to its end first
-///   and sent with its length (``RequestBody`` offers no other way to read it).
+/// - A ``RequestBody`` made of bytes is sent with its length; a streamed one is sent chunk by
+///   chunk as it is read (chunked transfer encoding), never held in memory whole.
 /// - Trace context: the gate writes the request span's `traceparent` into the request. An
 ///   `HTTPClient` whose configuration has a tracer (AsyncHTTPClient's default is the
 ///   bootstrapped one) starts a span of its own for each attempt and writes its own
@@ -78,7 +78,12 @@ public struct AsyncHTTPClientTransport: GateTransport {
     public func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
         var outgoing = try HTTPClientRequest(request)
         if let body {
-            outgoing.body = .bytes(ByteBuffer(bytes: await body.collect()))
+            if body.isReplayable {
+                outgoing.body = .bytes(ByteBuffer(bytes: await body.collect()))
+            } else {
+                // Sent as it is read, chunked: an upload is never held in memory whole.
+                outgoing.body = .stream(body.chunks.map { ByteBuffer(bytes: $0) }, length: .unknown)
+            }
         }
         removeTraceFieldsTheClientWrites(from: &outgoing.headers)
         // Cancelled already: open nothing.

@@ -58,6 +58,31 @@ struct AsyncHTTPClientTransportTests {
         await server.stop()
     }
 
+    /// A streamed body goes out as it is read: the request's head, chunked, reaches the server
+    /// while the body's stream is still open (a transport that collected the body first would
+    /// send nothing until the stream ended, and this test would wait forever).
+    @Test func aStreamedBodyIsSentAsItIsRead() async throws {
+        let recorder = try await WireRecorder.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            var upload = HTTPRequest(method: .post, scheme: "http", authority: recorder.authority, path: "/upload")
+            upload.headerFields[.contentType] = "application/octet-stream"
+            let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
+            continuation.yield([1, 2, 3])
+            let send = Task { try await transport.send(upload, body: .stream(chunks)) }
+            var arrivals = recorder.arrivals.makeAsyncIterator()
+            let head = try #require(await arrivals.next())
+            #expect(head.hasPrefix("POST /upload"))
+            #expect(WireRecorder.values(of: "transfer-encoding", in: head) == ["chunked"])
+            #expect(WireRecorder.values(of: "content-length", in: head).isEmpty)
+            continuation.finish()
+            // The recorder answered as soon as the head arrived; how the client ends an upload
+            // answered early is its own business.
+            _ = try? await send.value
+        }
+        try await recorder.stop()
+    }
+
     // MARK: - Cancellation
 
     /// Cancelled before it starts, a send throws `CancellationError` and nothing reaches the

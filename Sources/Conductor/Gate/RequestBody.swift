@@ -27,6 +27,28 @@ public struct RequestBody: Sendable {
         return false
     }
 
+    /// The body as a sequence of chunks, for a transport that sends it as it is read: a body
+    /// made of bytes is one chunk; a streamed body is its own stream, which can be read once.
+    ///
+    /// ```swift
+    /// if body.isReplayable {
+    ///     upload(await body.collect())          // the length is known
+    /// } else {
+    ///     for await chunk in body.chunks { write(chunk) }
+    /// }
+    /// ```
+    public var chunks: AsyncStream<[UInt8]> {
+        switch storage {
+        case .bytes(let bytes):
+            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+            continuation.yield(bytes)
+            continuation.finish()
+            return stream
+        case .stream(let chunks):
+            return chunks
+        }
+    }
+
     /// The whole body; for a stream, reads it to the end (once).
     public func collect() async -> [UInt8] {
         switch storage {

@@ -6,7 +6,8 @@ import NIOPosix
 /// A bare HTTP/1.1 server on 127.0.0.1 that keeps each request head exactly as it came off
 /// the wire, and answers every request `200` with an empty body. FlyingFox folds repeated
 /// header fields into one, so it cannot tell whether a request carried a field twice; this
-/// can. Requests without a body only (GET).
+/// can. It reads heads only: a body, if any, is ignored (the test of a streamed upload needs
+/// only to see its head arrive while the body is still being written).
 final class WireRecorder: Sendable {
     private let channel: any Channel
     private let heads: HeadLog
@@ -36,6 +37,9 @@ final class WireRecorder: Sendable {
 
     /// Every request head received, as text, in arrival order.
     var receivedHeads: [String] { heads.all }
+
+    /// Each head as it arrives.
+    var arrivals: AsyncStream<String> { heads.arrivals }
 
     /// The values of every field named `name` (any case) in `head`, repeats included.
     static func values(of name: String, in head: String) -> [String] {
@@ -80,8 +84,17 @@ private final class HeadRecorder: ChannelInboundHandler {
 /// The heads received, shared by every connection's handler.
 private final class HeadLog: Sendable {
     private let heads = Lock<[String]>([])
+    let arrivals: AsyncStream<String>
+    private let arrived: AsyncStream<String>.Continuation
 
-    func append(_ head: String) { heads.withLock { $0.append(head) } }
+    init() {
+        (arrivals, arrived) = AsyncStream<String>.makeStream()
+    }
+
+    func append(_ head: String) {
+        heads.withLock { $0.append(head) }
+        arrived.yield(head)
+    }
 
     var all: [String] { heads.withLock { $0 } }
 }
