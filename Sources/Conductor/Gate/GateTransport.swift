@@ -11,7 +11,9 @@ public import HTTPTypes
 /// }
 /// ```
 ///
-/// `ConductorURLSession` ships `URLSessionTransport`. A transport should honour task
+/// `ConductorURLSession` ships `URLSessionTransport` (apps), and `ConductorAsyncHTTPClient`
+/// ships `AsyncHTTPClientTransport` (servers; it cancels a request on Linux too). A transport
+/// should honour task
 /// cancellation; it is called outside every gate lock and never sees a request twice
 /// unless the gate decided to send it again.
 ///
