@@ -105,7 +105,7 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
         for waiter in subscription.ready { waiter.resume() }
         let (cell, token, flightPriority, isNew, _, _) = subscription
         if isNew {
-            let task = Task {
+            let task = Task(executorPreference: TaskPlacement.executor) {
                 let result: Result<T, any Error>
                 do { result = .success(try await work(flightPriority)) } catch { result = .failure(error) }
                 self.remove(key, token: token)

@@ -341,7 +341,7 @@ final class GateStorage: Sendable {
                 // shutdown, the last caller leaving) can cancel it; the task takes the lock
                 // only once this transition is over. It tells `initial` first, so the logger
                 // and the instruments hear of the request before any later event of it.
-                flight.task = Task {
+                flight.task = Task(executorPreference: TaskPlacement.executor) {
                     opening.tell(self)
                     await self.fly(
                         request, body: body, key: key, id: id, name: name, timeout: timeout,
@@ -976,7 +976,7 @@ final class GateStorage: Sendable {
         let refresher = self.refresher
         let timeout = configuration.refreshTimeout
         let timer = refreshTimer
-        let task = Task {
+        let task = Task(executorPreference: TaskPlacement.executor) {
             let outcome: RefreshOutcome
             switch await self.acquireSlot(for: .refresh, lookWithJudge: false) {
             case .granted:

@@ -286,7 +286,7 @@ public final class PriorityScheduler: Sendable {
     // MARK: - Workers
 
     private func spawnWorker(_ job: Job) {
-        Task { await self.drain(startingWith: job) }
+        Task(executorPreference: TaskPlacement.executor) { await self.drain(startingWith: job) }
     }
 
     /// Runs `job`, then keeps taking the jobs its slot releases, so a busy scheduler reuses
