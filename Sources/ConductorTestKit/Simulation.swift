@@ -44,6 +44,8 @@ public final class Simulation: TaskExecutor, Sendable {
         var escapes = 0
         var jobsRun = 0
         var scenarioEnded = false
+        /// What ``Simulation/record(_:)`` and ``Simulation/traced(_:isolation:_:)`` wrote, in order.
+        var trace: [String] = []
         /// The run loop has returned: jobs that arrive later (a stalled scenario's tasks,
         /// escaped work coming back) go to the global executor instead of a queue nobody
         /// runs, where each would keep its task, and the task the simulation, forever.
@@ -91,6 +93,11 @@ public final class Simulation: TaskExecutor, Sendable {
         arrivals.signal()
     }
 
+    /// Adds `entry` to the run's trace (``SimulationRun/trace``, ``SimulationError/trace``).
+    public func record(_ entry: String) {
+        state.withLock { $0.trace.append(entry) }
+    }
+
     /// Runs `scenario` under `seed` and returns its result with what the run loop saw.
     ///
     /// - Parameters:
@@ -106,6 +113,27 @@ public final class Simulation: TaskExecutor, Sendable {
         idleLimit: Duration = .seconds(5),
         _ scenario: @escaping @Sendable (Simulation) async throws -> Value
     ) async throws -> SimulationRun<Value> {
+        let ending = try await execute(seed: seed, clock: clock, idleLimit: idleLimit, scenario)
+        return SimulationRun(
+            seed: seed, value: try ending.result.get(), jobsRun: ending.jobsRun, escapes: ending.escapes,
+            trace: ending.trace)
+    }
+
+    /// How a scenario ended under one seed: its result, and what the loop saw.
+    struct Ending<Value: Sendable> {
+        let result: Result<Value, any Error>
+        let jobsRun: Int
+        let escapes: Int
+        let trace: [String]
+    }
+
+    /// Runs `scenario` under `seed`; throws only when it stalls.
+    static func execute<Value: Sendable>(
+        seed: UInt64,
+        clock: ManualClock,
+        idleLimit: Duration,
+        _ scenario: @escaping @Sendable (Simulation) async throws -> Value
+    ) async throws(SimulationError) -> Ending<Value> {
         let simulation = Simulation(seed: seed, clock: clock)
         let result = Lock<Result<Value, any Error>?>(nil)
         let root = Task(executorPreference: simulation) {
@@ -120,7 +148,7 @@ public final class Simulation: TaskExecutor, Sendable {
             simulation.state.withLock { $0.scenarioEnded = true }
         }
         let stalled = await simulation.runLoop(idleLimit: idleLimit)
-        let (escapes, jobsRun) = simulation.state.withLock { ($0.escapes, $0.jobsRun) }
+        let (escapes, jobsRun, trace) = simulation.state.withLock { ($0.escapes, $0.jobsRun, $0.trace) }
         if stalled {
             root.cancel()
             throw SimulationError.stalled(seed: seed, jobsRun: jobsRun, idleLimit: idleLimit)
@@ -128,7 +156,7 @@ public final class Simulation: TaskExecutor, Sendable {
         guard let outcome = result.withLock({ $0 }) else {
             throw SimulationError.stalled(seed: seed, jobsRun: jobsRun, idleLimit: idleLimit)
         }
-        return SimulationRun(seed: seed, value: try outcome.get(), jobsRun: jobsRun, escapes: escapes)
+        return Ending(result: outcome, jobsRun: jobsRun, escapes: escapes, trace: trace)
     }
 
     /// Runs the loop on a thread of its own until the scenario has ended; returns whether it
@@ -198,13 +226,19 @@ public struct SimulationRun<Value: Sendable>: Sendable {
     /// How many jobs came back to the simulation from work that had left it (a hop to
     /// another actor or thread). Zero for a reproducible run.
     public let escapes: Int
+    /// What the scenario recorded with ``Simulation/record(_:)`` and
+    /// ``Simulation/traced(_:isolation:_:)``, in the order it happened.
+    public let trace: [String]
 }
 
 /// Why a simulation could not finish its scenario.
 public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable { case stalled }
+        private enum Value: Hashable, Sendable {
+            case stalled
+            case failed
+        }
         private let value: Value
 
         /// Nothing could run, nobody slept on the clock, and no job came back within the
@@ -212,15 +246,43 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
         /// for work that left the simulation.
         public static let stalled = Code(value: .stalled)
 
-        public var description: String { "stalled" }
+        /// The scenario threw, or the check of ``Simulation/explore(seeds:idleLimit:_:check:)``
+        /// did, under this seed.
+        public static let failed = Code(value: .failed)
+
+        public var description: String {
+            switch value {
+            case .stalled: "stalled"
+            case .failed: "failed"
+            }
+        }
     }
 
     public let code: Code
     /// The seed of the run that failed.
     public let seed: UInt64
     public let message: String
+    /// The order in which the failed run's traced work started and ended (see
+    /// ``Simulation/traced(_:isolation:_:)``); empty for a stalled run.
+    public let trace: [String]
 
     public var description: String { message }
+
+    init(code: Code, seed: UInt64, message: String, trace: [String] = []) {
+        self.code = code
+        self.seed = seed
+        self.message = message
+        self.trace = trace
+    }
+
+    static func failed(seed: UInt64, trace: [String], underlying: any Error) -> SimulationError {
+        SimulationError(
+            code: .failed, seed: seed,
+            message:
+                "simulation with seed \(seed) failed: \(underlying); replay it with Simulation.replay(seed: \(seed)); "
+                + "order: \(trace.isEmpty ? "nothing traced" : trace.joined(separator: ", "))",
+            trace: trace)
+    }
 
     static func stalled(seed: UInt64, jobsRun: Int, idleLimit: Duration) -> SimulationError {
         SimulationError(
