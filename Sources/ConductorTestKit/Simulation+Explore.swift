@@ -15,7 +15,8 @@ extension Simulation {
     ///
     /// Trace the work whose order matters with ``traced(_:_:)``. A failed `#expect` is
     /// recorded, not thrown, so it cannot stop the exploration: fail a seed with a thrown
-    /// error (`try #require(…)` is one) or with `check`.
+    /// error (`try #require(…)` is one) or with `check`, which runs where the caller does
+    /// (`isolation`), between two seeds.
     ///
     /// - Throws: ``SimulationError`` naming the failing seed: ``SimulationError/Code/failed``
     ///   with its ``SimulationError/trace``, or ``SimulationError/Code/stalled``.
@@ -23,25 +24,27 @@ extension Simulation {
     public static func explore<Value: Sendable>(
         seeds: some Sequence<UInt64>,
         idleLimit: Duration = .seconds(5),
+        isolation: isolated (any Actor)? = #isolation,
         _ scenario: @escaping @Sendable (Simulation) async throws -> Value,
         check: (SimulationRun<Value>) throws -> Void = { _ in }
     ) async throws(SimulationError) -> Int {
         var count = 0
         for seed in seeds {
-            _ = try await replay(seed: seed, idleLimit: idleLimit, scenario, check: check)
+            _ = try await replay(seed: seed, idleLimit: idleLimit, isolation: isolation, scenario, check: check)
             count += 1
         }
         return count
     }
 
     /// Runs `scenario` under `seed` again — the interleaving that
-    /// ``explore(seeds:idleLimit:_:check:)`` reported — and applies `check` as it did, so a
+    /// ``explore(seeds:idleLimit:isolation:_:check:)`` reported — and applies `check` as it did, so a
     /// failure can be studied under a debugger and its fix proven on the same order.
     ///
-    /// - Throws: ``SimulationError`` as ``explore(seeds:idleLimit:_:check:)`` does.
+    /// - Throws: ``SimulationError`` as ``explore(seeds:idleLimit:isolation:_:check:)`` does.
     public static func replay<Value: Sendable>(
         seed: UInt64,
         idleLimit: Duration = .seconds(5),
+        isolation: isolated (any Actor)? = #isolation,
         _ scenario: @escaping @Sendable (Simulation) async throws -> Value,
         check: (SimulationRun<Value>) throws -> Void = { _ in }
     ) async throws(SimulationError) -> SimulationRun<Value> {

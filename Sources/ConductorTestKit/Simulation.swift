@@ -246,7 +246,7 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
         /// for work that left the simulation.
         public static let stalled = Code(value: .stalled)
 
-        /// The scenario threw, or the check of ``Simulation/explore(seeds:idleLimit:_:check:)``
+        /// The scenario threw, or the check of ``Simulation/explore(seeds:idleLimit:isolation:_:check:)``
         /// did, under this seed.
         public static let failed = Code(value: .failed)
 
