@@ -87,14 +87,17 @@ import Testing
         #expect(logs.count > 1)
     }
 
-    /// A launch task that waits for work of its own detached task leaves the simulation: the
-    /// job that resumes it comes from another thread, and the run counts it.
+    /// A launch task that waits for a callback from a dispatch queue leaves the simulation: the
+    /// job that resumes it comes from another thread, and the run counts it. (The idle limit is
+    /// real time: a busy machine may take a while to run the queue.)
     @Test func aLaunchTaskThatLeavesTheSimulationIsCounted() async throws {
-        let run = try await Simulation.run(seed: 9) { simulation in
+        let run = try await Simulation.run(seed: 9, idleLimit: .seconds(40)) { simulation in
             let launcher = Launcher(clock: simulation.clock)
             try launcher.add(
                 ClosureStartupTask("thumbnails") {
-                    await Task.detached { await Task.yield() }.value
+                    await withCheckedContinuation { continuation in
+                        DispatchQueue(label: "thumbnails").async { continuation.resume() }
+                    }
                 })
             try await launcher.run()
             return await launcher.report().outcome
@@ -216,11 +219,13 @@ import Testing
         struct CallbackTransport: GateTransport {
             func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
                 await withCheckedContinuation { continuation in
-                    DispatchQueue.global().async { continuation.resume(returning: (HTTPResponse(status: .ok), [])) }
+                    DispatchQueue(label: "wire").async {
+                        continuation.resume(returning: (HTTPResponse(status: .ok), []))
+                    }
                 }
             }
         }
-        let run = try await Simulation.run(seed: 4) { simulation in
+        let run = try await Simulation.run(seed: 4, idleLimit: .seconds(40)) { simulation in
             let gate = try RequestGate<String>(
                 transport: CallbackTransport(), clock: simulation.clock, authorize: { _, _ in },
                 refresh: { _ in "t" })
