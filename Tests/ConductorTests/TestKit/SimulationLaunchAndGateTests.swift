@@ -87,18 +87,39 @@ import Testing
         #expect(logs.count > 1)
     }
 
+    /// A continuation resumed from a dispatch queue, only once its task has suspended: a resume
+    /// that came before would let the task go on at once, on the simulation's thread, and
+    /// nothing would have left it (escape detection counts jobs that come back, not work that
+    /// went out).
+    private final class Callback: Sendable {
+        private let continuation = Lock<CheckedContinuation<Void, Never>?>(nil)
+
+        func wait() async {
+            await withCheckedContinuation { continuation in self.continuation.withLock { $0 = continuation } }
+        }
+
+        /// Runs on the simulation: a job of its own runs only after the waiting task's job has
+        /// ended, so once the continuation is stored, its task has suspended.
+        func answerFromAnotherThread() async {
+            while true {
+                if let waiting = continuation.withLock({ $0.take() }) {
+                    DispatchQueue(label: "callback").async { waiting.resume() }
+                    return
+                }
+                await Task.yield()
+            }
+        }
+    }
+
     /// A launch task that waits for a callback from a dispatch queue leaves the simulation: the
     /// job that resumes it comes from another thread, and the run counts it. (The idle limit is
     /// real time: a busy machine may take a while to run the queue.)
     @Test func aLaunchTaskThatLeavesTheSimulationIsCounted() async throws {
         let run = try await Simulation.run(seed: 9, idleLimit: .seconds(40)) { simulation in
             let launcher = Launcher(clock: simulation.clock)
-            try launcher.add(
-                ClosureStartupTask("thumbnails") {
-                    await withCheckedContinuation { continuation in
-                        DispatchQueue(label: "thumbnails").async { continuation.resume() }
-                    }
-                })
+            let callback = Callback()
+            try launcher.add(ClosureStartupTask("thumbnails", dependsOn: []) { await callback.wait() })
+            try launcher.add(ClosureStartupTask("decoder", dependsOn: []) { await callback.answerFromAnotherThread() })
             try await launcher.run()
             return await launcher.report().outcome
         }
@@ -217,19 +238,20 @@ import Testing
     /// answer resumes the gate's flight from outside the simulation, and the run counts it.
     @Test func aTransportThatAnswersFromAnotherThreadIsCounted() async throws {
         struct CallbackTransport: GateTransport {
+            let callback: Callback
             func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
-                await withCheckedContinuation { continuation in
-                    DispatchQueue(label: "wire").async {
-                        continuation.resume(returning: (HTTPResponse(status: .ok), []))
-                    }
-                }
+                await callback.wait()
+                return (HTTPResponse(status: .ok), [])
             }
         }
         let run = try await Simulation.run(seed: 4, idleLimit: .seconds(40)) { simulation in
+            let callback = Callback()
             let gate = try RequestGate<String>(
-                transport: CallbackTransport(), clock: simulation.clock, authorize: { _, _ in },
+                transport: CallbackTransport(callback: callback), clock: simulation.clock, authorize: { _, _ in },
                 refresh: { _ in "t" })
-            let response = try await gate.send(Self.request("/feed"), authorization: .anonymous)
+            async let sent = gate.send(Self.request("/feed"), authorization: .anonymous)
+            await callback.answerFromAnotherThread()
+            let response = try await sent
             gate.shutdown()
             return response.response.status.code
         }
