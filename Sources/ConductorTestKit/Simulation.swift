@@ -24,7 +24,9 @@ import Foundation
 /// Work that leaves the simulation — a hop to the main actor or to an actor of your own, a
 /// `Task.detached` of your code, a callback from another thread — runs at its own pace, and
 /// its return to the simulation cannot be replayed. The simulation counts such returns in
-/// ``SimulationRun/escapes``; a scenario whose count is not zero is not reproducible.
+/// ``SimulationRun/escapes``; a scenario whose count is not zero is not reproducible. The count
+/// sees only work that comes back after its task suspended: a callback that resumes a task
+/// before it has suspended lets it go on at once, unseen — and at a moment real time decides.
 public final class Simulation: TaskExecutor, Sendable {
     /// The seed the order of jobs is drawn from.
     public let seed: UInt64
