@@ -35,7 +35,7 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A task's timeout or retry backoff is negative.
         public static let negativeDuration = Code(kind: .negativeDuration)
         /// A setting is out of range: a concurrency limit below 1, or a task's retry policy
-        /// of fewer than 1 attempt. Reported before anything starts; nothing is clamped.
+        /// of fewer than 1 attempt or with a multiplier below 1. Reported before anything starts; nothing is clamped.
         public static let invalidConfiguration = Code(kind: .invalidConfiguration)
         /// An operation named a task the graph does not have.
         public static let unknownTask = Code(kind: .unknownTask)
@@ -120,6 +120,14 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     static func retryAttempts(_ count: Int, task: String) -> GraphError {
         GraphError(
             .invalidConfiguration, "task '\(task)' has a retry policy of \(count) attempts; it needs at least 1",
+            taskID: task)
+    }
+
+    /// A multiplier below 1 would make each wait shorter than the one before (zero: no wait
+    /// after the second attempt): reported like ``retryAttempts(_:task:)``, never clamped.
+    static func retryMultiplier(_ value: Int, task: String) -> GraphError {
+        GraphError(
+            .invalidConfiguration, "task '\(task)' has a retry multiplier of \(value); it needs at least 1",
             taskID: task)
     }
 

@@ -166,16 +166,16 @@ final class TaskSpec: Sendable {
     }
 
     /// What validation reports about the task's own settings, naming it: a negative duration
-    /// first, then a retry policy of fewer than 1 attempt. Nothing is clamped: a count of
-    /// zero would end the task without running it, which is never what was meant.
+    /// first, then a retry policy of fewer than 1 attempt or a multiplier below 1. Nothing is
+    /// clamped: a count of zero would end the task without running it, which is never what
+    /// was meant.
     func invalidSetting(of task: String) -> GraphError? {
         if let (parameter, value) = negativeDuration { return .negativeDuration(parameter, value, task: task) }
-        if retry.maxAttempts < 1 { return .retryAttempts(retry.maxAttempts, task: task) }
-        return nil
+        return retry.invalidCount(task: task)
     }
 
     /// Whether ``invalidSetting(of:)`` has something to report, without building the error.
-    var hasInvalidSetting: Bool { negativeDuration != nil || retry.maxAttempts < 1 }
+    var hasInvalidSetting: Bool { negativeDuration != nil || retry.hasInvalidCount }
 
     var placement: String {
         operation.isMainActor ? "main actor" : "global"

@@ -17,8 +17,8 @@
 /// ```
 ///
 /// Validation (``validate()``, and every way of starting) rejects an empty or duplicate id,
-/// a negative timeout or retry backoff, a retry policy of fewer than 1 attempt, a dependency
-/// on an unknown id, and a cycle, with a ``GraphError`` that names the culprit; starting also
+/// a negative timeout or retry backoff, a retry policy of fewer than 1 attempt or with a
+/// multiplier below 1, a dependency on an unknown id, and a cycle, with a ``GraphError`` that names the culprit; starting also
 /// rejects a `concurrencyLimit` below 1. Nothing starts, and nothing is clamped. A zero
 /// timeout is allowed: every attempt times out at once.
 ///
@@ -45,7 +45,8 @@ public struct TaskGraph: Sendable {
     ///   - timeout: The longest an attempt may take; it is abandoned at once when it expires.
     ///     A negative timeout is reported by validation (``GraphError/Code/negativeDuration``).
     ///   - retry: How often to try again after a failure; a negative backoff, or fewer than
-    ///     1 attempt (``GraphError/Code/invalidConfiguration``), is reported by validation too.
+    ///     1 attempt or a multiplier below 1 (``GraphError/Code/invalidConfiguration``), is
+    ///     reported by validation too.
     ///   - failure: Whether the task's failure ends the run.
     ///   - whenDependencyFails: Skip, or run anyway, when an optional dependency failed.
     ///   - operation: The work. Its result can be read by dependents through the handle.

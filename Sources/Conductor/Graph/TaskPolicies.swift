@@ -55,7 +55,9 @@ public struct RetryPolicy: Hashable, Sendable {
     public let maxAttempts: Int
     /// The wait before the second attempt.
     public let initialBackoff: Duration
-    /// The factor each further wait is multiplied by.
+    /// The factor each further wait is multiplied by, as given. Below 1 is reported like a
+    /// count of no attempts (``GraphError/Code/invalidConfiguration``,
+    /// ``LaunchError/Code/invalidConfiguration``), naming the task that holds the policy.
     public let multiplier: Int
     /// The longest wait.
     public let maxBackoff: Duration
@@ -63,8 +65,10 @@ public struct RetryPolicy: Hashable, Sendable {
     /// One attempt, no retry.
     public static let never = RetryPolicy(maxAttempts: 1, initialBackoff: .zero, multiplier: 1, maxBackoff: .zero)
 
-    /// Up to `count` attempts with exponential backoff. `count` is kept as given: a count
-    /// below 1 is not clamped but reported by validation, naming the task that holds it.
+    /// Up to `count` attempts with exponential backoff. `count` and `multiplier` are kept as
+    /// given: either below 1 is not clamped but reported by validation, naming the task that
+    /// holds it (a multiplier of 0 would retry at once after the first wait; it is a mistake to
+    /// report, not a value to guess at).
     public static func attempts(
         _ count: Int,
         backoff initial: Duration = .milliseconds(100),
@@ -72,7 +76,7 @@ public struct RetryPolicy: Hashable, Sendable {
         maxBackoff: Duration = .seconds(30)
     ) -> RetryPolicy {
         RetryPolicy(
-            maxAttempts: count, initialBackoff: initial, multiplier: max(1, multiplier), maxBackoff: maxBackoff)
+            maxAttempts: count, initialBackoff: initial, multiplier: multiplier, maxBackoff: maxBackoff)
     }
 
     /// The first negative wait, named as ``attempts(_:backoff:multiplier:maxBackoff:)`` spells it.
@@ -82,6 +86,18 @@ public struct RetryPolicy: Hashable, Sendable {
         if maxBackoff < .zero { return ("retry maxBackoff", maxBackoff) }
         return nil
     }
+
+    /// What validation reports about the policy's counts, naming the task that holds it: a
+    /// policy of no attempts would end the task without running it, and a multiplier below 1
+    /// would shrink the waits or make them zero.
+    func invalidCount(task: String) -> GraphError? {
+        if maxAttempts < 1 { return .retryAttempts(maxAttempts, task: task) }
+        if multiplier < 1 { return .retryMultiplier(multiplier, task: task) }
+        return nil
+    }
+
+    /// Whether ``invalidCount(task:)`` has something to report, without building the error.
+    var hasInvalidCount: Bool { maxAttempts < 1 || multiplier < 1 }
 
     /// The wait after failed attempt number `attempt` (1-based).
     func backoff(after attempt: Int) -> Duration {

@@ -38,10 +38,11 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         /// (reported when it is added), or tasks that depend on each other in a loop (possible
         /// only by removing a task before the launch and adding it back with dependencies).
         public static let cycle = Code(kind: .cycle)
-        /// A task's retry backoff, or the timeout given to ``Launcher/ready(_:timeout:)``, is negative.
+        /// A task's retry backoff, the launcher's `undoTimeout` (reported by ``Launcher/start()``),
+        /// or the timeout given to ``Launcher/ready(_:timeout:)``, is negative.
         public static let negativeDuration = Code(kind: .negativeDuration)
-        /// A task's ``StartupTask/retry`` policy has fewer than 1 attempt; reported when it is
-        /// added, never clamped.
+        /// A task's ``StartupTask/retry`` policy has fewer than 1 attempt or a multiplier below
+        /// 1; reported when it is added, never clamped.
         public static let invalidConfiguration = Code(kind: .invalidConfiguration)
         /// A launcher added to another one as a task had an undo fail or time out during its
         /// shutdown; the message names each one.
@@ -84,11 +85,6 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         LaunchError(.cycle, "cycle: \(name) → \(name)", taskName: name)
     }
 
-    /// The graph's message, with the launch's code: see ``GraphError/retryAttempts(_:task:)``.
-    static func retryAttempts(_ count: Int, task: String) -> LaunchError {
-        from(.retryAttempts(count, task: task))
-    }
-
     static func unknownReadiness(_ name: String) -> LaunchError {
         LaunchError(.unknownReadiness, "no readiness set named '\(name)'")
     }
@@ -104,6 +100,11 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `parameter` as the API spells it: `retry backoff`, `retry maxBackoff`.
     static func negativeDuration(_ parameter: String, _ value: Duration, task: String) -> LaunchError {
         LaunchError(.negativeDuration, "task '\(task)' has a negative \(parameter) (\(value))", taskName: task)
+    }
+
+    /// A setting of the launcher itself, named as its initializer spells it.
+    static func negativeDuration(_ parameter: String, _ value: Duration, launcher: String) -> LaunchError {
+        LaunchError(.negativeDuration, "launcher '\(launcher)' has a negative \(parameter) (\(value))")
     }
 
     static func negativeTimeout(_ value: Duration, waitingFor readiness: String) -> LaunchError {

@@ -79,7 +79,7 @@ struct LaunchPlan {
             if let (parameter, value) = task.retry.negativeBackoff {
                 throw .negativeDuration(parameter, value, task: name)
             }
-            if task.retry.maxAttempts < 1 { throw .retryAttempts(task.retry.maxAttempts, task: name) }
+            if let invalid = task.retry.invalidCount(task: name) { throw LaunchError.from(invalid) }
         }
         switch entry {
         case .task: kinds[name] = .task

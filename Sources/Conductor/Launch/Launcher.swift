@@ -111,9 +111,10 @@ public final class Launcher: StartupTask, Sendable {
     ///   - clock: Measures readiness deadlines, retry backoff, undo deadlines and the
     ///     report's times.
     ///   - undoTimeout: How long each task's ``StartupTask/undo()`` may take during
-    ///     ``shutdown()`` before it is cancelled and reported as timed out; a negative value
-    ///     counts as zero. As a task of an outer launcher, this launcher's whole shutdown has
-    ///     the outer one's `undoTimeout`: give the outer one the longer.
+    ///     ``shutdown()`` before it is cancelled and reported as timed out. A negative value is
+    ///     kept and reported by ``start()`` and ``run()`` (``LaunchError/Code/negativeDuration``),
+    ///     and nothing is launched. As a task of an outer launcher, this launcher's whole
+    ///     shutdown has the outer one's `undoTimeout`: give the outer one the longer.
     ///   - logger: Receives a structured log line per event; nothing is logged without one.
     ///   - telemetry: Receives the launch's span (named `name`, with an event per readiness
     ///     set), a span per task attempt and the launch's metrics; by default whatever the
@@ -127,7 +128,7 @@ public final class Launcher: StartupTask, Sendable {
         logger: Logger? = nil,
         telemetry: Telemetry = .bootstrapped
     ) {
-        self.undoTimeout = max(.zero, undoTimeout)
+        self.undoTimeout = undoTimeout
         self.undoTimer = DeadlineTimer(clock: ClockSource(clock).purpose(.launchUndoTimeout))
         self.name = name
         self.telemetry = telemetry
@@ -157,8 +158,9 @@ public final class Launcher: StartupTask, Sendable {
     /// Adds a task, before or during the launch. Its name must be new, its dependencies
     /// added first (a task that names itself is a ``LaunchError/Code/cycle``), its retry
     /// backoff not negative (``LaunchError/Code/negativeDuration``) and its retry policy at
-    /// least 1 attempt (``LaunchError/Code/invalidConfiguration``). Throws
-    /// ``LaunchError/Code/launchFinished`` once the launch has ended.
+    /// least 1 attempt with a multiplier of at least 1
+    /// (``LaunchError/Code/invalidConfiguration``). Throws ``LaunchError/Code/launchFinished``
+    /// once the launch has ended.
     public func add(_ task: some StartupTask) throws(LaunchError) {
         // The task's properties are user code: read once, before the lock is taken.
         try add(.task(LaunchPlan.TaskSnapshot(task)))
@@ -272,8 +274,12 @@ public final class Launcher: StartupTask, Sendable {
     // MARK: - Launching
 
     /// Starts the launch in a task of its own and returns at once; later calls do nothing.
-    /// Throws if a readiness set or dependency names a task removed before the launch.
+    /// Throws if a readiness set or dependency names a task removed before the launch, or if
+    /// the launcher was made with a negative `undoTimeout`.
     public func start() throws(LaunchError) {
+        // The initializer cannot throw, so its one bad value is reported here, where nothing
+        // has started yet, rather than counted as zero.
+        if undoTimeout < .zero { throw .negativeDuration("undoTimeout", undoTimeout, launcher: name) }
         guard state.withLock({ if case .idle = $0.phase { true } else { false } }) else { return }
         // The launch's clock source asks the user's clock the time: made before the lock is
         // taken, and thrown away if another caller started the launch in between.

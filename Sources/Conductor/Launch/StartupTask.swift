@@ -44,7 +44,8 @@ public protocol StartupTask: Sendable {
     var isRequired: Bool { get }
 
     /// How often to try again after a failure; waits are measured on the launcher's clock.
-    /// ``Launcher/add(_:)`` rejects a negative backoff or fewer than 1 attempt, naming the task.
+    /// ``Launcher/add(_:)`` rejects a negative backoff, fewer than 1 attempt or a multiplier below
+    /// 1, naming the task.
     var retry: RetryPolicy { get }
 
     /// Does the work. Return to complete, throw to fail; cancellation (the task was removed,

@@ -146,6 +146,45 @@ import Testing
         #expect(ran.all.isEmpty)
     }
 
+    /// A multiplier below 1 would shrink the waits (zero: none after the second attempt). It
+    /// used to be counted as 1 without a word; now it is kept and reported like a count of
+    /// no attempts, by every call that validates the task.
+    @Test(arguments: [0, -3])
+    func aRetryMultiplierBelowOneIsRejectedBeforeAnythingRuns(multiplier: Int) async throws {
+        let policy = RetryPolicy.attempts(3, multiplier: multiplier)
+        #expect(policy.multiplier == multiplier)
+        let ran = Recorder<String>()
+        var graph = TaskGraph()
+        graph.add("fetch", retry: policy) { _ in ran.append("fetch") }
+        let expected = "task 'fetch' has a retry multiplier of \(multiplier); it needs at least 1"
+
+        let validated = try #require(throws: GraphError.self) { try graph.validate() }
+        #expect(validated.code == .invalidConfiguration)
+        #expect(validated.message == expected)
+        #expect(validated.taskID == "fetch")
+        let started = try #require(throws: GraphError.self) { try graph.start(clock: ManualClock()) }
+        #expect(started == validated)
+        let ranToEnd = await #expect(throws: GraphError.self) { try await graph.run(clock: ManualClock()) }
+        #expect(ranToEnd == validated)
+
+        let schedule = Schedule {
+            Stage("basics") { Step("fetch", retry: policy) { _ in ran.append("fetch") } }
+        }
+        #expect(throws: validated) { try schedule.start(clock: ManualClock()) }
+
+        let latch = Latch()
+        var holding = TaskGraph()
+        holding.add("hold") { _ in await latch.wait() }
+        let run = try holding.start(clock: ManualClock())
+        let late = try #require(throws: GraphError.self) {
+            try run.add("fetch", retry: policy) { _ in ran.append("late") }
+        }
+        #expect(late == validated)
+        latch.open()
+        #expect(await run.report().isSuccess)
+        #expect(ran.all.isEmpty)
+    }
+
     @Test func aTaskAddedToARunningGraphWithNoAttemptsIsRejected() async throws {
         let latch = Latch()
         let ran = Recorder<String>()
@@ -183,6 +222,40 @@ import Testing
         // Nothing was kept: the name is free, and only what was added runs.
         try launcher.add(TestStartupTask("config") { ran.append("config") })
         try await launcher.run()
+        #expect(ran.all == ["config"])
+    }
+
+    @Test func aLaunchTaskWithARetryMultiplierBelowOneIsRejectedWhenAdded() async throws {
+        let ran = Recorder<String>()
+        let launcher = Launcher(clock: ManualClock())
+        let error = try #require(throws: LaunchError.self) {
+            try launcher.add(TestStartupTask("config", retry: .attempts(2, multiplier: 0)) { ran.append("rejected") })
+        }
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.message == "task 'config' has a retry multiplier of 0; it needs at least 1")
+        #expect(error.taskName == "config")
+        try launcher.add(TestStartupTask("config") { ran.append("config") })
+        try await launcher.run()
+        #expect(ran.all == ["config"])
+    }
+
+    /// A launcher's initializer cannot throw: a negative `undoTimeout` is kept and reported by
+    /// the first call that throws for the launcher as a whole, before any task runs. It used to
+    /// count as zero without a word.
+    @Test func aNegativeUndoTimeoutIsReportedWhenTheLaunchStarts() async throws {
+        let ran = Recorder<String>()
+        let launcher = Launcher("app", clock: ManualClock(), undoTimeout: .seconds(-1))
+        try launcher.add(TestStartupTask("config") { ran.append("config") })
+        let started = try #require(throws: LaunchError.self) { try launcher.start() }
+        #expect(started.code == .negativeDuration)
+        #expect(started.message == "launcher 'app' has a negative undoTimeout (-1.0 seconds)")
+        let ranToEnd = await #expect(throws: LaunchError.self) { try await launcher.run() }
+        #expect(ranToEnd == started)
+        #expect(ran.all.isEmpty)
+        // Zero is legal, as everywhere.
+        let zero = Launcher(clock: ManualClock(), undoTimeout: .zero)
+        try zero.add(TestStartupTask("config") { ran.append("config") })
+        try await zero.run()
         #expect(ran.all == ["config"])
     }
 
