@@ -302,6 +302,13 @@ import Testing
         (GateConfiguration(initialBackoff: .milliseconds(-200)), "GateConfiguration.initialBackoff", "-0.2 seconds"),
         (GateConfiguration(maxBackoff: .seconds(-30)), "GateConfiguration.maxBackoff", "-30.0 seconds"),
         (GateConfiguration(maxRetryAfter: .seconds(-1)), "GateConfiguration.maxRetryAfter", "-1.0 seconds"),
+        (
+            {
+                var configuration = GateConfiguration()
+                configuration.refreshWindow = .init(maxRefreshes: 5, period: .seconds(-30))
+                return configuration
+            }(), "GateConfiguration.refreshWindow.period", "-30.0 seconds"
+        ),
     ])
     func aNegativeGateDurationIsRefusedWhenTheGateIsMade(
         configuration: GateConfiguration, parameter: String, value: String
@@ -335,6 +342,26 @@ import Testing
         let error = #expect(throws: GateError.self) { try Self.gate(configuration) }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.message == "GateConfiguration.maxAttempts must be at least 1 (got 0)")
+    }
+
+    /// Every count of a configuration, at 0 and below: refused by the gate's initializer,
+    /// naming the field, whether it was given to the initializer or set afterwards.
+    @Test(arguments: [0, -1])
+    func everyGateCountBelowOneIsRefusedWhereTheGateIsMade(value: Int) {
+        let fields: [(String, (inout GateConfiguration) -> Void)] = [
+            ("maxConcurrentRequests", { $0.maxConcurrentRequests = value }),
+            ("maxAttempts", { $0.maxAttempts = value }),
+            ("eventRetention", { $0.eventRetention = value }),
+            ("agingThreshold", { $0.agingThreshold = value }),
+            ("refreshWindow.maxRefreshes", { $0.refreshWindow = .init(maxRefreshes: value, period: .seconds(30)) }),
+        ]
+        for (name, set) in fields {
+            var configuration = GateConfiguration()
+            set(&configuration)
+            let error = #expect(throws: GateError.self) { try Self.gate(configuration) }
+            #expect(error?.code == .invalidConfiguration, "\(name)")
+            #expect(error?.message == "GateConfiguration.\(name) must be at least 1 (got \(value))")
+        }
     }
 
     /// A request's own attempt budget is checked where it is given: that send fails at once.

@@ -1,6 +1,7 @@
 import Conductor
 import ConductorTestKit
 import HTTPTypes
+import Logging
 import Synchronization
 import Testing
 
@@ -135,6 +136,28 @@ struct GateCorrectnessTests {
         let error = await #expect(throws: GateError.self) { try await once.send(Self.request(.get), retry: .never) }
         #expect(error?.message.contains("not retried: its retry policy is never") == true)
         #expect(none.sends.count == 1)
+    }
+
+    /// A 429 with Retry-After follows the same rule: a POST is not sent again unless it opts
+    /// in, and then it waits for as long as the server asked.
+    @Test func aRetryAfterOnAPostIsHonouredOnlyWhenThePostOptsIn() async throws {
+        let transport = MemoryTransport(validToken: "t0")
+        transport.state.withLock { $0.script = [.tooManyRequests] }
+        let clock = ManualClock()
+        let gate = try Self.gate(transport, clock: clock)
+        let error = await #expect(throws: GateError.self) { try await gate.send(Self.request(.post)) }
+        #expect(error?.code == .retriesExhausted)
+        #expect(error?.status == 429)
+        #expect(error?.message.contains("not retried: POST is not idempotent") == true)
+        #expect(transport.sends.count == 1)
+
+        transport.state.withLock { $0.script = [.tooManyRequests] }
+        let optedIn = Task { try await gate.send(Self.request(.post), retry: .always()) }
+        await clock.sleepers(atLeast: 1, for: .gateBackoff)
+        #expect(transport.sends.count == 2)
+        clock.advance(by: .seconds(3))  // Retry-After: 3
+        #expect(try await optedIn.value.response.status == .ok)
+        #expect(transport.sends.count == 3)
     }
 
     /// A rejected credential means the server did nothing: a POST is sent again after the
@@ -360,5 +383,9 @@ struct GateCorrectnessTests {
         #expect(
             "\(GateEvent.parked(request: 1, credentialVersion: 1))"
                 == "#1 parked (waiting for the refresh of credential v1)")
+        // Its log line says so too, and names no rejection.
+        let handler = CapturingLogHandler()
+        GateEvent.parked(request: 1, credentialVersion: 1).log(to: Logger(label: "gate") { _ in handler })
+        #expect(handler.lines.all.map(\.message) == ["request parked behind the refresh"])
     }
 }
