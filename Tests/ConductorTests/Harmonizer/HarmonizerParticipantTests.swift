@@ -1,9 +1,11 @@
 import Conductor
+import Foundation
 import Logging
+import Synchronization
 import Testing
 
-/// Issue 20: a registry's participant handle counts down without looking the name up, with
-/// the guarantees of counting down by name.
+/// A registry's participant handle counts down without looking the name up, with the
+/// guarantees of counting down by name.
 @Suite struct HarmonizerParticipantTests {
     // MARK: - Counting
 
@@ -157,6 +159,54 @@ import Testing
             #expect(
                 reports.all.allSatisfy { $0.code == .harmonizerEnded || $0.code == .extraCountDown }, "seed \(seed)")
             #expect(registry.waitingCount == 0, "seed \(seed)")
+        }
+    }
+
+    /// Two OS threads, released together by a spin barrier, race for the last count-down of a
+    /// harmonizer of count 1 — through two handles, or a handle against a count-down by name:
+    /// exactly one counts and the completion runs once; the other returns `false` and is
+    /// reported. Plain threads rather than tasks, so that the two calls overlap on two cores
+    /// (two tasks of a few calls each mostly ran one after the other on the cooperative pool).
+    @Test(arguments: [false, true])
+    func twoThreadsRacingTheLastCountDownCompleteOnce(oneByName: Bool) throws {
+        for round in 0..<500 {
+            let registry = HarmonizerRegistry()
+            let reports = Recorder<HarmonizerError>()
+            registry.onMisuse { reports.append($0) }
+            let recorder = OutcomeRecorder()
+            try registry.create("race", count: 1, on: .immediate, completion: recorder.record)
+            let first = try registry.participant(of: "race")
+            let second = try registry.participant(of: "race")
+            let arrived = Atomic(0)
+            let counted = Atomic(0)
+            let finished = DispatchGroup()
+            for index in 0..<2 {
+                finished.enter()
+                let thread = Thread {
+                    arrived.add(1, ordering: .acquiringAndReleasing)
+                    while arrived.load(ordering: .acquiring) < 2 {}
+                    let didCount =
+                        switch (index, oneByName) {
+                        case (0, _): first.countDown()
+                        case (_, true): registry.countDown("race")
+                        case (_, false): second.countDown()
+                        }
+                    if didCount { counted.add(1, ordering: .relaxed) }
+                    finished.leave()
+                }
+                thread.start()
+            }
+            finished.wait()
+
+            #expect(counted.load(ordering: .relaxed) == 1, "round \(round)")
+            #expect(recorder.received.count == 1, "round \(round)")
+            #expect(reports.all.count == 1, "round \(round)")
+            #expect(
+                reports.all.allSatisfy {
+                    [HarmonizerError.Code.harmonizerEnded, .extraCountDown, .unknownName].contains($0.code)
+                },
+                "round \(round): \(reports.all)")
+            #expect(registry.waitingCount == 0, "round \(round)")
         }
     }
 }
