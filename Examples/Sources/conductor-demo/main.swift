@@ -9,7 +9,7 @@ import Foundation
     import Darwin
 #endif
 
-/// `swift run --package-path Examples conductor-demo`: the product page of the design notes,
+/// `swift run --package-path Examples conductor-demo`: a shopping app's product page,
 /// launched and loaded over loopback HTTP, then drawn as a timeline.
 @main
 struct ConductorDemo: AsyncParsableCommand {
