@@ -3,7 +3,8 @@ import ConductorTestKit
 import HTTPTypes
 import Testing
 
-/// Sign-in, sign-out and refresh racing each other and a stream of requests, some of them
+/// Sign-in, sign-out and refresh — started by a rejection, by a credential judged stale before
+/// it is sent, or by `refresh()` — racing each other and a stream of requests, some of them
 /// anonymous, on a `ManualClock` and an in-memory server with sessions. Every failure names
 /// its seed; `CONDUCTOR_REPLAY=<seed> swift test --filter GateSessionPropertyTests` replays it.
 ///
@@ -40,12 +41,22 @@ struct GateSessionPropertyTests {
         // Refreshes without bound, as before the default window: every refresh the races ask
         // for is checked against the invariant (GatePropertyTests covers the window).
         configuration.refreshWindow = nil
+        // The two triggers that start a refresh without a rejection race sign-in and sign-out
+        // too: one seed in three judges the credential before each send (stale once the server
+        // no longer accepts it, as an app that knows its expiry would), and another one in three
+        // calls refresh() after each expiry (as an app back from the background would).
+        var judge: (@Sendable (String, ManualClock.Instant) -> Bool)?
+        if seed % 3 == 1 {
+            judge = { token, _ in !server.accepts(token) }
+        }
+        let refreshesAfterExpiry = seed % 3 == 2
         let gate = try RequestGate<String>(
             transport: server,
             credential: script.startsSignedIn ? "s0" : nil,
             configuration: configuration,
             clock: clock,
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            requiresRefresh: judge,
             refresh: { _ in try await server.refresh() }
         )
         let ledger = OutcomeLedger<Int>()
@@ -72,7 +83,9 @@ struct GateSessionPropertyTests {
                         }
                     case .signIn: gate.signIn(server.signIn())
                     case .signOut: gate.signOut()
-                    case .expire: server.expire()
+                    case .expire:
+                        server.expire()
+                        if refreshesAfterExpiry { _ = try? await gate.refresh() }
                     }
                 })
         }

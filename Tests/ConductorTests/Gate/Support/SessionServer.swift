@@ -104,6 +104,12 @@ final class SessionServer: GateTransport {
         }
     }
 
+    /// Whether the server accepts `token` now: what an app that knows when its credential
+    /// expires would judge before sending it.
+    func accepts(_ token: String) -> Bool {
+        state.withLock { $0.valid && $0.newest == token }
+    }
+
     /// The newest credential stops being accepted until the next refresh or sign-in.
     func expire() {
         state.withLock { $0.valid = false }
