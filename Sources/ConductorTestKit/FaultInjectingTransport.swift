@@ -12,7 +12,7 @@ public import HTTPTypes
 ///
 /// Each send is a visit keyed by its method and path, so a path's faults do not depend on the
 /// order in which the seed interleaves the requests. An injected failure is
-/// ``TransportFailure/transient`` (the gate retries it, as it would a lost connection); other
+/// `TransportFailure.transient` (the gate retries it, as it would a lost connection); other
 /// errors are classified by `base`.
 public struct FaultInjectingTransport<Base: GateTransport>: GateTransport {
     public let base: Base
