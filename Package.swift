@@ -75,7 +75,8 @@ let package = Package(
         ),
         .target(
             name: "ConductorTestKit",
-            dependencies: ["Conductor"]
+            // HTTPTypes for `FaultInjectingTransport`; Conductor depends on it already.
+            dependencies: ["Conductor", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .testTarget(
             name: "ConductorTests",

@@ -1,6 +1,6 @@
 public import Conductor
 
-/// An ``Conductor/Assembly`` that tells a test when resolvers wait for a creation in flight,
+/// An `Assembly` that tells a test when resolvers wait for a creation in flight,
 /// so the test can hold a factory until every racing resolver has joined it — without
 /// sleeping or polling.
 ///

@@ -1,6 +1,6 @@
 public import Conductor
 
-/// Records every event of an ``Conductor/EventSequence`` from the moment it is made, so a
+/// Records every event of an `EventSequence` from the moment it is made, so a
 /// test can wait for the event it needs and then check the whole sequence.
 ///
 /// ```swift

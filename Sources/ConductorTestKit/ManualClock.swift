@@ -160,6 +160,7 @@ public final class ManualClock: Clock, Sendable {
     ///   - condition: checked between steps, on the caller's isolation, never under the
     ///     clock's lock.
     ///   - maxSteps: the most steps taken before giving up.
+    ///   - isolation: where `condition` runs: the caller's isolation, by default.
     /// - Returns: whether `condition` held; `false` when `maxSteps` steps did not make it hold.
     /// - Throws: `CancellationError` when the driving task is cancelled.
     @discardableResult

@@ -13,16 +13,21 @@ extension Simulation {
     /// }
     /// ```
     ///
-    /// Trace the work whose order matters with ``traced(_:_:)``. A failed `#expect` is
+    /// Trace the work whose order matters with ``traced(_:isolation:_:)``. A failed `#expect` is
     /// recorded, not thrown, so it cannot stop the exploration: fail a seed with a thrown
     /// error (`try #require(…)` is one) or with `check`, which runs where the caller does
     /// (`isolation`), between two seeds.
+    ///
+    /// With a ``FaultPlan``, each seed also draws the faults ``injectFault(at:key:)`` injects,
+    /// so a seed that failed because of a fault replays with the same fault at the same moment;
+    /// pass `replay` the same plan.
     ///
     /// - Throws: ``SimulationError`` naming the failing seed: ``SimulationError/Code/failed``
     ///   with its ``SimulationError/trace``, or ``SimulationError/Code/stalled``.
     @discardableResult
     public static func explore<Value: Sendable>(
         seeds: some Sequence<UInt64>,
+        faults: FaultPlan = .none,
         idleLimit: Duration = .seconds(5),
         isolation: isolated (any Actor)? = #isolation,
         _ scenario: @escaping @Sendable (Simulation) async throws -> Value,
@@ -30,31 +35,35 @@ extension Simulation {
     ) async throws(SimulationError) -> Int {
         var count = 0
         for seed in seeds {
-            _ = try await replay(seed: seed, idleLimit: idleLimit, isolation: isolation, scenario, check: check)
+            _ = try await replay(
+                seed: seed, faults: faults, idleLimit: idleLimit, isolation: isolation, scenario, check: check)
             count += 1
         }
         return count
     }
 
     /// Runs `scenario` under `seed` again — the interleaving that
-    /// ``explore(seeds:idleLimit:isolation:_:check:)`` reported — and applies `check` as it did, so a
+    /// ``explore(seeds:faults:idleLimit:isolation:_:check:)`` reported — and applies `check` as it did, so a
     /// failure can be studied under a debugger and its fix proven on the same order.
     ///
-    /// - Throws: ``SimulationError`` as ``explore(seeds:idleLimit:isolation:_:check:)`` does.
+    /// - Throws: ``SimulationError`` as ``explore(seeds:faults:idleLimit:isolation:_:check:)`` does.
     public static func replay<Value: Sendable>(
         seed: UInt64,
+        faults: FaultPlan = .none,
         idleLimit: Duration = .seconds(5),
         isolation: isolated (any Actor)? = #isolation,
         _ scenario: @escaping @Sendable (Simulation) async throws -> Value,
         check: (SimulationRun<Value>) throws -> Void = { _ in }
     ) async throws(SimulationError) -> SimulationRun<Value> {
-        let ending = try await execute(seed: seed, clock: ManualClock(), idleLimit: idleLimit, scenario)
+        let ending = try await execute(
+            seed: seed, clock: ManualClock(), faults: faults, idleLimit: idleLimit, scenario)
         switch ending.result {
         case .failure(let error):
             throw .failed(seed: seed, trace: ending.trace, underlying: error)
         case .success(let value):
             let run = SimulationRun(
-                seed: seed, value: value, jobsRun: ending.jobsRun, escapes: ending.escapes, trace: ending.trace)
+                seed: seed, value: value, jobsRun: ending.jobsRun, escapes: ending.escapes, trace: ending.trace,
+                faults: ending.faults)
             do {
                 try check(run)
             } catch {

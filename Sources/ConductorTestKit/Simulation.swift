@@ -32,6 +32,8 @@ public final class Simulation: TaskExecutor, Sendable {
     public let seed: UInt64
     /// The scenario's time: pass it wherever Conductor takes a clock.
     public let clock: ManualClock
+    /// The faults ``injectFault(at:key:)`` draws from, by the seed.
+    public let faultPlan: FaultPlan
 
     private let state: JobQueue
     /// Signalled whenever a job arrives, so an idle run loop can wait for one from outside.
@@ -48,15 +50,21 @@ public final class Simulation: TaskExecutor, Sendable {
         var scenarioEnded = false
         /// What ``Simulation/record(_:)`` and ``Simulation/traced(_:isolation:_:)`` wrote, in order.
         var trace: [String] = []
+        /// How often each fault point (and key) has been visited: a draw depends on the seed,
+        /// the point, the key and the visit, never on a shared stream, so a point's faults do
+        /// not change when another point is asked about more or less often.
+        var visits: [FaultSite: Int] = [:]
+        var faults: [InjectedFault] = []
         /// The run loop has returned: jobs that arrive later (a stalled scenario's tasks,
         /// escaped work coming back) go to the global executor instead of a queue nobody
         /// runs, where each would keep its task, and the task the simulation, forever.
         var loopEnded = false
     }
 
-    private init(seed: UInt64, clock: ManualClock) {
+    private init(seed: UInt64, clock: ManualClock, faultPlan: FaultPlan) {
         self.seed = seed
         self.clock = clock
+        self.faultPlan = faultPlan
         self.state = JobQueue(State(random: SplitMix64(seed: seed)))
     }
 
@@ -100,11 +108,33 @@ public final class Simulation: TaskExecutor, Sendable {
         state.withLock { $0.trace.append(entry) }
     }
 
+    struct FaultSite: Hashable {
+        let point: String
+        let key: String?
+    }
+
+    /// Counts a visit to `point` and draws its fault, recording one that is injected in the
+    /// run's faults and its trace.
+    func drawFault(at point: String, key: String?) -> InjectedFault? {
+        state.withLock { state in
+            let site = FaultSite(point: point, key: key)
+            let visit = (state.visits[site] ?? 0) + 1
+            state.visits[site] = visit
+            let unit = FaultDraw.unit(seed: seed, point: point, key: key, visit: visit)
+            guard let kind = faultPlan.fault(at: point, unit: unit) else { return nil }
+            let fault = InjectedFault(point: point, key: key, visit: visit, kind: kind)
+            state.faults.append(fault)
+            state.trace.append("fault: \(fault)")
+            return fault
+        }
+    }
+
     /// Runs `scenario` under `seed` and returns its result with what the run loop saw.
     ///
     /// - Parameters:
     ///   - seed: Picks the next job whenever more than one can run.
     ///   - clock: The scenario's time; a new one by default.
+    ///   - faults: The faults ``injectFault(at:key:)`` injects, drawn from `seed`; none by default.
     ///   - idleLimit: How long (real time) the loop waits, with nothing runnable and nobody
     ///     sleeping on the clock, for escaped work to come back before it gives up on the
     ///     scenario: ``SimulationError/Code/stalled``.
@@ -112,13 +142,14 @@ public final class Simulation: TaskExecutor, Sendable {
     public static func run<Value: Sendable>(
         seed: UInt64,
         clock: ManualClock = ManualClock(),
+        faults: FaultPlan = .none,
         idleLimit: Duration = .seconds(5),
         _ scenario: @escaping @Sendable (Simulation) async throws -> Value
     ) async throws -> SimulationRun<Value> {
-        let ending = try await execute(seed: seed, clock: clock, idleLimit: idleLimit, scenario)
+        let ending = try await execute(seed: seed, clock: clock, faults: faults, idleLimit: idleLimit, scenario)
         return SimulationRun(
             seed: seed, value: try ending.result.get(), jobsRun: ending.jobsRun, escapes: ending.escapes,
-            trace: ending.trace)
+            trace: ending.trace, faults: ending.faults)
     }
 
     /// How a scenario ended under one seed: its result, and what the loop saw.
@@ -127,16 +158,18 @@ public final class Simulation: TaskExecutor, Sendable {
         let jobsRun: Int
         let escapes: Int
         let trace: [String]
+        let faults: [InjectedFault]
     }
 
     /// Runs `scenario` under `seed`; throws only when it stalls.
     static func execute<Value: Sendable>(
         seed: UInt64,
         clock: ManualClock,
+        faults: FaultPlan,
         idleLimit: Duration,
         _ scenario: @escaping @Sendable (Simulation) async throws -> Value
     ) async throws(SimulationError) -> Ending<Value> {
-        let simulation = Simulation(seed: seed, clock: clock)
+        let simulation = Simulation(seed: seed, clock: clock, faultPlan: faults)
         let result = Lock<Result<Value, any Error>?>(nil)
         let root = Task(executorPreference: simulation) {
             let outcome: Result<Value, any Error>
@@ -150,7 +183,9 @@ public final class Simulation: TaskExecutor, Sendable {
             simulation.state.withLock { $0.scenarioEnded = true }
         }
         let stalled = await simulation.runLoop(idleLimit: idleLimit)
-        let (escapes, jobsRun, trace) = simulation.state.withLock { ($0.escapes, $0.jobsRun, $0.trace) }
+        let (escapes, jobsRun, trace, injected) = simulation.state.withLock {
+            ($0.escapes, $0.jobsRun, $0.trace, $0.faults)
+        }
         if stalled {
             root.cancel()
             throw SimulationError.stalled(seed: seed, jobsRun: jobsRun, idleLimit: idleLimit)
@@ -158,7 +193,7 @@ public final class Simulation: TaskExecutor, Sendable {
         guard let outcome = result.withLock({ $0 }) else {
             throw SimulationError.stalled(seed: seed, jobsRun: jobsRun, idleLimit: idleLimit)
         }
-        return Ending(result: outcome, jobsRun: jobsRun, escapes: escapes, trace: trace)
+        return Ending(result: outcome, jobsRun: jobsRun, escapes: escapes, trace: trace, faults: injected)
     }
 
     /// Runs the loop on a thread of its own until the scenario has ended; returns whether it
@@ -216,9 +251,9 @@ public final class Simulation: TaskExecutor, Sendable {
     }
 }
 
-/// What ``Simulation/run(seed:clock:idleLimit:_:)`` returns: the scenario's value and how it ran.
+/// What ``Simulation/run(seed:clock:faults:idleLimit:_:)`` returns: the scenario's value and how it ran.
 public struct SimulationRun<Value: Sendable>: Sendable {
-    /// The seed the run used: ``Simulation/run(seed:clock:idleLimit:_:)`` with it runs the
+    /// The seed the run used: ``Simulation/run(seed:clock:faults:idleLimit:_:)`` with it runs the
     /// same interleaving again.
     public let seed: UInt64
     /// What the scenario returned.
@@ -229,8 +264,11 @@ public struct SimulationRun<Value: Sendable>: Sendable {
     /// another actor or thread). Zero for a reproducible run.
     public let escapes: Int
     /// What the scenario recorded with ``Simulation/record(_:)`` and
-    /// ``Simulation/traced(_:isolation:_:)``, in the order it happened.
+    /// ``Simulation/traced(_:isolation:_:)``, in the order it happened, with each injected
+    /// fault as `fault: …`.
     public let trace: [String]
+    /// The faults ``Simulation/injectFault(at:key:)`` injected, in the order it did.
+    public let faults: [InjectedFault]
 }
 
 /// Why a simulation could not finish its scenario.
@@ -248,7 +286,7 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
         /// for work that left the simulation.
         public static let stalled = Code(value: .stalled)
 
-        /// The scenario threw, or the check of ``Simulation/explore(seeds:idleLimit:isolation:_:check:)``
+        /// The scenario threw, or the check of ``Simulation/explore(seeds:faults:idleLimit:isolation:_:check:)``
         /// did, under this seed.
         public static let failed = Code(value: .failed)
 
