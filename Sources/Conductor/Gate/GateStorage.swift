@@ -1,5 +1,6 @@
 import HTTPTypes
 import Logging
+import Synchronization
 
 /// The machinery of a ``RequestGate``: one lock over everything the gate decides — the
 /// credential and its refresh (a ``GateStateMachine``), the flights of requests and the
@@ -73,20 +74,63 @@ final class GateStorage: Sendable {
         /// moves it to the higher lane. Stale once the attempt started (raising it then finds
         /// nothing: entry ids are never reused).
         var queuedSlot: UInt64?
-        var task: Task<Void, Never>?
-        /// What opening the flight left to tell (`initial`), told by whichever comes first: the
-        /// flight's task, or the transition that ends it before the task ran.
-        var opening: Opening?
+        /// Its task, and the telling of its opening.
+        var work: FlightWork
     }
 
-    /// The telling of a flight's opening, claimed once.
-    private struct Opening: Sendable {
-        let told = OnceFlag()
-        let publication: Publication
-
-        func tell(_ storage: GateStorage) {
-            if told.claim() { storage.publish(publication) }
+    /// A flight's task and what opening the flight left to tell (`initial`), shared by the
+    /// transition that opened the flight, the code that starts its task once the lock is
+    /// released, and whichever transition ends the flight.
+    ///
+    /// The task is started after the lock is released, because starting it enqueues a job on
+    /// the caller's task executor, which may be user code (a `TaskExecutor`). A flight can end
+    /// (its last caller leaves, a shutdown) before its task is attached: whichever of
+    /// ``attach(_:)`` and ``cancel()`` comes second cancels the task, so a flight's task is
+    /// cancelled whenever its flight ended early, without a second lock acquisition.
+    private final class FlightWork: Sendable {
+        private enum Phase: UInt8, AtomicRepresentable {
+            case waiting
+            case attached
+            case cancelled
         }
+
+        let publication: Publication
+        private let told = Atomic<Bool>(false)
+        private let phase = Atomic<Phase>(.waiting)
+        /// Written once, by ``attach(_:)``, before its releasing exchange of `phase` to
+        /// `attached`; read only by ``cancel()`` after an acquiring exchange that saw `attached`.
+        /// So every read happens after the one write, and the one write after no read.
+        nonisolated(unsafe) private var task: Task<Void, Never>?
+
+        init(publication: Publication) {
+            self.publication = publication
+        }
+
+        /// Tells the opening once: the first call wins.
+        func tell(_ storage: GateStorage) {
+            if !told.exchange(true, ordering: .acquiringAndReleasing) { storage.publish(publication) }
+        }
+
+        /// The flight's task, started; cancelled at once if the flight has already ended.
+        func attach(_ task: Task<Void, Never>) {
+            self.task = task
+            let (attached, _) = phase.compareExchange(
+                expected: .waiting, desired: .attached, ordering: .acquiringAndReleasing)
+            if !attached { task.cancel() }
+        }
+
+        /// The flight ended early: cancels its task, now or when it is attached.
+        func cancel() {
+            let (exchanged, original) = phase.compareExchange(
+                expected: .waiting, desired: .cancelled, ordering: .acquiringAndReleasing)
+            if !exchanged, original == .attached { task?.cancel() }
+        }
+    }
+
+    /// A flight opened by a transition, whose task is started once the lock is released.
+    private struct FlightStart: Sendable {
+        var work: FlightWork
+        var run: @Sendable () async -> Void
     }
 
     private struct State {
@@ -147,7 +191,7 @@ final class GateStorage: Sendable {
     private struct Wakeups: Sendable {
         var slotStarts: [WaiterSet<SlotGrant>.Waiter]
         var readers: [WaiterSet<Void>.Waiter]
-        var hooks: [CheckedContinuation<Void, Never>] = []
+        var hooks: [CountWaiters<Void>.Continuation] = []
         var idle: [WaiterSet<Bool>.Waiter] = []
     }
 
@@ -314,8 +358,9 @@ final class GateStorage: Sendable {
         let id = requestIDs.next()
         if let trace { instruments?.register(trace, as: id) }
         let key = coalescingKey.map(FlightKey.coalesced) ?? .request(id)
+        typealias Opened = (publication: Publication, start: FlightStart?)
         let delivery = await state.suspend(
-            { (state: inout State, caller: WaiterSet<Delivery>.Waiter) -> SuspensionDecision<Delivery, Publication> in
+            { (state: inout State, caller: WaiterSet<Delivery>.Waiter) -> SuspensionDecision<Delivery, Opened> in
                 var events: [GateEvent] = []
                 if var flight = state.flights[key] {
                     // Joins the flight in the air, raising it (and its queued attempt) to this
@@ -328,30 +373,33 @@ final class GateStorage: Sendable {
                     }
                     state.flights[key] = flight
                     events.append(.coalesced(name: name))
-                    return .wait(state.commit(events))
+                    return .wait((state.commit(events), nil))
                 }
                 if let refused = state.machine.open(request: id, needsAuthorization: needsAuthorization) {
-                    return .resume(.refused(Self.error(refused, name: name)), state.commit(events))
+                    return .resume(.refused(Self.error(refused, name: name)), (state.commit(events), nil))
                 }
                 events.append(.initial(request: id, name: name, priority: priority))
-                let opening = Opening(publication: state.commit(events))
-                var flight = Flight(request: id, priority: priority, opening: opening)
+                let work = FlightWork(publication: state.commit(events))
+                var flight = Flight(request: id, priority: priority, work: work)
                 flight.callers.insert(caller)
-                // Started under the lock, so the flight has its task before anything (a
-                // shutdown, the last caller leaving) can cancel it; the task takes the lock
-                // only once this transition is over. It tells `initial` first, so the logger
-                // and the instruments hear of the request before any later event of it.
-                flight.task = Task(executorPreference: TaskPlacement.executor) {
-                    opening.tell(self)
-                    await self.fly(
+                state.flights[key] = flight
+                // The task starts once the lock is released. It tells `initial` first, so the
+                // logger and the instruments hear of the request before any later event of it.
+                let start = FlightStart(work: work) { [self] in
+                    work.tell(self)
+                    await fly(
                         request, body: body, key: key, id: id, name: name, timeout: timeout,
                         needsAuthorization: needsAuthorization, retry: retry)
                 }
-                state.flights[key] = flight
-                return .wait(.none)
+                return .wait((.none, start))
             },
-            cancelledNow: { state in (.cancelled, state.commit([])) },
-            perform: { publication in self.publish(publication) },
+            cancelledNow: { state in (.cancelled, (state.commit([]), nil)) },
+            perform: { opened in
+                self.publish(opened.publication)
+                if let start = opened.start {
+                    start.work.attach(Task(executorPreference: TaskPlacement.executor, operation: start.run))
+                }
+            },
             cancelled: { @Sendable [self] state, callerID in
                 leave(&state, key: key, caller: callerID)
             })
@@ -374,22 +422,21 @@ final class GateStorage: Sendable {
     private func leave(_ state: inout State, key: FlightKey, caller: UInt64) -> (@Sendable () -> Void)? {
         guard var flight = state.flights[key], let waiter = flight.callers.remove(caller) else { return nil }
         var events: [GateEvent] = []
-        var task: Task<Void, Never>?
+        var ended: FlightWork?
         if flight.callers.isEmpty {
             state.flights[key] = nil
             if state.machine.close(request: flight.request) {
                 events.append(.failure(request: flight.request, code: .cancelled))
             }
-            task = flight.task
+            ended = flight.work
         } else {
             state.flights[key] = flight
         }
         let publication = state.commit(events)
-        let opening = flight.opening
-        return { [self, task] in
-            opening?.tell(self)
+        return { [self, ended] in
+            ended?.tell(self)
             publish(publication)
-            task?.cancel()
+            ended?.cancel()
             waiter.resume(returning: .cancelled)
         }
     }
@@ -831,7 +878,24 @@ final class GateStorage: Sendable {
             case .stale: .parked(request: id, credentialVersion: version)
             }
         let now = clock.now
-        return await suspend(id: id, cancelledNow: .cancelled, releasing: slot) { state, events, waiter in
+        // A request cancelled before this transition does not wait, but the refresh its
+        // rejection calls for still starts (single-flight, as for any rejection): the
+        // credential is known bad, and the next request must not carry it to the server again.
+        let refreshOnly: (inout State, inout [GateEvent]) -> RefreshStart? = { state, events in
+            guard reason == .rejected else { return nil }
+            switch state.machine.rejected(request: id, sentVersion: version, waiter: nil, now: now) {
+            case .parkAndRefresh(let flight, let old):
+                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+                return RefreshStart(flight: flight, old: old)
+            case .fail(let failure):
+                Self.recordRefusal(failure, events: &events)
+                return nil
+            case .resend, .park:
+                return nil
+            }
+        }
+        return await suspend(id: id, cancelledNow: .cancelled, releasing: slot, whenCancelled: refreshOnly) {
+            state, events, waiter in
             state.releaseSlot(slot)
             switch state.machine.rejected(
                 request: id, sentVersion: version, waiter: waits ? waiter : nil, now: now,
@@ -866,12 +930,15 @@ final class GateStorage: Sendable {
     /// decided once the lock is released: tells the events, starts the slots it freed and the
     /// refresh it decided, and resumes the request at once unless it parked. A request
     /// cancelled before the transition resumes with `cancelledNow`, giving back `slot` if one
-    /// is named (a `decide` that always gives it back), else keeping it; one cancelled while
-    /// parked is taken out of the machine by its cancellation handler.
+    /// is named (a `decide` that always gives it back), else keeping it, and runs
+    /// `whenCancelled` in the same transition (what must happen even for a request that will
+    /// not wait: a rejection's refresh); one cancelled while parked is taken out of the machine
+    /// by its cancellation handler.
     private func suspend(
         id: UInt64,
         cancelledNow: Resumption,
         releasing slot: Priority? = nil,
+        whenCancelled: ((inout State, inout [GateEvent]) -> RefreshStart?)? = nil,
         _ decide: (inout State, inout [GateEvent], WaiterSet<Resumption>.Waiter) -> (ParkDecision, RefreshStart?)
     ) async -> Resumption {
         await state.suspend(
@@ -888,7 +955,9 @@ final class GateStorage: Sendable {
             },
             cancelledNow: { state in
                 if let slot { state.releaseSlot(slot) }
-                return (cancelledNow, ParkEffect(publication: state.commit([]), refresh: nil))
+                var events: [GateEvent] = []
+                let refresh = whenCancelled?(&state, &events)
+                return (cancelledNow, ParkEffect(publication: state.commit(events), refresh: refresh))
             },
             perform: { effect in
                 self.publish(effect.publication)
@@ -1094,7 +1163,7 @@ final class GateStorage: Sendable {
         var tasks: [Task<Void, Never>] = []
         var callers: [WaiterSet<Delivery>.Waiter] = []
         var droppedSlots: [WaiterSet<SlotGrant>.Waiter] = []
-        var openings: [Opening] = []
+        var flights: [FlightWork] = []
     }
 
     private func replace(_ replacement: Replacement) {
@@ -1104,8 +1173,9 @@ final class GateStorage: Sendable {
             return (effect, state.commit(events))
         }
         // Flights the shutdown ended before their task told their opening: told first.
-        for opening in effect.openings { opening.tell(self) }
+        for flight in effect.flights { flight.tell(self) }
         publish(publication)
+        for flight in effect.flights { flight.cancel() }
         for task in effect.tasks { task.cancel() }
         for waiter in effect.droppedSlots { waiter.resume(returning: .shutDown) }
         let outcome = Handoff(Result<GateResponse, GateError>.failure(.shutDown(nil)))
@@ -1137,8 +1207,7 @@ final class GateStorage: Sendable {
                     }
                     var callers = flight.callers
                     effect.callers += callers.removeAll()
-                    if let task = flight.task { effect.tasks.append(task) }
-                    if let opening = flight.opening { effect.openings.append(opening) }
+                    effect.flights.append(flight.work)
                 }
                 state.flights.removeAll()
             }
