@@ -84,9 +84,9 @@ final class GateStorage: Sendable {
         }
 
         /// What opening the flight left to tell. Written once, in the transition that opens the
-        /// flight, under the gate's lock and before the flight is in the machine; every read
-        /// comes after that transition — the code that starts the task, which runs after it
-        /// releases the lock, or a later transition — so the lock orders the write before them.
+        /// flight, under the gate's lock, before that transition releases it; every read comes
+        /// after that transition — the code that starts the task, which runs after the lock is
+        /// released, or a later transition — so the lock orders the write before them.
         nonisolated(unsafe) var opening: Publication = .none
         private let told = Atomic<Bool>(false)
         private let phase = Atomic<Phase>(.waiting)
