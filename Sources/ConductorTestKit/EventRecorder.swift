@@ -23,7 +23,7 @@ public final class EventRecorder<Event: Sendable>: Sendable {
         var progress: Int { isFinished ? .max : events.count }
 
         /// Takes the waiters whose count is met, or all of them once the sequence has ended.
-        mutating func takeReady() -> [CheckedContinuation<Void, Never>] {
+        mutating func takeReady() -> [CountWaiters<Void>.Continuation] {
             waiters.takeSatisfied(by: progress)
         }
     }

@@ -28,7 +28,8 @@
 /// for waiter in ready { waiter.resume() }
 /// ```
 package struct CountWaiters<Key: Sendable>: Sendable {
-    package typealias Continuation = CheckedContinuation<Void, Never>
+    /// Checked in debug builds, unchecked in release builds, as ``WaiterSet/Continuation``.
+    package typealias Continuation = WaiterSet<Void>.Continuation
 
     private struct Waiter {
         var id: UInt64

@@ -23,7 +23,7 @@ extension Lock where Value: ~Copyable {
     ) async -> Output {
         let id = WaiterID.next()
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Output, Never>) in
+            await Self.withContinuation { (continuation: WaiterSet<Output>.Continuation) in
                 let waiter = WaiterSet<Output>.Waiter(id: id, continuation: continuation)
                 let decision = withLock { value -> SuspensionDecision<Output, Effect> in
                     if Task.isCancelled {
@@ -43,5 +43,17 @@ extension Lock where Value: ~Copyable {
         } onCancel: {
             withLock { value in cancelled(&value, id) }?()
         }
+    }
+
+    /// `withCheckedContinuation` in debug builds, `withUnsafeContinuation` in release builds:
+    /// see ``WaiterSet/Continuation``.
+    private static func withContinuation<Output: Sendable>(
+        _ body: (WaiterSet<Output>.Continuation) -> Void
+    ) async -> Output {
+        #if DEBUG
+            await withCheckedContinuation(body)
+        #else
+            await withUnsafeContinuation(body)
+        #endif
     }
 }

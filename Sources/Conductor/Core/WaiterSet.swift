@@ -22,7 +22,18 @@
 ///     })
 /// ```
 package struct WaiterSet<Output: Sendable>: Sendable {
-    package typealias Continuation = CheckedContinuation<Output, Never>
+    #if DEBUG
+        /// Checked in debug builds, which trap on a waiter resumed twice or never.
+        package typealias Continuation = CheckedContinuation<Output, Never>
+    #else
+        /// Unchecked in release builds: every waiter is resumed exactly once by construction
+        /// (``Lock/suspend(_:cancelledNow:perform:cancelled:)`` and its owners), and debug
+        /// builds check it. `CheckedContinuation` is a resilient type of the standard library,
+        /// so each copy of a waiter that holds one goes through its value witnesses and looks
+        /// its generic metadata up at run time (about 3,000 instructions per gate request that
+        /// parks); `UnsafeContinuation` is frozen and copied as a pointer.
+        package typealias Continuation = UnsafeContinuation<Output, Never>
+    #endif
 
     /// A suspended task: the id its cancellation handler names it by, and its continuation.
     package struct Waiter: Sendable {

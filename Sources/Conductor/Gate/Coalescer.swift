@@ -35,7 +35,7 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
         var subscriberCount: Int { flights.values.reduce(0) { $0 + $1.subscribers } }
 
         /// The test hook's waiters that the subscriber count now satisfies.
-        mutating func takeSatisfiedProbeWaiters() -> [CheckedContinuation<Void, Never>] {
+        mutating func takeSatisfiedProbeWaiters() -> [CountWaiters<Void>.Continuation] {
             // Counting walks every flight: only when a test waits.
             guard !probeWaiters.isEmpty else { return [] }
             return probeWaiters.takeSatisfied(by: subscriberCount)
@@ -65,7 +65,7 @@ final class Coalescer<Key: Hashable & Sendable>: Sendable {
         let subscription:
             (
                 cell: Cell, token: UInt64, priority: FlightPriority, isNew: Bool,
-                settled: OnceFlag, ready: [CheckedContinuation<Void, Never>]
+                settled: OnceFlag, ready: [CountWaiters<Void>.Continuation]
             ) =
                 try state.withLock { state in
                     if let error = state.shutdownError { throw error }

@@ -1,360 +1,517 @@
-import DequeModule
+/// The types a ``GateStateMachine`` keeps but never looks into: what the storage resumes or
+/// cancels once a transition is over — continuations and tasks in the gate, plain values in the
+/// machine's tests.
+protocol GateHandles {
+    associatedtype Credential: Sendable
+    /// A request parked behind the refresh.
+    associatedtype Parked: Sendable
+    /// A caller waiting for its flight's outcome.
+    associatedtype Caller: Sendable
+    /// An attempt, or the refresh, waiting for a slot.
+    associatedtype SlotWaiter: Sendable
+    /// A flight's task.
+    associatedtype Work: Sendable
+}
 
-/// The decisions of a ``RequestGate``, as a value type with no concurrency in it.
+/// Which flight a request joins: its own, or the one its coalescing key names. Not nested in
+/// the generic machine, so that it is one concrete type at run time (see ``GateFailure``).
+enum GateFlightKey: Hashable, Sendable {
+    case request(UInt64)
+    case coalesced(String)
+}
+
+/// Everything a ``RequestGate`` decides, as one value with no concurrency in it: the flights of
+/// requests and the callers on them, the slots (a ``SchedulerStateMachine``), and the credential
+/// with its refresh and the requests parked behind it (a ``GateCredentialMachine``).
 ///
-/// It owns the credential and its version, the one refresh (idle, refreshing or failed), the
-/// requests parked behind it, the refresh window, the backoff jitter and which requests are
-/// open. Every operation is one transition and returns one action; the storage performs the
-/// action after releasing its lock. `Waiter` is whatever the storage resumes when a parked
-/// request may go on (a continuation); tests use plain values.
-///
-/// Versions count credentials: 0 means none yet, and each successful refresh or sign-in adds
-/// one. A rejection names the version the request carried, which is how a late rejection of an
-/// old credential is told apart from a rejection of the current one. The rule that keeps the
-/// old credential off the wire: the transition that decides a refresh also enters
-/// `.refreshing`, and while refreshing, ``authorize(request:epoch:needsAuthorization:waiter:)``
-/// parks every request that needs the credential instead of handing out the old one.
-struct GateStateMachine<Credential, Waiter> {
+/// Every operation is one transition of the gate: it returns one action, appends the events
+/// it recorded to `events` (which the storage journals in the same critical section), and
+/// never resumes, starts or calls anything — the storage does that once its lock is released.
+/// A transition that gives a slot back may let queued attempts start; it returns them in its
+/// action (`slotStarts`), for the storage to resume.
+struct GateStateMachine<Handles: GateHandles> {
+    typealias Credential = Handles.Credential
+    typealias Credentials = GateCredentialMachine<Credential, Handles.Parked>
+    typealias Priority = PriorityScheduler.Priority
     typealias Failure = GateFailure
-    typealias RefreshFlight = GateRefreshFlight
 
-    enum Refresh: Equatable {
-        case idle
-        case refreshing(RefreshFlight)
-        /// The last refresh failed; the credential it was to replace is still current, and the
-        /// next rejection of it may start a new refresh.
-        case failed(Failure)
+    /// One request in flight and the callers waiting for its outcome.
+    struct Flight {
+        /// The request's id: the flight's events name it.
+        var request: UInt64
+        /// In the order they came, by the id their cancellation names them with.
+        var callers: [(id: UInt64, caller: Handles.Caller)]
+        /// The highest priority of its callers, capped at `high` (a `unique` barrier is not a
+        /// lane); the priority its next attempt queues with.
+        var priority: Priority
+        /// The slot entry its attempt waits as, so a caller who joins with a higher priority
+        /// moves it to the higher lane. Stale once the attempt started (raising it then finds
+        /// nothing: entry ids are never reused).
+        var queuedSlot: UInt64?
+        var work: Handles.Work
     }
 
-    /// What a request in a slot does next.
-    enum AuthorizeAction {
-        /// Send now with this credential (`nil` for a request that needs no authorization).
+    /// What ``open(_:request:name:priority:needsAuthorization:callerID:caller:work:events:)``
+    /// decided for a caller.
+    enum OpenAction: Sendable {
+        /// Joined the flight in the air: wait for its outcome.
+        case joined
+        /// A new flight, holding the caller: start its work once the lock is released.
+        case opened
+        /// Refused before any flight opened; the caller is not kept.
+        case refused(Failure)
+    }
+
+    /// What a cancelled caller's leaving decided.
+    enum LeaveAction: Sendable {
+        /// The caller had its outcome already, or was never kept: nothing to do.
+        case gone
+        /// The caller left; others remain on the flight.
+        case left(Handles.Caller)
+        /// The caller was the last: the flight ended as cancelled; cancel its work.
+        case ended(Handles.Caller, Handles.Work)
+    }
+
+    /// What the first look at a request in its slot decided.
+    enum Look: Sendable {
+        /// Send now with this credential (`nil`: the request needs none); recorded as `running`.
         case send(Credential?, version: Int)
-        /// Parked behind the running refresh: release the slot and wait for the waiter.
+        /// End the request without sending, still holding its slot.
+        case failNow(Failure)
+        /// Its task was cancelled: end it, still holding its slot.
+        case cancelledNow
+        /// The request would send `credential` (version `version`), which must be judged first,
+        /// outside the lock (the judge is user code).
+        case judge(Credential, version: Int)
+        /// The credential the request was about to send was judged stale.
+        case stale(version: Int)
+        /// A refresh runs, or there is no credential yet: park.
         case park
-        /// Parked, and this transition started a refresh: release the slot, then run it.
-        case parkAndRefresh(RefreshFlight, replacing: Credential?)
-        /// End the request with this failure, without sending.
-        case fail(Failure)
     }
 
-    /// What ``authorizeWithoutParking(epoch:needsAuthorization:)`` decides: the two outcomes of
-    /// ``AuthorizeAction`` that do not park, so a caller of it has no parking case to rule out.
-    enum UnparkedAction {
-        case send(Credential?, version: Int)
-        case fail(Failure)
+    /// A slot, as the attempt or refresh holding it gives it back, with the failure epoch (see
+    /// ``GateCredentialMachine/failureEpoch``) seen when it queued.
+    struct Slot: Sendable {
+        var priority: Priority
+        var epoch: Int
+        /// The first look, when the slot was free at once and the look taken in the same
+        /// transition.
+        var look: Look?
     }
 
-    /// What a request rejected for its credential does next.
-    enum RejectionAction {
-        /// A newer credential exists already: send again with it.
-        case resend
-        case park
-        case parkAndRefresh(RefreshFlight, replacing: Credential?)
-        case fail(Failure)
+    /// Who waits for a slot.
+    enum SlotClaimant: Sendable {
+        /// Attempt `number` of the request of flight `key`, at the flight's priority.
+        case attempt(key: GateFlightKey, request: UInt64, number: Int, needsAuthorization: Bool)
+        /// The refresh: the `unique` barrier.
+        case refresh
     }
 
-    /// What ``refreshNow(caller:waiter:now:)`` does.
-    enum RefreshNowAction {
-        /// Joined the running refresh: wait for the waiter.
-        case join
-        /// Started a refresh: run it, then wait for the waiter.
-        case start(RefreshFlight, replacing: Credential?)
-        case fail(Failure)
+    /// What ``takeSlotNow(for:isCancelled:judges:events:)`` decided.
+    enum SlotNowAction: Sendable {
+        case granted(Slot)
+        /// No slot is free without overtaking: queue with ``queue(_:id:waiter:events:)``.
+        case busy
+        case shutDown
     }
 
-    /// What the end of a refresh does.
-    enum RefreshEndAction {
-        /// The refresh was current: its waiters go on (`failure == nil`) or fail.
-        case settle(waiters: [Waiter], version: Int, failure: Failure?)
-        /// A sign-in, sign-out or shutdown replaced this refresh: its result is discarded.
-        case discard
+    /// What ``queue(_:id:waiter:events:)`` decided.
+    enum QueueAction: Sendable {
+        /// A slot was free after all: go on with it.
+        case start(Slot)
+        /// Queued; a later transition's `slotStarts` holds the waiter.
+        case enqueued(Slot)
+        case shutDown
     }
 
-    /// What a sign-in, sign-out or shutdown does.
-    struct ReplaceAction {
-        /// The refresh to cancel, if one ran.
-        var cancelledRefresh: RefreshFlight?
-        /// Parked requests: they go on with the new credential (`failure == nil`) or fail.
-        var waiters: [Waiter]
-        var failure: Failure?
-        var version: Int
+    /// What ``settle(_:request:end:events:)`` decided.
+    struct SettleAction: Sendable {
+        /// The callers still on the flight, to wake with its outcome; empty when the flight
+        /// ended already (its last caller left, or a shutdown took it).
+        var callers: [Handles.Caller]
     }
 
-    let refreshWindow: (maxRefreshes: Int, period: Duration)?
+    /// What a shutdown did to the flights, on top of the credential's ``GateCredentialMachine/ReplaceAction``.
+    struct ShutdownFlights: Sendable {
+        var callers: [Handles.Caller] = []
+        var work: [Handles.Work] = []
+        var droppedSlots: [Handles.SlotWaiter] = []
+    }
 
-    private(set) var credential: Credential?
-    private(set) var version: Int
-    private(set) var refresh: Refresh = .idle
-    private(set) var isSignedOut = false
-    private(set) var isShutDown = false
-    /// Bumped by every failure that dooms the requests waiting for a slot: a request that
-    /// queued before a failure fails with it rather than going out with the credential that
-    /// failed.
-    private(set) var failureEpoch = 0
-    private(set) var lastFailure: Failure?
-    /// Refreshes started so far.
-    private(set) var refreshesStarted = 0
-    /// Parked requests in the order they parked, which is the order a refresh's end wakes them
-    /// in (and so the order they queue for a slot again). Only a cancelled request searches it.
-    private var parked: [(id: UInt64, waiter: Waiter)] = []
-    /// Start times of the refreshes within the window, oldest first.
-    private var windowStarts: Deque<Duration> = []
-    private var nextRefreshID: UInt64 = 0
-    private var openRequests: Set<UInt64> = []
-    private let retrySchedule: RetrySchedule
-    /// The backoff's jitter, seedable so a test replays it.
-    private var jitter: SplitMix64
+    /// The credential, its refresh and the parked requests. The storage still drives its
+    /// transitions that park or wake requests (authorize, rejected, refresh, sign-in) directly,
+    /// under the same lock; the request table and the slots are this machine's.
+    var credentials: Credentials
+    private(set) var slots: SchedulerStateMachine<Handles.SlotWaiter>
+    private var flights: [GateFlightKey: Flight] = [:]
 
-    init(
-        credential: Credential?, refreshWindow: (maxRefreshes: Int, period: Duration)?,
-        retrySchedule: RetrySchedule, jitterSeed: UInt64?
+    init(credentials: Credentials, slots: SchedulerStateMachine<Handles.SlotWaiter>) {
+        self.credentials = credentials
+        self.slots = slots
+    }
+
+    var flightCount: Int { flights.count }
+
+    // MARK: - Flights
+
+    /// A caller sends a request: it joins the flight `key` names if one is in the air (raising
+    /// it, and its queued attempt, to the caller's priority), or opens one with `work`.
+    mutating func open(
+        _ key: GateFlightKey, request id: UInt64, name: String, priority: Priority, needsAuthorization: Bool,
+        callerID: UInt64, caller: Handles.Caller, work: @autoclosure () -> Handles.Work,
+        events: inout [GateEvent]
+    ) -> OpenAction {
+        if var flight = flights[key] {
+            flight.callers.append((callerID, caller))
+            let target = min(priority, .high)
+            if target > flight.priority {
+                flight.priority = target
+                if let queued = flight.queuedSlot { slots.raise(id: queued, to: target) }
+            }
+            flights[key] = flight
+            events.append(.coalesced(name: name))
+            return .joined
+        }
+        if let refused = credentials.open(request: id, needsAuthorization: needsAuthorization) {
+            return .refused(refused)
+        }
+        events.append(.initial(request: id, name: name, priority: priority))
+        flights[key] = Flight(request: id, callers: [(callerID, caller)], priority: priority, work: work())
+        return .opened
+    }
+
+    /// Caller `callerID` of flight `key` was cancelled: it leaves; the last caller to leave
+    /// ends the flight as cancelled.
+    mutating func leave(_ key: GateFlightKey, caller callerID: UInt64, events: inout [GateEvent]) -> LeaveAction {
+        guard var flight = flights[key], let index = flight.callers.firstIndex(where: { $0.id == callerID }) else {
+            return .gone
+        }
+        let caller = flight.callers.remove(at: index).caller
+        guard flight.callers.isEmpty else {
+            flights[key] = flight
+            return .left(caller)
+        }
+        flights[key] = nil
+        if credentials.close(request: flight.request) {
+            events.append(.failure(request: flight.request, code: .cancelled))
+        }
+        return .ended(caller, flight.work)
+    }
+
+    /// Request `id`'s flight ended with `end`: journaled, and its callers are taken — unless
+    /// the flight ended already, which then decided its outcome.
+    mutating func settle(_ key: GateFlightKey, request id: UInt64, end: GateEvent, events: inout [GateEvent])
+        -> SettleAction
+    {
+        guard let flight = flights[key], flight.request == id else { return SettleAction(callers: []) }
+        flights[key] = nil
+        if credentials.close(request: id) { events.append(end) }
+        return SettleAction(callers: flight.callers.map(\.caller))
+    }
+
+    // MARK: - Slots
+
+    /// A slot for `claimant` if one is free without overtaking anyone, with the first look at
+    /// an attempt taken in the same transition (see ``look(request:attempt:epoch:needsAuthorization:isCancelled:judges:judged:events:)``).
+    mutating func takeSlotNow(
+        for claimant: SlotClaimant, isCancelled: Bool, judges: Bool, events: inout [GateEvent]
+    ) -> SlotNowAction {
+        let priority = self.priority(of: claimant)
+        switch slots.startImmediately(priority) {
+        case nil: return .shutDown
+        case false?: return .busy
+        case true?:
+            var slot = Slot(priority: priority, epoch: credentials.failureEpoch)
+            if case .attempt(_, let id, let number, let needsAuthorization) = claimant {
+                slot.look = look(
+                    request: id, attempt: number, epoch: slot.epoch, needsAuthorization: needsAuthorization,
+                    isCancelled: isCancelled, judges: judges, judged: nil, events: &events)
+            }
+            return .granted(slot)
+        }
+    }
+
+    /// Queues `claimant` for a slot as entry `id`, kept as `waiter` until a transition lets it
+    /// start.
+    mutating func queue(
+        _ claimant: SlotClaimant, id: UInt64, waiter: Handles.SlotWaiter, events: inout [GateEvent]
+    ) -> QueueAction {
+        let slot = Slot(priority: priority(of: claimant), epoch: credentials.failureEpoch)
+        switch slots.submit(id: id, priority: slot.priority, payload: waiter) {
+        case .start: return .start(slot)
+        case .rejected: return .shutDown
+        case .enqueued:
+            if case .attempt(let key, let request, _, _) = claimant {
+                flights[key]?.queuedSlot = id
+                events.append(.queued(request: request, priority: slot.priority))
+            }
+            return .enqueued(slot)
+        }
+    }
+
+    /// Queued entry `id` was cancelled: its waiter, and the entries its leaving lets start.
+    mutating func cancelQueued(id: UInt64) -> (cancelled: Handles.SlotWaiter, started: [Handles.SlotWaiter])? {
+        slots.cancel(id: id)
+    }
+
+    /// Gives a slot back; returns the waiters that start now.
+    mutating func releaseSlot(_ priority: Priority) -> [Handles.SlotWaiter] {
+        slots.finish(unique: priority == .unique)
+    }
+
+    /// The priority `claimant` queues with.
+    private func priority(of claimant: SlotClaimant) -> Priority {
+        switch claimant {
+        case .attempt(let key, _, _, _): flights[key]?.priority ?? .default
+        case .refresh: .unique
+        }
+    }
+
+    // MARK: - Authorizing
+
+    /// A look at request `id` in its slot: send (recorded as `running` in this transition, so
+    /// the journal never shows a send with a version after the `refreshStarted` that replaces
+    /// it), fail, judge the credential first, or park. `judged` is the judge's verdict on a
+    /// version, from an earlier look.
+    mutating func look(
+        request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, isCancelled: Bool, judges: Bool,
+        judged: (version: Int, stale: Bool)?, events: inout [GateEvent]
+    ) -> Look {
+        if isCancelled { return .cancelledNow }
+        guard let action = credentials.authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization)
+        else { return .park }
+        switch action {
+        case .send(let credential, let version):
+            if judges, let credential {
+                guard let judged, judged.version == version else { return .judge(credential, version: version) }
+                if judged.stale { return .stale(version: version) }
+            }
+            Self.recordRunning(credential, version: version, request: id, attempt: attempt, events: &events)
+            return .send(credential, version: version)
+        case .fail(let failure):
+            Self.recordRefusal(failure, events: &events)
+            return .failNow(failure)
+        }
+    }
+
+    /// A request goes out with `credential`. A request without authorization carries no
+    /// credential: version 0.
+    private static func recordRunning(
+        _ credential: Credential?, version: Int, request id: UInt64, attempt: Int, events: inout [GateEvent]
     ) {
-        self.credential = credential
-        self.version = credential == nil ? 0 : 1
-        self.refreshWindow = refreshWindow.map { (max(1, $0.maxRefreshes), $0.period) }
-        self.retrySchedule = retrySchedule
-        self.jitter = SplitMix64(seed: jitterSeed ?? UInt64.random(in: .min ... .max))
+        events.append(.running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
     }
 
-    var parkedCount: Int { parked.count }
-
-    // MARK: - Requests
-
-    /// A flight opened. Returns the failure that refuses it at once: after shutdown, and after
-    /// a sign-out for a request that needs authorization.
-    mutating func open(request id: UInt64, needsAuthorization: Bool) -> Failure? {
-        if isShutDown { return .shutDown }
-        if needsAuthorization && isSignedOut { return .signedOut }
-        openRequests.insert(id)
-        return nil
-    }
-
-    /// A flight ended; `true` exactly once per opened flight, so its one end event is emitted.
-    mutating func close(request id: UInt64) -> Bool {
-        openRequests.remove(id) != nil
-    }
-
-    /// A request holds a slot and is about to send. `epoch` is ``failureEpoch`` as the request
-    /// saw it when it queued for the slot.
-    mutating func authorize(
-        request id: UInt64, epoch: Int, needsAuthorization: Bool, waiter: Waiter?, now: Duration
-    ) -> AuthorizeAction {
-        switch authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization) {
-        case .send(let credential, let version): return .send(credential, version: version)
-        case .fail(let failure): return .fail(failure)
-        case nil: break
-        }
-        if case .refreshing = refresh {
-            if let waiter { parked.append((id, waiter)) }
-            return .park
-        }
-        // No credential yet (created without one): the first request refreshes.
-        switch startRefresh(replacing: version, trigger: id, now: now) {
-        case .success(let flight):
-            if let waiter { parked.append((id, waiter)) }
-            return .parkAndRefresh(flight, replacing: nil)
-        case .failure(let failure):
-            return .fail(failure)
+    static func recordRefusal(_ failure: Failure, events: inout [GateEvent]) {
+        if case .refreshWindowExceeded(let refreshes, let period) = failure {
+            events.append(.refreshWindowExceeded(refreshes: refreshes, period: period))
         }
     }
 
-    /// What ``authorize(request:epoch:needsAuthorization:waiter:now:)`` decides when that is
-    /// to send or to fail, or `nil` when it would park the request (a refresh runs, or there is
-    /// no credential yet). Changes nothing, so the storage can decide the common case without
-    /// preparing to park.
-    func authorizeWithoutParking(epoch: Int, needsAuthorization: Bool) -> UnparkedAction? {
-        if isShutDown { return .fail(.shutDown) }
-        guard needsAuthorization else { return .send(nil, version: version) }
-        if isSignedOut { return .fail(.signedOut) }
-        if epoch < failureEpoch, let lastFailure { return .fail(lastFailure) }
-        if case .refreshing = refresh { return nil }
-        if let credential { return .send(credential, version: version) }
-        return nil
+    // MARK: - Parking
+
+    /// What a transition that may park a request decided.
+    struct ParkStep: Sendable {
+        enum Outcome: Sendable {
+            /// Send now with this credential, holding the slot; recorded as `running`.
+            case send(Credential?, version: Int)
+            /// End the request without sending, still holding its slot.
+            case failNow(Failure)
+            /// Its task was cancelled before the transition: end it, still holding its slot.
+            case cancelledNow
+            /// End the request; its slot was given back.
+            case fail(Failure)
+            /// Queue for a slot again (its slot was given back).
+            case proceed
+            /// Its task was cancelled; its slot was given back.
+            case cancelled
+            /// Parked (its slot given back): a later transition wakes it.
+            case wait
+        }
+
+        var outcome: Outcome
+        /// The refresh this transition started, to run once the lock is released.
+        var refresh: (flight: GateRefreshFlight, replacing: Credential?)?
+        /// The attempts (or refresh) that start on the slot this transition gave back.
+        var slotStarts: [Handles.SlotWaiter] = []
     }
 
-    /// The server rejected credential `sentVersion` of request `id`. Without a `waiter` (the
-    /// request has no attempt left) the request is not parked, but the refresh the rejection
-    /// calls for still starts.
-    ///
-    /// `judgedStale`: nobody rejected the credential; the app's judge called it stale before
-    /// sending. Then a refresh the window does not allow is not a failure: the request is sent
-    /// with what is current (`.resend`) and the server judges, and nothing else fails with it.
+    /// Why a request parks behind a refresh, which the event that records it says.
+    enum ParkReason: Sendable {
+        /// The server rejected the credential the request carried.
+        case rejected
+        /// The credential was judged stale before the request was sent.
+        case stale
+    }
+
+    /// Parks request `id`, which holds a slot of `priority` and found a refresh running or no
+    /// credential yet (the first request then starts the refresh), giving its slot back in the
+    /// same transition; unless the state changed since its look, and it may send or must fail
+    /// after all.
+    mutating func park(
+        request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot priority: Priority,
+        waiter: Handles.Parked, now: Duration, events: inout [GateEvent]
+    ) -> ParkStep {
+        switch credentials.authorize(
+            request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: waiter, now: now)
+        {
+        case .send(let credential, let version):
+            // The state changed since the look (a refresh ended, a sign-in). A credential that
+            // came meanwhile is sent unjudged: it is the one the refresh or the sign-in just
+            // delivered.
+            Self.recordRunning(credential, version: version, request: id, attempt: attempt, events: &events)
+            return ParkStep(outcome: .send(credential, version: version))
+        case .fail(let failure):
+            Self.recordRefusal(failure, events: &events)
+            return ParkStep(outcome: .failNow(failure))
+        case .park:
+            events.append(.parked(request: id, credentialVersion: credentials.version))
+            return ParkStep(outcome: .wait, slotStarts: releaseSlot(priority))
+        case .parkAndRefresh(let flight, let old):
+            events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+            events.append(.parked(request: id, credentialVersion: credentials.version))
+            return ParkStep(outcome: .wait, refresh: (flight, old), slotStarts: releaseSlot(priority))
+        }
+    }
+
+    /// The server rejected credential `version` of request `id` (or it was judged stale before
+    /// sending: `reason`), which holds a slot of `priority`; the slot is given back in the same
+    /// transition. With a `waiter`, the request parks if a refresh runs or starts; without (no
+    /// attempt left), it only starts the refresh the rejection calls for.
     mutating func rejected(
-        request id: UInt64, sentVersion: Int, waiter: Waiter?, now: Duration, judgedStale: Bool = false
-    ) -> RejectionAction {
-        if isShutDown { return .fail(.shutDown) }
-        if isSignedOut { return .fail(.signedOut) }
-        if sentVersion < version { return .resend }
-        if case .refreshing = refresh {
-            if let waiter { parked.append((id, waiter)) }
-            return .park
-        }
-        if judgedStale && !windowAllowsRefresh(now: now) { return .resend }
-        switch startRefresh(replacing: version, trigger: id, now: now) {
-        case .success(let flight):
-            if let waiter { parked.append((id, waiter)) }
-            return .parkAndRefresh(flight, replacing: credential)
-        case .failure(let failure):
-            return .fail(failure)
-        }
-    }
-
-    /// A refresh asked for from outside (``RequestGate/refresh()``), by `caller` (an id from
-    /// the requests' sequence): joins the running one or starts one, and parks `waiter` until
-    /// it ends.
-    mutating func refreshNow(caller id: UInt64, waiter: Waiter, now: Duration) -> RefreshNowAction {
-        if isShutDown { return .fail(.shutDown) }
-        if isSignedOut { return .fail(.signedOut) }
-        if case .refreshing = refresh {
-            parked.append((id, waiter))
-            return .join
-        }
-        switch startRefresh(replacing: version, trigger: nil, now: now) {
-        case .success(let flight):
-            parked.append((id, waiter))
-            return .start(flight, replacing: credential)
-        case .failure(let failure):
-            return .fail(failure)
+        request id: UInt64, version: Int, slot priority: Priority, reason: ParkReason, waiter: Handles.Parked?,
+        now: Duration, events: inout [GateEvent]
+    ) -> ParkStep {
+        let slotStarts = releaseSlot(priority)
+        let waits = waiter != nil
+        let parkedEvent: GateEvent =
+            switch reason {
+            case .rejected: .redirect(request: id, credentialVersion: version)
+            case .stale: .parked(request: id, credentialVersion: version)
+            }
+        switch credentials.rejected(
+            request: id, sentVersion: version, waiter: waiter, now: now, judgedStale: reason == .stale)
+        {
+        case .resend:
+            return ParkStep(outcome: .proceed, slotStarts: slotStarts)
+        case .fail(let failure):
+            Self.recordRefusal(failure, events: &events)
+            return ParkStep(outcome: .fail(failure), slotStarts: slotStarts)
+        case .park:
+            guard waits else { return ParkStep(outcome: .proceed, slotStarts: slotStarts) }
+            events.append(parkedEvent)
+            return ParkStep(outcome: .wait, slotStarts: slotStarts)
+        case .parkAndRefresh(let flight, let old):
+            events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+            guard waits else { return ParkStep(outcome: .proceed, refresh: (flight, old), slotStarts: slotStarts) }
+            events.append(parkedEvent)
+            return ParkStep(outcome: .wait, refresh: (flight, old), slotStarts: slotStarts)
         }
     }
 
-    /// A parked request's caller went away; returns its waiter if it was still parked.
-    mutating func cancelParked(request id: UInt64) -> Waiter? {
-        guard let index = parked.firstIndex(where: { $0.id == id }) else { return nil }
-        return parked.remove(at: index).waiter
-    }
-
-    /// The backoff before the next attempt, after failed attempt `attempt`.
-    mutating func backoffDelay(afterAttempt attempt: Int) -> Duration {
-        retrySchedule.delay(afterAttempt: attempt, jitter: &jitter)
+    /// ``rejected(request:version:slot:reason:waiter:now:events:)`` for a request whose task was
+    /// cancelled before the transition: it gives its slot back and does not wait, but the
+    /// refresh a rejection calls for still starts (single-flight, as for any rejection). The
+    /// credential is known bad, so the next request must not carry it to the server again. A
+    /// credential merely judged stale starts nothing: no server has refused it yet.
+    mutating func rejectedWhileCancelled(
+        request id: UInt64, version: Int, slot priority: Priority, reason: ParkReason, now: Duration,
+        events: inout [GateEvent]
+    ) -> ParkStep {
+        var step = ParkStep(outcome: .cancelled, slotStarts: releaseSlot(priority))
+        guard reason == .rejected else { return step }
+        switch credentials.rejected(request: id, sentVersion: version, waiter: nil, now: now) {
+        case .parkAndRefresh(let flight, let old):
+            events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+            step.refresh = (flight, old)
+        case .fail(let failure):
+            Self.recordRefusal(failure, events: &events)
+        case .resend, .park:
+            break
+        }
+        return step
     }
 
     // MARK: - The refresh
 
-    mutating func refreshSucceeded(_ flight: RefreshFlight, with credential: Credential) -> RefreshEndAction {
-        guard case .refreshing(flight) = refresh else { return .discard }
-        self.credential = credential
-        version += 1
-        refresh = .idle
-        return .settle(waiters: takeParked(), version: version, failure: nil)
-    }
-
-    mutating func refreshFailed(_ flight: RefreshFlight, _ failure: Failure) -> RefreshEndAction {
-        guard case .refreshing(flight) = refresh else { return .discard }
-        refresh = .failed(failure)
-        fail(with: failure)
-        return .settle(waiters: takeParked(), version: version, failure: failure)
-    }
-
-    // MARK: - Credentials from outside
-
-    /// The credential set from outside becomes the newest version; parked requests go on with
-    /// it, a running refresh is cancelled (its result will be discarded), and the refresh
-    /// window starts afresh.
-    mutating func signIn(_ credential: Credential) -> ReplaceAction? {
-        guard !isShutDown else { return nil }
-        let cancelled = runningRefresh
-        self.credential = credential
-        version += 1
-        isSignedOut = false
-        refresh = .idle
-        windowStarts.removeAll()
-        return ReplaceAction(cancelledRefresh: cancelled, waiters: takeParked(), failure: nil, version: version)
-    }
-
-    /// Clears the credential: a running refresh is cancelled; parked requests and those queued
-    /// for a slot that need authorization fail with `.signedOut`, as do later ones until
-    /// ``signIn(_:)``.
-    mutating func signOut() -> ReplaceAction? {
-        guard !isShutDown else { return nil }
-        let cancelled = runningRefresh
-        credential = nil
-        isSignedOut = true
-        refresh = .idle
-        fail(with: .signedOut)
-        return ReplaceAction(
-            cancelledRefresh: cancelled, waiters: takeParked(), failure: .signedOut, version: version)
-    }
-
-    mutating func shutdown() -> ReplaceAction? {
-        guard !isShutDown else { return nil }
-        let cancelled = runningRefresh
-        isShutDown = true
-        refresh = .idle
-        return ReplaceAction(cancelledRefresh: cancelled, waiters: takeParked(), failure: .shutDown, version: version)
-    }
-
-    // MARK: - Private
-
-    private var runningRefresh: RefreshFlight? {
-        if case .refreshing(let flight) = refresh { flight } else { nil }
-    }
-
-    private mutating func startRefresh(replacing version: Int, trigger: UInt64?, now: Duration) -> Result<
-        RefreshFlight, Failure
-    > {
-        if let (maxRefreshes, period) = refreshWindow {
-            while let first = windowStarts.first, first <= now - period { windowStarts.removeFirst() }
-            if windowStarts.count >= maxRefreshes {
-                let failure = Failure.refreshWindowExceeded(refreshes: windowStarts.count, period: period)
-                refresh = .failed(failure)
-                fail(with: failure)
-                return .failure(failure)
-            }
-            windowStarts.append(now)
+    /// A refresh asked for from outside (``RequestGate/refresh()``) by `caller`: joins the
+    /// running one or starts one, parking `waiter` until it ends.
+    mutating func refreshNow(caller id: UInt64, waiter: Handles.Parked, now: Duration, events: inout [GateEvent])
+        -> ParkStep
+    {
+        switch credentials.refreshNow(caller: id, waiter: waiter, now: now) {
+        case .join:
+            return ParkStep(outcome: .wait)
+        case .start(let flight, let old):
+            events.append(.refreshStarted(fromVersion: flight.fromVersion, request: nil))
+            return ParkStep(outcome: .wait, refresh: (flight, old))
+        case .fail(let failure):
+            Self.recordRefusal(failure, events: &events)
+            return ParkStep(outcome: .fail(failure))
         }
-        let flight = RefreshFlight(id: nextRefreshID, fromVersion: version, trigger: trigger)
-        nextRefreshID += 1
-        refreshesStarted += 1
-        refresh = .refreshing(flight)
-        return .success(flight)
     }
 
-    /// Whether the refresh window allows a refresh now (and forgets the starts that left it).
-    private mutating func windowAllowsRefresh(now: Duration) -> Bool {
-        guard let (maxRefreshes, period) = refreshWindow else { return true }
-        while let first = windowStarts.first, first <= now - period { windowStarts.removeFirst() }
-        return windowStarts.count < maxRefreshes
+    /// How a refresh ended.
+    enum RefreshResult: Sendable {
+        case succeeded(Credential)
+        case failed(Failure)
+        /// Its task was cancelled: only a sign-in, sign-out or shutdown does that, and each has
+        /// already replaced the refresh.
+        case cancelled
     }
 
-    private mutating func fail(with failure: Failure) {
-        failureEpoch += 1
-        lastFailure = failure
+    /// What the end of a refresh decided.
+    struct RefreshEndStep: Sendable {
+        /// The requests parked behind it, to wake: they go on (`failure == nil`) or fail. Empty
+        /// when the refresh had been replaced.
+        var waiters: [Handles.Parked] = []
+        var failure: Failure?
+        /// Whether the refresh was still current (so its task is no longer the running one).
+        var settled = false
+        var slotStarts: [Handles.SlotWaiter] = []
     }
 
-    private mutating func takeParked() -> [Waiter] {
-        defer { parked.removeAll() }
-        return parked.map(\.waiter)
+    /// Refresh `flight` ended with `result`, giving back the `unique` slot it held if
+    /// `releasingSlot`.
+    mutating func refreshEnded(
+        _ flight: GateRefreshFlight, _ result: RefreshResult, releasingSlot: Bool, events: inout [GateEvent]
+    ) -> RefreshEndStep {
+        var step = RefreshEndStep()
+        if releasingSlot { step.slotStarts = releaseSlot(.unique) }
+        let action: Credentials.RefreshEndAction =
+            switch result {
+            case .succeeded(let credential): credentials.refreshSucceeded(flight, with: credential)
+            case .failed(let failure): credentials.refreshFailed(flight, failure)
+            case .cancelled: .discard
+            }
+        guard case .settle(let waiters, let version, let failure) = action else { return step }
+        if failure != nil {
+            events.append(.refreshFailed(fromVersion: flight.fromVersion))
+        } else {
+            events.append(.refreshSucceeded(version: version))
+        }
+        step.waiters = waiters
+        step.failure = failure
+        step.settled = true
+        return step
     }
-}
 
-/// What a refresh threw. Compared by its text, so that failures stay `Equatable` for the
-/// machine's tests; the error itself reaches the caller as ``GateError/underlyingError``.
-struct RefreshError: Equatable, Sendable {
-    let error: any Error
+    // MARK: - Shutdown
 
-    static func == (lhs: RefreshError, rhs: RefreshError) -> Bool {
-        "\(lhs.error)" == "\(rhs.error)"
+    /// Ends every flight once with `shutDown` (journaled before its callers wake) and drops
+    /// every queued slot; the credential's part of the shutdown is ``GateCredentialMachine/shutdown()``.
+    mutating func shutDownFlights(events: inout [GateEvent]) -> ShutdownFlights {
+        var ended = ShutdownFlights()
+        guard !credentials.isShutDown else { return ended }
+        for flight in flights.values {
+            if credentials.close(request: flight.request) {
+                events.append(.failure(request: flight.request, code: .shutDown))
+            }
+            ended.callers += flight.callers.map(\.caller)
+            ended.work.append(flight.work)
+        }
+        flights.removeAll()
+        ended.droppedSlots = slots.shutdown()
+        return ended
     }
-}
-
-/// Why the requests waiting behind a ``GateStateMachine``'s credential fail. Not nested in the
-/// generic machine: a nested type is generic too, and the gate's continuations carry it, so its
-/// metadata would be looked up at run time on every park and wake (a cycle: the machine's
-/// `Waiter` resumes with a value that holds a `Failure` of the same machine).
-enum GateFailure: Error, Equatable {
-    case refreshFailed(RefreshError)
-    case refreshTimedOut(after: Duration)
-    case refreshWindowExceeded(refreshes: Int, period: Duration)
-    case signedOut
-    case shutDown
-}
-
-/// One refresh of a ``GateStateMachine``: which one, the version it replaces, the request whose
-/// rejection (or stale credential) started it — `nil` for ``RequestGate/refresh()``.
-struct GateRefreshFlight: Equatable, Sendable {
-    var id: UInt64
-    var fromVersion: Int
-    var trigger: UInt64?
 }

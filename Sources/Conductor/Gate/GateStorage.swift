@@ -1,5 +1,6 @@
 import HTTPTypes
 import Logging
+import Synchronization
 
 /// The machinery of a ``RequestGate``: one lock over everything the gate decides — the
 /// credential and its refresh (a ``GateStateMachine``), the flights of requests and the
@@ -20,10 +21,20 @@ import Logging
 /// machines are compiled for concrete types and a request looks up no generic metadata at run
 /// time (a generic storage spent a third of a request's instructions there).
 final class GateStorage: Sendable {
-    typealias Machine = GateStateMachine<ErasedCredential, WaiterSet<Resumption>.Waiter>
-    typealias Failure = Machine.Failure
-    typealias RefreshFlight = Machine.RefreshFlight
+    /// What the gate's machine keeps for the storage to resume or cancel.
+    enum Handles: GateHandles {
+        typealias Credential = ErasedCredential
+        typealias Parked = WaiterSet<Resumption>.Waiter
+        typealias Caller = WaiterSet<Delivery>.Waiter
+        typealias SlotWaiter = WaiterSet<SlotGrant>.Waiter
+        typealias Work = FlightWork
+    }
+
+    typealias Machine = GateStateMachine<Handles>
+    typealias Failure = GateFailure
+    typealias RefreshFlight = GateRefreshFlight
     typealias Priority = PriorityScheduler.Priority
+    typealias FlightKey = GateFlightKey
 
     /// How a request waiting on the credential goes on.
     enum Resumption: Sendable {
@@ -56,43 +67,63 @@ final class GateStorage: Sendable {
         case refused(GateError)
     }
 
-    enum FlightKey: Hashable, Sendable {
-        case request(UInt64)
-        case coalesced(String)
-    }
-
-    /// One request in flight and the callers waiting for its outcome.
-    private struct Flight {
-        /// The request's id: the flight's events name it.
-        var request: UInt64
-        var callers = WaiterSet<Delivery>()
-        /// The highest priority of its callers, capped at `high` (a `unique` barrier is not a
-        /// lane); the priority its next attempt queues with.
-        var priority: Priority
-        /// The slot entry its attempt waits as, so a caller who joins with a higher priority
-        /// moves it to the higher lane. Stale once the attempt started (raising it then finds
-        /// nothing: entry ids are never reused).
-        var queuedSlot: UInt64?
-        var task: Task<Void, Never>?
-        /// What opening the flight left to tell (`initial`), told by whichever comes first: the
-        /// flight's task, or the transition that ends it before the task ran.
-        var opening: Opening?
-    }
-
-    /// The telling of a flight's opening, claimed once.
-    private struct Opening: Sendable {
-        let told = OnceFlag()
-        let publication: Publication
-
-        func tell(_ storage: GateStorage) {
-            if told.claim() { storage.publish(publication) }
+    /// A flight's task and what opening the flight left to tell (`initial`), shared by the
+    /// transition that opened the flight, the code that starts its task once the lock is
+    /// released, and whichever transition ends the flight.
+    ///
+    /// The task is started after the lock is released, because starting it enqueues a job on
+    /// the caller's task executor, which may be user code (a `TaskExecutor`). A flight can end
+    /// (its last caller leaves, a shutdown) before its task is attached: whichever of
+    /// ``attach(_:)`` and ``cancel()`` comes second cancels the task, so a flight's task is
+    /// cancelled whenever its flight ended early, without a second lock acquisition.
+    final class FlightWork: Sendable {
+        private enum Phase: UInt8, AtomicRepresentable {
+            case waiting
+            case attached
+            case cancelled
         }
+
+        /// What opening the flight left to tell. Written once, in the transition that opens the
+        /// flight, under the gate's lock, before that transition releases it; every read comes
+        /// after that transition — the code that starts the task, which runs after the lock is
+        /// released, or a later transition — so the lock orders the write before them.
+        nonisolated(unsafe) var opening: Publication = .none
+        private let told = Atomic<Bool>(false)
+        private let phase = Atomic<Phase>(.waiting)
+        /// Written once, by ``attach(_:)``, before its releasing exchange of `phase` to
+        /// `attached`; read only by ``cancel()`` after an acquiring exchange that saw `attached`.
+        /// So every read happens after the one write, and the one write after no read.
+        nonisolated(unsafe) private var task: Task<Void, Never>?
+
+        /// Tells the opening once: the first call wins.
+        func tell(_ storage: GateStorage) {
+            if !told.exchange(true, ordering: .acquiringAndReleasing) { storage.publish(opening) }
+        }
+
+        /// The flight's task, started; cancelled at once if the flight has already ended.
+        func attach(_ task: Task<Void, Never>) {
+            self.task = task
+            let (attached, _) = phase.compareExchange(
+                expected: .waiting, desired: .attached, ordering: .acquiringAndReleasing)
+            if !attached { task.cancel() }
+        }
+
+        /// The flight ended early: cancels its task, now or when it is attached.
+        func cancel() {
+            let (exchanged, original) = phase.compareExchange(
+                expected: .waiting, desired: .cancelled, ordering: .acquiringAndReleasing)
+            if !exchanged, original == .attached { task?.cancel() }
+        }
+    }
+
+    /// A flight opened by a transition, whose task is started once the lock is released.
+    private struct FlightStart: Sendable {
+        var work: FlightWork
+        var run: @Sendable () async -> Void
     }
 
     private struct State {
         var machine: Machine
-        var slots: SchedulerStateMachine<WaiterSet<SlotGrant>.Waiter>
-        var flights: [FlightKey: Flight] = [:]
         var journal: JournalBuffer<GateEvent>
         /// The task of the running refresh, so a sign-in, sign-out or shutdown can cancel it.
         var refreshTask: (id: UInt64, task: Task<Void, Never>)?
@@ -110,7 +141,7 @@ final class GateStorage: Sendable {
         mutating func commit(_ events: [GateEvent]) -> Publication {
             var readers = journal.append(contentsOf: events)
             if finishesJournal && !journal.isFinished { readers += journal.finish() }
-            var publication = Publication(events: events, queueDepth: slots.queuedCount)
+            var publication = Publication(events: events, queueDepth: machine.slots.queuedCount)
             // Most transitions wake nobody: then nothing but the events is carried out.
             guard
                 !slotStarts.isEmpty || !readers.isEmpty || !parkedWaiters.isEmpty || !queuedWaiters.isEmpty
@@ -119,21 +150,23 @@ final class GateStorage: Sendable {
             var wakeups = Wakeups(slotStarts: slotStarts, readers: readers)
             slotStarts.removeAll()
             // The hooks' waiters: checked only while a test waits.
-            if !parkedWaiters.isEmpty { wakeups.hooks += parkedWaiters.takeSatisfied(by: machine.parkedCount) }
-            if !queuedWaiters.isEmpty { wakeups.hooks += queuedWaiters.takeSatisfied(by: slots.queuedCount) }
-            if !idleWaiters.isEmpty, slots.isIdle { wakeups.idle = idleWaiters.removeAll() }
+            if !parkedWaiters.isEmpty {
+                wakeups.hooks += parkedWaiters.takeSatisfied(by: machine.credentials.parkedCount)
+            }
+            if !queuedWaiters.isEmpty { wakeups.hooks += queuedWaiters.takeSatisfied(by: machine.slots.queuedCount) }
+            if !idleWaiters.isEmpty, machine.slots.isIdle { wakeups.idle = idleWaiters.removeAll() }
             publication.wakeups = wakeups
             return publication
         }
 
         /// Gives a slot back; what starts now is resumed when the transition is over.
         mutating func releaseSlot(_ priority: Priority) {
-            slotStarts += slots.finish(unique: priority == .unique)
+            slotStarts += machine.releaseSlot(priority)
         }
     }
 
     /// What a transition leaves to do once no lock is held.
-    private struct Publication: Sendable {
+    struct Publication: Sendable {
         /// Nothing to tell or wake.
         static let none = Publication(events: [], queueDepth: 0)
 
@@ -144,10 +177,10 @@ final class GateStorage: Sendable {
     }
 
     /// Tasks a transition lets go, to resume once no lock is held.
-    private struct Wakeups: Sendable {
+    struct Wakeups: Sendable {
         var slotStarts: [WaiterSet<SlotGrant>.Waiter]
         var readers: [WaiterSet<Void>.Waiter]
-        var hooks: [CheckedContinuation<Void, Never>] = []
+        var hooks: [CountWaiters<Void>.Continuation] = []
         var idle: [WaiterSet<Bool>.Waiter] = []
     }
 
@@ -163,40 +196,13 @@ final class GateStorage: Sendable {
         var refresh: RefreshStart?
     }
 
-    /// What the first look at a request in its slot found.
-    private enum FirstLook: Sendable {
-        case resume(Resumption)
-        /// The request would send `credential` (version `version`), which must be judged first.
-        case judge(ErasedCredential, version: Int)
-        /// The credential the request was about to send was judged stale.
-        case stale(version: Int)
-        /// A refresh runs, or there is no credential yet: park.
-        case park
-    }
-
-    /// Why a request parks behind a refresh, which the event that records it says.
-    private enum ParkReason {
-        /// The server rejected the credential the request carried.
-        case rejected
-        /// The credential was judged stale before the request was sent.
-        case stale
-    }
-
     /// One attempt's outcome on the wire.
     private enum Sent {
         case response(HTTPResponse, [UInt8], ResponseVerdict)
         case transportFailed(any Error)
     }
 
-    /// A slot, as the attempt or refresh holding it gives it back, with the epoch (see
-    /// ``GateStateMachine/failureEpoch``) seen when it queued.
-    private struct Slot: Sendable {
-        var priority: Priority
-        var epoch: Int
-        /// The first look, when the slot was free at once and the look could be taken in the
-        /// same transition.
-        var look: FirstLook?
-    }
+    private typealias Slot = Machine.Slot
 
     let configuration: GateConfiguration
     /// Whether the user's `requiresRefresh` judges credentials before a send.
@@ -251,14 +257,15 @@ final class GateStorage: Sendable {
         self.state = Lock(
             State(
                 machine: Machine(
-                    credential: credential, refreshWindow: window, retrySchedule: schedule,
-                    jitterSeed: configuration.jitterSeed),
-                slots: SchedulerStateMachine(
-                    limit: configuration.maxConcurrentRequests, agingThreshold: configuration.agingThreshold),
+                    credentials: Machine.Credentials(
+                        credential: credential, refreshWindow: window, retrySchedule: schedule,
+                        jitterSeed: configuration.jitterSeed),
+                    slots: SchedulerStateMachine(
+                        limit: configuration.maxConcurrentRequests, agingThreshold: configuration.agingThreshold)),
                 journal: JournalBuffer(keepingNewest: configuration.eventRetention)))
     }
 
-    var credentialVersion: Int { state.withLock { $0.machine.version } }
+    var credentialVersion: Int { state.withLock { $0.machine.credentials.version } }
 
     /// The events journaled so far, oldest retained first.
     var recordedEvents: [GateEvent] { state.withLock { $0.journal.snapshot } }
@@ -314,44 +321,39 @@ final class GateStorage: Sendable {
         let id = requestIDs.next()
         if let trace { instruments?.register(trace, as: id) }
         let key = coalescingKey.map(FlightKey.coalesced) ?? .request(id)
+        typealias Opened = (publication: Publication, start: FlightStart?)
         let delivery = await state.suspend(
-            { (state: inout State, caller: WaiterSet<Delivery>.Waiter) -> SuspensionDecision<Delivery, Publication> in
+            { (state: inout State, caller: WaiterSet<Delivery>.Waiter) -> SuspensionDecision<Delivery, Opened> in
                 var events: [GateEvent] = []
-                if var flight = state.flights[key] {
-                    // Joins the flight in the air, raising it (and its queued attempt) to this
-                    // caller's priority.
-                    flight.callers.insert(caller)
-                    let target = min(priority, .high)
-                    if target > flight.priority {
-                        flight.priority = target
-                        if let queued = flight.queuedSlot { state.slots.raise(id: queued, to: target) }
+                let work = FlightWork()
+                switch state.machine.open(
+                    key, request: id, name: name, priority: priority, needsAuthorization: needsAuthorization,
+                    callerID: caller.id, caller: caller, work: work, events: &events)
+                {
+                case .joined:
+                    return .wait((state.commit(events), nil))
+                case .refused(let refused):
+                    return .resume(.refused(Self.error(refused, name: name)), (state.commit(events), nil))
+                case .opened:
+                    work.opening = state.commit(events)
+                    // The task starts once the lock is released. It tells `initial` first, so the
+                    // logger and the instruments hear of the request before any later event of it.
+                    let start = FlightStart(work: work) { [self] in
+                        work.tell(self)
+                        await fly(
+                            request, body: body, key: key, id: id, name: name, timeout: timeout,
+                            needsAuthorization: needsAuthorization, retry: retry)
                     }
-                    state.flights[key] = flight
-                    events.append(.coalesced(name: name))
-                    return .wait(state.commit(events))
+                    return .wait((.none, start))
                 }
-                if let refused = state.machine.open(request: id, needsAuthorization: needsAuthorization) {
-                    return .resume(.refused(Self.error(refused, name: name)), state.commit(events))
-                }
-                events.append(.initial(request: id, name: name, priority: priority))
-                let opening = Opening(publication: state.commit(events))
-                var flight = Flight(request: id, priority: priority, opening: opening)
-                flight.callers.insert(caller)
-                // Started under the lock, so the flight has its task before anything (a
-                // shutdown, the last caller leaving) can cancel it; the task takes the lock
-                // only once this transition is over. It tells `initial` first, so the logger
-                // and the instruments hear of the request before any later event of it.
-                flight.task = Task(executorPreference: TaskPlacement.executor) {
-                    opening.tell(self)
-                    await self.fly(
-                        request, body: body, key: key, id: id, name: name, timeout: timeout,
-                        needsAuthorization: needsAuthorization, retry: retry)
-                }
-                state.flights[key] = flight
-                return .wait(.none)
             },
-            cancelledNow: { state in (.cancelled, state.commit([])) },
-            perform: { publication in self.publish(publication) },
+            cancelledNow: { state in (.cancelled, (state.commit([]), nil)) },
+            perform: { opened in
+                self.publish(opened.publication)
+                if let start = opened.start {
+                    start.work.attach(Task(executorPreference: TaskPlacement.executor, operation: start.run))
+                }
+            },
             cancelled: { @Sendable [self] state, callerID in
                 leave(&state, key: key, caller: callerID)
             })
@@ -372,24 +374,21 @@ final class GateStorage: Sendable {
     /// flight as cancelled and cancels its work. `nil` when the flight ended first (the caller
     /// then has its outcome, so what it sees and what the journal says agree).
     private func leave(_ state: inout State, key: FlightKey, caller: UInt64) -> (@Sendable () -> Void)? {
-        guard var flight = state.flights[key], let waiter = flight.callers.remove(caller) else { return nil }
         var events: [GateEvent] = []
-        var task: Task<Void, Never>?
-        if flight.callers.isEmpty {
-            state.flights[key] = nil
-            if state.machine.close(request: flight.request) {
-                events.append(.failure(request: flight.request, code: .cancelled))
-            }
-            task = flight.task
-        } else {
-            state.flights[key] = flight
+        let waiter: WaiterSet<Delivery>.Waiter
+        var ended: FlightWork?
+        switch state.machine.leave(key, caller: caller, events: &events) {
+        case .gone: return nil
+        case .left(let left): waiter = left
+        case .ended(let left, let work):
+            waiter = left
+            ended = work
         }
         let publication = state.commit(events)
-        let opening = flight.opening
-        return { [self, task] in
-            opening?.tell(self)
+        return { [self, ended] in
+            ended?.tell(self)
             publish(publication)
-            task?.cancel()
+            ended?.cancel()
             waiter.resume(returning: .cancelled)
         }
     }
@@ -427,11 +426,7 @@ final class GateStorage: Sendable {
             case .failure(let error): .failure(request: id, code: error.code)
             }
         let callers = transition { state, events -> [WaiterSet<Delivery>.Waiter] in
-            guard let flight = state.flights[key], flight.request == id else { return [] }
-            state.flights[key] = nil
-            if state.machine.close(request: id) { events.append(end) }
-            var callers = flight.callers
-            return callers.removeAll()
+            state.machine.settle(key, request: id, end: end, events: &events).callers
         }
         guard !callers.isEmpty else { return }
         let outcome = Handoff(result)
@@ -620,15 +615,9 @@ final class GateStorage: Sendable {
 
     // MARK: - Slots
 
-    /// Who waits for a slot.
-    private enum SlotClaimant {
-        /// Attempt `number` of the request of flight `key`, at the flight's priority.
-        case attempt(key: FlightKey, request: UInt64, number: Int, needsAuthorization: Bool)
-        /// The refresh: the `unique` barrier.
-        case refresh
-    }
+    private typealias SlotClaimant = Machine.SlotClaimant
 
-    private enum SlotOutcome: Sendable {
+    private enum SlotOutcome {
         case granted(Slot)
         case cancelled
         case shutDown
@@ -640,50 +629,37 @@ final class GateStorage: Sendable {
     private func acquireSlot(for claimant: SlotClaimant, lookWithJudge: Bool) async -> SlotOutcome {
         // Most attempts find a slot free: no continuation, no cancellation handler.
         let fast = transition { state, events -> SlotOutcome? in
-            let priority = Self.priority(of: claimant, in: state)
-            switch state.slots.startImmediately(priority) {
-            case nil: return .shutDown
-            case false?: return nil
-            case true?:
-                var slot = Slot(priority: priority, epoch: state.machine.failureEpoch)
-                if case .attempt(_, let id, let number, let needsAuthorization) = claimant {
-                    slot.look = Self.firstLook(
-                        &state, events: &events, id: id, attempt: number, epoch: slot.epoch,
-                        needsAuthorization: needsAuthorization, judges: lookWithJudge, judged: nil)
-                }
-                return .granted(slot)
+            switch state.machine.takeSlotNow(
+                for: claimant, isCancelled: Task.isCancelled, judges: lookWithJudge, events: &events)
+            {
+            case .granted(let slot): return .granted(slot)
+            case .busy: return nil
+            case .shutDown: return .shutDown
             }
         }
         if let fast { return fast }
-        typealias Queued = (publication: Publication, epoch: Int, priority: Priority)
-        var epoch = 0
-        var priority = Priority.default
+        typealias Queued = (publication: Publication, slot: Slot)
+        // The slot as queued: read only once the slot is granted.
+        var queuedSlot = Slot(priority: .default, epoch: 0)
         let grant = await state.suspend(
             { (state: inout State, waiter: WaiterSet<SlotGrant>.Waiter) -> SuspensionDecision<SlotGrant, Queued> in
                 var events: [GateEvent] = []
-                let priority = Self.priority(of: claimant, in: state)
-                let epoch = state.machine.failureEpoch
-                switch state.slots.submit(id: waiter.id, priority: priority, payload: waiter) {
-                case .start:
-                    return .resume(.started, (state.commit(events), epoch, priority))
-                case .rejected:
-                    return .resume(.shutDown, (state.commit(events), epoch, priority))
-                case .enqueued:
-                    if case .attempt(let key, let id, _, _) = claimant {
-                        state.flights[key]?.queuedSlot = waiter.id
-                        events.append(.queued(request: id, priority: priority))
-                    }
-                    return .wait((state.commit(events), epoch, priority))
+                switch state.machine.queue(claimant, id: waiter.id, waiter: waiter, events: &events) {
+                case .start(let slot):
+                    return .resume(.started, (state.commit(events), slot))
+                case .shutDown:
+                    return .resume(.shutDown, (state.commit(events), Slot(priority: .default, epoch: 0)))
+                case .enqueued(let slot):
+                    return .wait((state.commit(events), slot))
                 }
             },
-            cancelledNow: { state in (.cancelled, (state.commit([]), 0, .default)) },
+            cancelledNow: { state in (.cancelled, (state.commit([]), Slot(priority: .default, epoch: 0))) },
             perform: { queued in
-                epoch = queued.epoch
-                priority = queued.priority
+                queuedSlot = queued.slot
                 self.publish(queued.publication)
             },
             cancelled: { @Sendable [self] state, waiterID in
-                guard let removed = state.slots.cancel(id: waiterID) else { return nil }
+                guard let removed = state.machine.cancelQueued(id: waiterID) else { return nil }
                 state.slotStarts += removed.started
                 let publication = state.commit([])
                 return { [self] in
@@ -692,18 +668,9 @@ final class GateStorage: Sendable {
                 }
             })
         switch grant {
-        case .started:
-            return .granted(Slot(priority: priority, epoch: epoch))
+        case .started: return .granted(queuedSlot)
         case .cancelled: return .cancelled
         case .shutDown: return .shutDown
-        }
-    }
-
-    /// The priority `claimant` queues with.
-    private static func priority(of claimant: SlotClaimant, in state: State) -> Priority {
-        switch claimant {
-        case .attempt(let key, _, _, _): state.flights[key]?.priority ?? .default
-        case .refresh: .unique
         }
     }
 
@@ -728,15 +695,19 @@ final class GateStorage: Sendable {
         var look = slot.look
         while true {
             if look == nil {
-                look = transition { state, events -> FirstLook in
-                    Self.firstLook(
-                        &state, events: &events, id: id, attempt: attempt, epoch: slot.epoch,
-                        needsAuthorization: needsAuthorization, judges: judgesNow, judged: judged)
+                look = transition { state, events -> Machine.Look in
+                    state.machine.look(
+                        request: id, attempt: attempt, epoch: slot.epoch, needsAuthorization: needsAuthorization,
+                        isCancelled: Task.isCancelled, judges: judgesNow, judged: judged, events: &events)
                 }
             }
             switch look {
-            case .resume(let resumption)?:
-                return resumption
+            case .send(let credential, let version)?:
+                return .send(credential, version: version)
+            case .failNow(let failure)?:
+                return .failNow(failure)
+            case .cancelledNow?:
+                return .cancelledNow
             case .judge(let credential, let version)?:
                 // User code: outside the lock.
                 judged = (version, credential.isStale?() ?? false)
@@ -752,38 +723,6 @@ final class GateStorage: Sendable {
         }
     }
 
-    /// The first look at a request in its slot, in the caller's transition: send, fail, judge
-    /// the credential first, or park.
-    private static func firstLook(
-        _ state: inout State, events: inout [GateEvent], id: UInt64, attempt: Int, epoch: Int,
-        needsAuthorization: Bool, judges: Bool, judged: (version: Int, stale: Bool)?
-    ) -> FirstLook {
-        if Task.isCancelled { return .resume(.cancelledNow) }
-        guard let action = state.machine.authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization)
-        else { return .park }
-        switch action {
-        case .send(let credential, let version):
-            if judges, let credential {
-                guard let judged, judged.version == version else { return .judge(credential, version: version) }
-                if judged.stale { return .stale(version: version) }
-            }
-            return .resume(sending(credential, version: version, request: id, attempt: attempt, events: &events))
-        case .fail(let failure):
-            recordRefusal(failure, events: &events)
-            return .resume(.failNow(failure))
-        }
-    }
-
-    /// A request goes out with `credential`: recorded in the transition that decided it, so
-    /// the journal never shows a send with a version after the `refreshStarted` that replaces
-    /// it. A request without authorization carries no credential: version 0.
-    private static func sending(
-        _ credential: ErasedCredential?, version: Int, request id: UInt64, attempt: Int, events: inout [GateEvent]
-    ) -> Resumption {
-        events.append(.running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
-        return .send(credential, version: version)
-    }
-
     /// Parks a request that found a refresh running, or no credential yet (the first request
     /// then starts the refresh), giving its slot back in the same transition; unless the state
     /// changed since the first look, and it may send or must fail after all.
@@ -791,111 +730,79 @@ final class GateStorage: Sendable {
         id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: Priority
     ) async -> Resumption {
         let now = clock.now
-        return await suspend(id: id, cancelledNow: .cancelledNow) { state, events, waiter in
-            switch state.machine.authorize(
-                request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: waiter, now: now)
-            {
-            case .send(let credential, let version):
-                // The state changed since the first look (a refresh ended, a sign-in). A
-                // credential that came meanwhile is sent unjudged: it is the one the refresh or
-                // the sign-in just delivered.
-                let resumption = Self.sending(
-                    credential, version: version, request: id, attempt: attempt, events: &events)
-                return (.resume(resumption), nil)
-            case .fail(let failure):
-                Self.recordRefusal(failure, events: &events)
-                return (.resume(.failNow(failure)), nil)
-            case .park:
-                events.append(.parked(request: id, credentialVersion: state.machine.version))
-                state.releaseSlot(slot)
-                return (.wait, nil)
-            case .parkAndRefresh(let flight, let old):
-                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-                events.append(.parked(request: id, credentialVersion: state.machine.version))
-                state.releaseSlot(slot)
-                return (.wait, RefreshStart(flight: flight, old: old))
-            }
-        }
+        return await suspend(
+            id: id,
+            whenCancelled: { _, _ in Machine.ParkStep(outcome: .cancelledNow) },
+            decide: { state, events, waiter in
+                state.machine.park(
+                    request: id, attempt: attempt, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot,
+                    waiter: waiter, now: now, events: &events)
+            })
     }
 
     /// The server rejected credential `version` of request `id` (or it was judged stale before
     /// sending: `reason`), which still holds `slot`; the slot is given back in the same
     /// transition. With `waits`, the request parks if a refresh runs or starts; without, it
-    /// only starts the refresh the rejection calls for.
+    /// only starts the refresh the rejection calls for — as does a request cancelled before
+    /// this transition.
     private func rejected(
-        id: UInt64, version: Int, slot: Priority, waits: Bool, reason: ParkReason
+        id: UInt64, version: Int, slot: Priority, waits: Bool, reason: Machine.ParkReason
     ) async -> Resumption {
-        let parkedEvent: GateEvent =
-            switch reason {
-            case .rejected: .redirect(request: id, credentialVersion: version)
-            case .stale: .parked(request: id, credentialVersion: version)
-            }
         let now = clock.now
-        return await suspend(id: id, cancelledNow: .cancelled, releasing: slot) { state, events, waiter in
-            state.releaseSlot(slot)
-            switch state.machine.rejected(
-                request: id, sentVersion: version, waiter: waits ? waiter : nil, now: now,
-                judgedStale: reason == .stale)
-            {
-            case .resend:
-                return (.resume(.proceed), nil)
-            case .fail(let failure):
-                Self.recordRefusal(failure, events: &events)
-                return (.resume(.fail(failure)), nil)
-            case .park:
-                guard waits else { return (.resume(.proceed), nil) }
-                events.append(parkedEvent)
-                return (.wait, nil)
-            case .parkAndRefresh(let flight, let old):
-                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-                let start = RefreshStart(flight: flight, old: old)
-                guard waits else { return (.resume(.proceed), start) }
-                events.append(parkedEvent)
-                return (.wait, start)
-            }
-        }
-    }
-
-    /// What a parking transition decided for the calling request.
-    private enum ParkDecision {
-        case wait
-        case resume(Resumption)
+        return await suspend(
+            id: id,
+            whenCancelled: { state, events in
+                state.machine.rejectedWhileCancelled(
+                    request: id, version: version, slot: slot, reason: reason, now: now, events: &events)
+            },
+            decide: { state, events, waiter in
+                state.machine.rejected(
+                    request: id, version: version, slot: slot, reason: reason, waiter: waits ? waiter : nil, now: now,
+                    events: &events)
+            })
     }
 
     /// Runs `decide`, one transition, with a waiter for request `id`, and carries out what it
     /// decided once the lock is released: tells the events, starts the slots it freed and the
     /// refresh it decided, and resumes the request at once unless it parked. A request
-    /// cancelled before the transition resumes with `cancelledNow`, giving back `slot` if one
-    /// is named (a `decide` that always gives it back), else keeping it; one cancelled while
-    /// parked is taken out of the machine by its cancellation handler.
+    /// cancelled before the transition runs `whenCancelled` instead (which keeps its slot for
+    /// a park, and gives it back and still starts a rejection's refresh for a rejection), and
+    /// goes on at once; one cancelled while parked is taken out of the machine by its
+    /// cancellation handler.
     private func suspend(
         id: UInt64,
-        cancelledNow: Resumption,
-        releasing slot: Priority? = nil,
-        _ decide: (inout State, inout [GateEvent], WaiterSet<Resumption>.Waiter) -> (ParkDecision, RefreshStart?)
+        whenCancelled: (inout State, inout [GateEvent]) -> Machine.ParkStep,
+        decide: (inout State, inout [GateEvent], WaiterSet<Resumption>.Waiter) -> Machine.ParkStep
     ) async -> Resumption {
-        await state.suspend(
+        /// Carries out a step under the lock: its slot starts, its events; what is left is
+        /// for once the lock is released.
+        func commit(_ step: Machine.ParkStep, _ state: inout State, _ events: [GateEvent]) -> ParkEffect {
+            state.slotStarts += step.slotStarts
+            return ParkEffect(
+                publication: state.commit(events),
+                refresh: step.refresh.map { RefreshStart(flight: $0.flight, old: $0.replacing) })
+        }
+        return await state.suspend(
             {
                 (state: inout State, waiter: WaiterSet<Resumption>.Waiter) -> SuspensionDecision<Resumption, ParkEffect>
                 in
                 var events: [GateEvent] = []
-                let (decision, refresh) = decide(&state, &events, waiter)
-                let effect = ParkEffect(publication: state.commit(events), refresh: refresh)
-                switch decision {
-                case .wait: return .wait(effect)
-                case .resume(let resumption): return .resume(resumption, effect)
-                }
+                let step = decide(&state, &events, waiter)
+                let effect = commit(step, &state, events)
+                guard let resumption = Self.resumption(step.outcome) else { return .wait(effect) }
+                return .resume(resumption, effect)
             },
             cancelledNow: { state in
-                if let slot { state.releaseSlot(slot) }
-                return (cancelledNow, ParkEffect(publication: state.commit([]), refresh: nil))
+                var events: [GateEvent] = []
+                let step = whenCancelled(&state, &events)
+                return (Self.resumption(step.outcome) ?? .cancelledNow, commit(step, &state, events))
             },
             perform: { effect in
                 self.publish(effect.publication)
                 if let refresh = effect.refresh { self.startRefresh(refresh.flight, replacing: refresh.old) }
             },
             cancelled: { @Sendable [self] state, _ in
-                guard let waiter = state.machine.cancelParked(request: id) else { return nil }
+                guard let waiter = state.machine.credentials.cancelParked(request: id) else { return nil }
                 let publication = state.commit([])
                 return { [self] in
                     publish(publication)
@@ -904,10 +811,21 @@ final class GateStorage: Sendable {
             })
     }
 
-    private static func recordRefusal(_ failure: Failure, events: inout [GateEvent]) {
-        if case .refreshWindowExceeded(let refreshes, let period) = failure {
-            events.append(.refreshWindowExceeded(refreshes: refreshes, period: period))
+    /// How a request goes on after a parking transition; `nil` when it waits.
+    private static func resumption(_ outcome: Machine.ParkStep.Outcome) -> Resumption? {
+        switch outcome {
+        case .wait: nil
+        case .send(let credential, let version): .send(credential, version: version)
+        case .failNow(let failure): .failNow(failure)
+        case .cancelledNow: .cancelledNow
+        case .fail(let failure): .fail(failure)
+        case .proceed: .proceed
+        case .cancelled: .cancelled
         }
+    }
+
+    private static func recordRefusal(_ failure: Failure, events: inout [GateEvent]) {
+        Machine.recordRefusal(failure, events: &events)
     }
 
     private func sendOnce(_ request: HTTPRequest, body: RequestBody?, credential: ErasedCredential?) async -> Sent {
@@ -942,7 +860,7 @@ final class GateStorage: Sendable {
             )
         }
         let delay = transition { state, events -> Duration in
-            let delay = retryAfter ?? state.machine.backoffDelay(afterAttempt: attempt)
+            let delay = retryAfter ?? state.machine.credentials.backoffDelay(afterAttempt: attempt)
             events.append(.retry(request: id, attempt: attempt, delay: delay))
             state.releaseSlot(slot)
             return delay
@@ -998,7 +916,7 @@ final class GateStorage: Sendable {
             }
         }
         let current = state.withLock { state -> Bool in
-            guard case .refreshing(flight) = state.machine.refresh else { return false }
+            guard case .refreshing(flight) = state.machine.credentials.refresh else { return false }
             state.refreshTask = (flight.id, task)
             return true
         }
@@ -1009,34 +927,21 @@ final class GateStorage: Sendable {
     private func finishRefresh(
         _ flight: RefreshFlight, _ outcome: RefreshOutcome, timeout: Duration, releasingSlot: Bool
     ) {
-        let action = transition { state, events -> Machine.RefreshEndAction in
-            if releasingSlot { state.releaseSlot(.unique) }
-            let action: Machine.RefreshEndAction
+        let result: Machine.RefreshResult =
             switch outcome {
-            case .finished(.success(let credential)):
-                action = state.machine.refreshSucceeded(flight, with: credential)
-            case .finished(.failure(let error)):
-                action = state.machine.refreshFailed(flight, .refreshFailed(RefreshError(error: error)))
-            case .deadlineMissed:
-                action = state.machine.refreshFailed(flight, .refreshTimedOut(after: timeout))
-            case .cancelled:
-                // Only a sign-in, sign-out or shutdown cancels the refresh, and each has
-                // already replaced it.
-                action = .discard
+            case .finished(.success(let credential)): .succeeded(credential)
+            case .finished(.failure(let error)): .failed(.refreshFailed(RefreshError(error: error)))
+            case .deadlineMissed: .failed(.refreshTimedOut(after: timeout))
+            case .cancelled: .cancelled
             }
-            if case .settle(_, let version, let failure) = action {
-                if state.refreshTask?.id == flight.id { state.refreshTask = nil }
-                if failure != nil {
-                    events.append(.refreshFailed(fromVersion: flight.fromVersion))
-                } else {
-                    events.append(.refreshSucceeded(version: version))
-                }
-            }
-            return action
+        let ended = transition { state, events -> Machine.RefreshEndStep in
+            let step = state.machine.refreshEnded(flight, result, releasingSlot: releasingSlot, events: &events)
+            state.slotStarts += step.slotStarts
+            if step.settled, state.refreshTask?.id == flight.id { state.refreshTask = nil }
+            return step
         }
-        guard case .settle(let waiters, _, let failure) = action else { return }
-        let resumption: Resumption = failure.map { .fail($0) } ?? .proceed
-        for waiter in waiters { waiter.resume(returning: resumption) }
+        let resumption: Resumption = ended.failure.map { .fail($0) } ?? .proceed
+        for waiter in ended.waiters { waiter.resume(returning: resumption) }
     }
 
     // MARK: - Credentials from outside
@@ -1046,18 +951,12 @@ final class GateStorage: Sendable {
     func refreshNow() async throws(GateError) -> Int {
         let id = requestIDs.next()
         let now = clock.now
-        let resumption = await suspend(id: id, cancelledNow: .cancelled) { state, events, waiter in
-            switch state.machine.refreshNow(caller: id, waiter: waiter, now: now) {
-            case .join:
-                return (.wait, nil)
-            case .start(let flight, let old):
-                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: nil))
-                return (.wait, RefreshStart(flight: flight, old: old))
-            case .fail(let failure):
-                Self.recordRefusal(failure, events: &events)
-                return (.resume(.fail(failure)), nil)
-            }
-        }
+        let resumption = await suspend(
+            id: id,
+            whenCancelled: { _, _ in Machine.ParkStep(outcome: .cancelled) },
+            decide: { state, events, waiter in
+                state.machine.refreshNow(caller: id, waiter: waiter, now: now, events: &events)
+            })
         switch resumption {
         case .send(_, let version): return version
         case .proceed: return credentialVersion
@@ -1094,7 +993,7 @@ final class GateStorage: Sendable {
         var tasks: [Task<Void, Never>] = []
         var callers: [WaiterSet<Delivery>.Waiter] = []
         var droppedSlots: [WaiterSet<SlotGrant>.Waiter] = []
-        var openings: [Opening] = []
+        var flights: [FlightWork] = []
     }
 
     private func replace(_ replacement: Replacement) {
@@ -1104,8 +1003,9 @@ final class GateStorage: Sendable {
             return (effect, state.commit(events))
         }
         // Flights the shutdown ended before their task told their opening: told first.
-        for opening in effect.openings { opening.tell(self) }
+        for flight in effect.flights { flight.tell(self) }
         publish(publication)
+        for flight in effect.flights { flight.cancel() }
         for task in effect.tasks { task.cancel() }
         for waiter in effect.droppedSlots { waiter.resume(returning: .shutDown) }
         let outcome = Handoff(Result<GateResponse, GateError>.failure(.shutDown(nil)))
@@ -1119,30 +1019,22 @@ final class GateStorage: Sendable {
         _ replacement: Replacement, in state: inout State, events: inout [GateEvent]
     ) -> ReplaceEffect {
         var effect = ReplaceEffect()
-        let action: Machine.ReplaceAction?
+        let action: Machine.Credentials.ReplaceAction?
         var event: GateEvent?
         switch replacement {
         case .signIn(let credential):
-            action = state.machine.signIn(credential)
+            action = state.machine.credentials.signIn(credential)
             event = action.map { .signedIn(version: $0.version) }
         case .signOut:
-            action = state.machine.signOut()
+            action = state.machine.credentials.signOut()
             event = .signedOut
         case .shutdown:
             // Every flight ends here, once: its end is journaled before its callers wake.
-            if !state.machine.isShutDown {
-                for flight in state.flights.values {
-                    if state.machine.close(request: flight.request) {
-                        events.append(.failure(request: flight.request, code: .shutDown))
-                    }
-                    var callers = flight.callers
-                    effect.callers += callers.removeAll()
-                    if let task = flight.task { effect.tasks.append(task) }
-                    if let opening = flight.opening { effect.openings.append(opening) }
-                }
-                state.flights.removeAll()
-            }
-            action = state.machine.shutdown()
+            let ended = state.machine.shutDownFlights(events: &events)
+            effect.callers = ended.callers
+            effect.flights = ended.work
+            effect.droppedSlots = ended.droppedSlots
+            action = state.machine.credentials.shutdown()
         }
         guard let action else { return effect }
         if let cancelled = action.cancelledRefresh {
@@ -1156,7 +1048,6 @@ final class GateStorage: Sendable {
         effect.parked = action.waiters
         effect.failure = action.failure
         if case .shutdown = replacement {
-            effect.droppedSlots = state.slots.shutdown()
             // This transition's events are the journal's last; then readers get the end.
             state.finishesJournal = true
         }
@@ -1175,19 +1066,19 @@ final class GateStorage: Sendable {
 
     /// For ``RequestGate/parkedRequests(atLeast:)``.
     func parkedRequests(atLeast count: Int) async {
-        await state.wait(untilCountOf: { $0.machine.parkedCount }, reaches: count, waiters: \.parkedWaiters)
+        await state.wait(untilCountOf: { $0.machine.credentials.parkedCount }, reaches: count, waiters: \.parkedWaiters)
     }
 
     /// For ``RequestGate/queuedAttempts(atLeast:)``.
     func queuedAttempts(atLeast count: Int) async {
-        await state.wait(untilCountOf: { $0.slots.queuedCount }, reaches: count, waiters: \.queuedWaiters)
+        await state.wait(untilCountOf: { $0.machine.slots.queuedCount }, reaches: count, waiters: \.queuedWaiters)
     }
 
     /// For ``RequestGate/whenIdle()``: no attempt and no refresh holds or waits for a slot.
     func whenIdle() async throws(CancellationError) {
         let idle = await state.suspend(
             { (state: inout State, waiter: WaiterSet<Bool>.Waiter) -> SuspensionDecision<Bool, Bool> in
-                if state.slots.isIdle { return .resume(true, true) }
+                if state.machine.slots.isIdle { return .resume(true, true) }
                 state.idleWaiters.insert(waiter)
                 return .wait(false)
             },

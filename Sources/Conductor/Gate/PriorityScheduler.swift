@@ -55,7 +55,7 @@ public final class PriorityScheduler: Sendable {
         var probeWaiters = CountWaiters<Priority?>()
 
         /// The test hooks' waiters whose count the queue now meets, to resume after unlocking.
-        mutating func takeSatisfiedProbeWaiters() -> [CheckedContinuation<Void, Never>] {
+        mutating func takeSatisfiedProbeWaiters() -> [CountWaiters<Void>.Continuation] {
             // Checked first so that a scheduler no test waits on does not copy its machine.
             guard !probeWaiters.isEmpty else { return [] }
             return probeWaiters.takeSatisfied { [machine] in machine.queuedCount(inLane: $0) }
@@ -67,7 +67,7 @@ public final class PriorityScheduler: Sendable {
         }
 
         /// Moves queued entry `id` to `priority`'s lane; returns the test hooks' waiters to wake.
-        mutating func raise(id: UInt64, to priority: Priority) -> [CheckedContinuation<Void, Never>] {
+        mutating func raise(id: UInt64, to priority: Priority) -> [CountWaiters<Void>.Continuation] {
             guard machine.raise(id: id, to: priority) else { return [] }
             return takeSatisfiedProbeWaiters()
         }
@@ -232,7 +232,7 @@ public final class PriorityScheduler: Sendable {
         case false: break
         }
         // The queued entry's id (the waiter's), and the test hooks' waiters to wake.
-        typealias Queued = (id: UInt64?, ready: [CheckedContinuation<Void, Never>])
+        typealias Queued = (id: UInt64?, ready: [CountWaiters<Void>.Continuation])
         let grant = await state.suspend { state, waiter -> SuspensionDecision<Grant, Queued> in
             let action = state.machine.submit(id: waiter.id, priority: priority, payload: .waiter(waiter))
             let ready = state.takeSatisfiedProbeWaiters()

@@ -40,4 +40,59 @@ struct GateSlotTests {
         #expect(reply.response.status == .ok)
         gate.shutdown()
     }
+
+    // MARK: - A cancelled request's rejection
+
+    /// Answers 401 to the first request and cancels the task that sent it before returning;
+    /// 200 to a request that carries `valid`, 401 to any other.
+    final class CancelsOnFirstRejectionThenChecks: GateTransport {
+        private let sends = Atomic(0)
+        let valid: String
+
+        init(valid: String) { self.valid = valid }
+
+        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+            if sends.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return (HTTPResponse(status: .unauthorized), [])
+            }
+            let accepted = request.headerFields[.authorization] == valid
+            return (HTTPResponse(status: accepted ? .ok : .unauthorized), [])
+        }
+    }
+
+    /// A request whose 401 comes back after its task was cancelled (its last caller left)
+    /// still starts the refresh that rejection calls for — on its last allowed attempt too: the
+    /// credential is known bad, so the next request goes out with the new one instead of
+    /// carrying the rejected one to the server again. One refresh, started by the cancelled
+    /// request.
+    @Test(arguments: [1, 3])
+    func aCancelledRequestsRejectionStillStartsItsRefresh(maxAttempts: Int) async throws {
+        let refreshes = Atomic(0)
+        let gate = try RequestGate<String>(
+            transport: CancelsOnFirstRejectionThenChecks(valid: "Bearer t2"),
+            credential: "t1",
+            configuration: GateConfiguration(maxAttempts: maxAttempts, jitterSeed: 1),
+            clock: ManualClock(),
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in
+                refreshes.add(1, ordering: .relaxed)
+                return "t2"
+            }
+        )
+        let first = HTTPRequest(method: .get, scheme: "https", authority: "x.test", path: "/first")
+        let error = await #expect(throws: GateError.self) { try await gate.send(first) }
+        // Its last allowed attempt was rejected: its budget is spent, as before.
+        #expect(error?.code == (maxAttempts == 1 ? .retriesExhausted : .cancelled))
+        let second = HTTPRequest(method: .get, scheme: "https", authority: "x.test", path: "/second")
+        let reply = try await gate.send(second)
+        #expect(reply.response.status == .ok)
+        #expect(refreshes.load(ordering: .relaxed) == 1)
+        let events = gate.recordedEvents
+        #expect(events.contains(.refreshStarted(fromVersion: 1, request: 0)))
+        // The second request never carried the rejected credential.
+        #expect(events.contains(.running(request: 1, attempt: 1, credentialVersion: 2)))
+        #expect(!events.contains(.running(request: 1, attempt: 1, credentialVersion: 1)))
+        gate.shutdown()
+    }
 }
