@@ -205,13 +205,13 @@ struct GraphStateMachine {
     private var detached: [Int: DetachedAttempt] = [:]
     /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
     private var readyScratch: [Int32] = []
-    /// Records produced by the last transitions, drained by the storage into the journal;
-    /// `.other(i)` names `rareOutbox[i]`.
-    private(set) var outbox: [GraphEventRecord] = []
-    private(set) var rareOutbox: [GraphEvent] = []
-    /// Definitions inserted by the last transitions, which the storage registers with the
-    /// event log before the records that name them.
-    var inserted: [(first: Int, definitions: [NodeDefinition])] = []
+    /// The run's events, in the order of the transitions that made them: kept under the
+    /// run's lock with the rest of its state, so a transition appends a record where it
+    /// happens and takes no second lock; readers read it under the same lock
+    /// (``GraphRunStorage/batch(from:limit:isolation:)``) and are woken once per transition.
+    var journal = JournalBuffer<GraphEventRecord>(keepingNewest: nil)
+    /// The rare events whole, by position (`.other(i)` names `rareEvents[i]`).
+    private(set) var rareEvents: [GraphEvent] = []
 
     /// `concurrencyLimit` has been checked by whoever started the run (`TaskGraph.check`):
     /// below 1 it would start nothing, so it is a bug here, not a value to round up.
@@ -226,38 +226,9 @@ struct GraphStateMachine {
         return nil
     }
 
-    /// Records held back while no reader waits: a few thousand are 16 KB, and appending
-    /// them to the journal in one go costs a fraction of appending two or three per task.
-    private static let outboxLimit = 1024
-
-    /// Moves the records of the last transitions into `log`, or (`always` false) holds the
-    /// common ones back while no reader is parked — a reader that arrives asks for them
-    /// (``GraphEventLog/setFlusher(_:)``). Rare events, the run's end and a full outbox are
-    /// handed over at once. Resume the returned wakeup once the lock is released.
-    mutating func drainOutbox(into log: GraphEventLog, always: Bool = false) -> EventJournal<GraphEventRecord>.Wakeup {
-        if !inserted.isEmpty {
-            for chunk in inserted { log.register(chunk.definitions, from: chunk.first) }
-            inserted.removeAll()
-        }
-        guard !outbox.isEmpty else { return .none }
-        guard
-            always || !rareOutbox.isEmpty || outbox.count >= Self.outboxLimit || isFinished
-                || log.records.hasParkedReaders
-        else { return .none }
-        let wakeup = log.append(&outbox, rare: &rareOutbox)
-        // `removeAll(keepingCapacity:)` goes through a generic `replaceSubrange`; a
-        // transition leaves a few records, which `removeLast()` drops one load and store each.
-        if outbox.count <= 8 {
-            while !outbox.isEmpty { outbox.removeLast() }
-        } else {
-            outbox.removeAll(keepingCapacity: true)
-        }
-        return wakeup
-    }
-
     private mutating func record(_ event: GraphEvent) {
-        outbox.append(.other(Int32(truncatingIfNeeded: rareOutbox.count)))
-        rareOutbox.append(event)
+        journal.append(.other(Int32(truncatingIfNeeded: rareEvents.count)))
+        rareEvents.append(event)
     }
 
     // MARK: - Building
@@ -274,7 +245,6 @@ struct GraphStateMachine {
         effects: inout Effects
     ) {
         let first = nodes.count
-        if !newDefinitions.isEmpty { inserted.append((first, newDefinitions)) }
         let isCompiled = first == 0 && compiled?.count == newDefinitions.count
         if isCompiled, let compiled {
             definitions = newDefinitions
@@ -345,7 +315,7 @@ struct GraphStateMachine {
                     if spec != nil, cascade.isEmpty {
                         node.phase = .ready
                         node.queuedAt = now
-                        outbox.append(.queued(node: Int32(offset), at: now))
+                        journal.append(.queued(node: Int32(offset), at: now))
                         if let firstRoot = roots.first, firstRoot.priority != node.priorityRank { samePriority = false }
                         roots.append(ReadyQueue.Root(node: Int32(offset), priority: node.priorityRank))
                     } else {
@@ -572,7 +542,7 @@ struct GraphStateMachine {
         guard isRunning, nodes[node].phase == .running else { return .refused }
         nodes[node].flags.remove(.backingOff)
         nodes[node].attempts = Int32(clamping: attempt)
-        outbox.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
+        journal.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
         guard let spec = specs[node]?.takeUnretainedValue(), spec.runsDetached else { return .start(nil) }
         let attempt = DetachedAttempt()
         detached[node] = attempt
@@ -595,7 +565,7 @@ struct GraphStateMachine {
             nodes[index].startedAt = now
             nodes[index].attempts = 1
             running += 1
-            outbox.append(.started(node: entry, attempt: 1, at: now))
+            journal.append(.started(node: entry, attempt: 1, at: now))
             if runsDetached { detached[index] = DetachedAttempt() }
             return Assignment(node: index, spec: spec.takeUnretainedValue())
         }
@@ -688,10 +658,10 @@ struct GraphStateMachine {
         switch outcome {
         case .succeeded:
             nodes[index].ending = .succeeded
-            if isReported { outbox.append(.succeeded(node: Int32(index), at: now)) }
+            if isReported { journal.append(.succeeded(node: Int32(index), at: now)) }
         case .cancelled:
             nodes[index].ending = .cancelled
-            if isReported { outbox.append(.cancelled(node: Int32(index), at: now)) }
+            if isReported { journal.append(.cancelled(node: Int32(index), at: now)) }
         case .failed(let error):
             nodes[index].ending = .failed
             endings[Int32(index)] = outcome
@@ -763,7 +733,7 @@ struct GraphStateMachine {
                 } else {
                     nodes[index].phase = .ready
                     nodes[index].queuedAt = now
-                    outbox.append(.queued(node: next, at: now))
+                    journal.append(.queued(node: next, at: now))
                     readyQueue.append(next, priority: nodes[index].priorityRank)
                 }
                 continue
@@ -792,6 +762,7 @@ struct GraphStateMachine {
         phase = .finished(outcome)
         finishedAt = now
         record(.runFinished(outcome, at: .nanoseconds(now)))
+        journal.finishLeavingReaders()
         effects.finished = true
         if let driver {
             effects.resumeDriver = driver
