@@ -106,6 +106,7 @@ final class GraphRunStorage: Sendable {
         }
     }
 
+    @inline(__always)
     private static func wake(_ readers: Readers?) {
         guard let readers else { return }
         for reader in readers { reader.resume(returning: ()) }

@@ -22,6 +22,13 @@ struct ReadyQueue {
 
     var isEmpty: Bool { count == 0 }
 
+    init() {
+        // A buffer of its own from the start: popping from `lanes` makes the array unique,
+        // and the shared empty array never is, so a queue whose lanes were never used (every
+        // task a root) would copy it on every call (~50 instructions a task, callgrind).
+        lanes.reserveCapacity(4)
+    }
+
     /// Takes the first insertion's roots, in the order they were queued; only while the queue
     /// is empty. Every root was queued before anything else, so it goes before any task of its
     /// priority queued later.
@@ -65,8 +72,6 @@ struct ReadyQueue {
                 return root.node
             }
         }
-        // Tested first: a loop that pops from `lanes` makes the array unique before it starts,
-        // and the empty array is never unique — that would copy it on every call.
         guard !lanes.isEmpty else { return nil }
         for lane in lanes.indices {
             if let node = lanes[lane].nodes.popFirst() {
@@ -78,7 +83,7 @@ struct ReadyQueue {
     }
 
     mutating func removeAll() {
-        lanes.removeAll()
+        lanes.removeAll(keepingCapacity: true)
         roots.removeAll()
         rootCursor = 0
         count = 0
