@@ -1,5 +1,4 @@
 import DequeModule
-import Synchronization
 
 /// An append-only log of events that any number of readers consume at their own pace.
 ///
@@ -63,25 +62,15 @@ package final class EventJournal<Event: Sendable>: Sendable {
     }
 
     private func takeWaiters(_ state: inout State) -> Wakeup {
-        let wakeup = state.takeWaiters()
-        if !wakeup.continuations.isEmpty { parkedReaders.store(0, ordering: .releasing) }
-        return wakeup
+        state.takeWaiters()
     }
 
     private let retention: Retention
     private let state = Lock(State())
-    /// How many readers are parked, mirrored out of the lock so that an appender can ask
-    /// without taking it (see ``hasParkedReaders``).
-    private let parkedReaders = Atomic<Int>(0)
 
     package init(retention: Retention) {
         self.retention = retention
     }
-
-    /// Whether a reader is parked waiting for the next event. An appender that batches its
-    /// events may hold them back while this is false, provided readers that arrive later
-    /// get them first (``batch(from:limit:isolation:whenParked:)``'s `whenParked`).
-    package var hasParkedReaders: Bool { parkedReaders.load(ordering: .acquiring) > 0 }
 
     /// Appends one event. Resume the returned wakeup after releasing your own locks.
     package func append(_ event: Event) -> Wakeup {
@@ -165,18 +154,6 @@ package final class EventJournal<Event: Sendable>: Sendable {
         limit: Int = .max,
         isolation: isolated (any Actor)? = #isolation
     ) async -> [Event] {
-        await batch(from: &index, limit: limit, isolation: isolation, whenParked: nil)
-    }
-
-    /// ``batch(from:limit:isolation:)``, with `whenParked` run each time the reader has
-    /// parked (outside the journal's lock): an appender that holds events back while
-    /// ``hasParkedReaders`` is false hands them over there.
-    package func batch(
-        from index: inout Int,
-        limit: Int,
-        isolation: isolated (any Actor)?,
-        whenParked: (@Sendable () -> Void)?
-    ) async -> [Event] {
         while true {
             let outcome: (batch: [Event], done: Bool, waiterID: UInt64?) = state.withLock { state in
                 if index < state.firstIndex { index = state.firstIndex }
@@ -199,22 +176,12 @@ package final class EventJournal<Event: Sendable>: Sendable {
                     let resumeNow = state.withLock { state -> Bool in
                         if index < state.endIndex || state.finished || Task.isCancelled { return true }
                         state.waiters[id] = continuation
-                        parkedReaders.store(state.waiters.count, ordering: .releasing)
                         return false
                     }
-                    if resumeNow {
-                        continuation.resume()
-                    } else {
-                        // An appender that held events back while no reader was parked
-                        // hands them over now; that wakes this reader if there were any.
-                        whenParked?()
-                    }
+                    if resumeNow { continuation.resume() }
                 }
             } onCancel: {
-                let continuation = state.withLock { state in
-                    defer { parkedReaders.store(state.waiters.count, ordering: .releasing) }
-                    return state.waiters.removeValue(forKey: id)
-                }
+                let continuation = state.withLock { state in state.waiters.removeValue(forKey: id) }
                 continuation?.resume()
             }
             if Task.isCancelled { return [] }

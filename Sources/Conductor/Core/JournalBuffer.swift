@@ -31,7 +31,8 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
         self.limit = limit.map { max(0, $0) }
     }
 
-    private var endIndex: Int { firstIndex + events.count }
+    /// The absolute index just past the newest event: how many were ever appended.
+    package var endIndex: Int { firstIndex + events.count }
 
     /// Readers parked for the next event (for tests).
     package var parkedReaderCount: Int { readers.count }
@@ -51,9 +52,34 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
         return readers.isEmpty ? [] : readers.removeAll()
     }
 
+    /// Appends one event (none after ``finish()``) and leaves its readers parked: an owner
+    /// that appends several in one critical section takes them once at its end with
+    /// ``takeReaders(ifGrownFrom:)``, and pays nothing per event for readers it does not have.
+    package mutating func append(_ event: Event) {
+        guard !isFinished else { return }
+        events.append(event)
+        if let limit, events.count > limit {
+            events.removeFirst()
+            firstIndex += 1
+        }
+    }
+
     /// Ends the journal: readers get what is left, then the end. Returns the readers to resume.
     package mutating func finish() -> [WaiterSet<Void>.Waiter] {
         isFinished = true
+        return readers.removeAll()
+    }
+
+    /// Ends the journal and leaves its readers parked, for ``takeReaders(ifGrownFrom:)``.
+    package mutating func finishLeavingReaders() {
+        isFinished = true
+    }
+
+    /// The parked readers, if the journal has grown past `endIndex` (a value of ``endIndex``
+    /// read earlier in the same critical section) or finished; `nil` otherwise — nothing to
+    /// read yet, so they stay parked. Resume them once the lock is released.
+    package mutating func takeReaders(ifGrownFrom endIndex: Int) -> [WaiterSet<Void>.Waiter]? {
+        guard !readers.isEmpty, isFinished || self.endIndex != endIndex else { return nil }
         return readers.removeAll()
     }
 

@@ -16,7 +16,7 @@ public final class GraphRun: Sendable {
     /// Every event of the run, from its first, however late you ask; ends after
     /// ``GraphEvent/runFinished(_:at:)``.
     public var events: EventSequence<GraphEvent> {
-        storage.log.events
+        storage.events
     }
 
     /// Calls `handler` with every event of the run, from its first, on `target`; events that
@@ -28,7 +28,7 @@ public final class GraphRun: Sendable {
         on target: CallbackTarget = .mainActor,
         _ handler: @escaping @Sendable (GraphEvent) -> Void
     ) -> ObservationHandle {
-        storage.log.deliver(from: 0, on: target, handler)
+        storage.deliver(from: 0, on: target, handler)
     }
 
     /// Waits until the milestone is reached and returns when it was (since the run started).

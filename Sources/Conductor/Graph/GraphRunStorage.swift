@@ -19,8 +19,9 @@ import Tracing
 final class GraphRunStorage: Sendable {
     typealias MilestoneCell = OnceCell<Result<Duration, GraphError>>
 
+    /// The state machine and, inside it, the run's journal: one lock, never held while
+    /// another is taken.
     private let state: Lock<GraphStateMachine>
-    let log: GraphEventLog
     let clock: ClockSource
     /// Every timed attempt's timeout, on one timer task for the run.
     private let timer: DeadlineTimer
@@ -42,37 +43,29 @@ final class GraphRunStorage: Sendable {
         clock: ClockSource,
         instruments: RunInstruments? = nil
     ) {
-        self.init(concurrencyLimit: concurrencyLimit, clock: clock, log: GraphEventLog(), instruments: instruments)
+        self.init(concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments)
         var effects = GraphStateMachine.Effects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: 0, effects: &effects) }
         registerMilestones(of: definitions)
         apply(effects)
     }
 
-    /// A run with no nodes yet, writing into `journal`: a launcher makes its journal before
-    /// its launch exists, and adds the first nodes with ``addLeavingWakeups(_:)`` under its
-    /// own lock. Until something is added, the run neither starts nor finishes.
-    init(concurrencyLimit: Int?, clock: ClockSource, log: GraphEventLog, instruments: RunInstruments? = nil) {
+    /// A run with no nodes yet: a launcher makes one when its launch starts (its readers, who
+    /// may have come earlier, wait in its ``GraphEventLog`` until then) and adds the first
+    /// nodes with ``addLeavingWakeups(_:now:)``. Until something is added, the run neither
+    /// starts nor finishes.
+    init(concurrencyLimit: Int?, clock: ClockSource, instruments: RunInstruments? = nil) {
         self.clock = clock
         self.instruments = instruments
         self.tracesAttempts = instruments?.tracer != nil
         self.timer = DeadlineTimer(clock: clock.purpose(.taskTimeout))
-        self.log = log
         self.state = Lock(
-            GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers),
-            nestedLockExemption: "appends to the journal and event log under this lock; goes with the engine's rebuild"
-        )
+            GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers))
         self.milestones = Lock([:])
     }
 
     /// Workers started on threads of their own: one per core but the driver's.
     private static let parallelWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
-
-    /// Hands the event records the state machine holds back to the journal: a reader is
-    /// about to read, or has parked.
-    private func flushEvents() {
-        state.withLock { $0.drainOutbox(into: log, always: true) }.resume()
-    }
 
     private func registerMilestones(of definitions: [NodeDefinition]) {
         let names = definitions.compactMap { definition -> String? in
@@ -87,30 +80,36 @@ final class GraphRunStorage: Sendable {
 
     // MARK: - Transitions
 
-    /// Runs `body` under the lock and moves the events it produced into the journal, in
-    /// order; readers are woken after the lock is released. Outside requests (cancel,
-    /// remove, add) and retries hand over every record held back, so a caller that reads
-    /// the journal afterwards sees all that happened before; the driver's and the workers'
-    /// transitions (`heldBack`) leave the common records in the outbox while no reader waits.
+    /// Readers parked on the journal, to resume once the lock is released.
+    typealias Readers = [WaiterSet<Void>.Waiter]
+
+    /// Runs `body` under the lock; readers parked on the journal are woken after the lock is
+    /// released if it recorded something. The events are in the journal when the lock is
+    /// released, so a caller that reads it afterwards sees all that happened before.
     @discardableResult
     private func transition<Value, Failure: Error>(
-        heldBack: Bool = false,
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> Value {
-        let (value, wakeup) = try transitionLeavingWakeup(heldBack: heldBack, body)
-        wakeup.resume()
+        let (value, readers) = try transitionLeavingReaders(body)
+        Self.wake(readers)
         return value
     }
 
-    private func transitionLeavingWakeup<Value, Failure: Error>(
-        heldBack: Bool = false,
+    private func transitionLeavingReaders<Value, Failure: Error>(
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
-    ) throws(Failure) -> (Value, EventJournal<GraphEventRecord>.Wakeup) {
+    ) throws(Failure) -> (Value, Readers?) {
         try state.withLock {
             (machine) throws(Failure) in
+            let endIndex = machine.journal.endIndex
             let value = try body(&machine)
-            return (value, machine.drainOutbox(into: log, always: !heldBack))
+            return (value, machine.journal.takeReaders(ifGrownFrom: endIndex))
         }
+    }
+
+    @inline(__always)
+    private static func wake(_ readers: Readers?) {
+        guard let readers else { return }
+        for reader in readers { reader.resume(returning: ()) }
     }
 
     private func apply(_ effects: GraphStateMachine.Effects) {
@@ -125,7 +124,6 @@ final class GraphRunStorage: Sendable {
             }
         }
         if effects.finished {
-            log.finish().resume()
             let cells = milestones.withLock { $0 }
             for (name, cell) in cells { cell.resolve(.failure(.milestoneMissed(name))) }
         }
@@ -140,14 +138,6 @@ final class GraphRunStorage: Sendable {
     func startDriving() -> Task<Void, Never> {
         // A cancel before this point has stopped the state machine already; the driver
         // sees that when it starts.
-        // Only driver and worker transitions hold event records back, so the log's readers
-        // need this run to hand them over from here on. Set here, not in `init`: a launcher
-        // may build a storage it then throws away (another caller started first), and that
-        // one must not take the shared log's flusher.
-        // Held strongly until the run ends (`drive` lets go): a weak reference would give
-        // the storage a side table, and every retain of it — one per task, for its
-        // `TaskContext` — would take the runtime's slow path, ~125 instructions a task.
-        log.setFlusher { self.flushEvents() }
         let task: Task<Void, Never>
         if let context = instruments?.startRun() {
             // `Task {}` copies the task-local values bound here.
@@ -167,7 +157,7 @@ final class GraphRunStorage: Sendable {
             await withDiscardingTaskGroup { group in
                 while true {
                     let now = clock.nanoseconds
-                    let action = transition(heldBack: true) { machine in machine.nextForDriver(now: now) }
+                    let action = transition { machine in machine.nextForDriver(now: now) }
                     switch action {
                     case .spawn(let assignment, let inline):
                         // `addImmediateTask` needs the OS 26 concurrency runtime (the 6.2 tools
@@ -198,9 +188,6 @@ final class GraphRunStorage: Sendable {
         } onCancel: {
             cancel()
         }
-        // The run has ended, and the machine holds nothing back once it has: the journal
-        // needs no flusher, and the storage is no longer kept alive by its own log.
-        log.setFlusher(nil)
         let report = makeReport()
         // Spans end and metrics are recorded before the report can be read, so whoever
         // awaited the report sees them.
@@ -296,7 +283,7 @@ final class GraphRunStorage: Sendable {
 
     /// Records the end of `node` and returns the next ready task for this worker: the hot
     /// transition, written out rather than through the generic `transition`. Never inlined
-    /// into the async worker: there, every non-trivial value (the effects, the wakeup) is
+    /// into the async worker: there, every non-trivial value (the effects, the readers) is
     /// copied and destroyed through its type's metadata, here with plain retains. No result
     /// travels with it: most tasks return nothing, and an optional existential is copied,
     /// tested and destroyed through value witnesses (~100 instructions a task).
@@ -308,12 +295,13 @@ final class GraphRunStorage: Sendable {
         -> GraphStateMachine.Assignment?
     {
         var effects = GraphStateMachine.Effects()
-        let (next, wakeup) = state.withLock { machine in
+        let (next, readers) = state.withLock { machine in
+            let endIndex = machine.journal.endIndex
             let next = machine.complete(
                 node, outcome: outcome, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
-            return (next, machine.drainOutbox(into: log))
+            return (next, machine.journal.takeReaders(ifGrownFrom: endIndex))
         }
-        wakeup.resume()
+        Self.wake(readers)
         apply(effects)
         return next
     }
@@ -325,13 +313,14 @@ final class GraphRunStorage: Sendable {
         -> GraphStateMachine.Assignment?
     {
         var effects = GraphStateMachine.Effects()
-        let (next, wakeup) = state.withLock { machine in
+        let (next, readers) = state.withLock { machine in
+            let endIndex = machine.journal.endIndex
             machine.keep(result, of: node)
             let next = machine.complete(
                 node, outcome: .succeeded, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
-            return (next, machine.drainOutbox(into: log))
+            return (next, machine.journal.takeReaders(ifGrownFrom: endIndex))
         }
-        wakeup.resume()
+        Self.wake(readers)
         apply(effects)
         return next
     }
@@ -509,11 +498,11 @@ final class GraphRunStorage: Sendable {
     /// caller has released a lock of its own.
     struct PendingWakeups: Sendable {
         fileprivate let storage: GraphRunStorage
-        fileprivate let wakeup: EventJournal<GraphEventRecord>.Wakeup
+        fileprivate let readers: Readers?
         fileprivate let effects: GraphStateMachine.Effects
 
         func perform() {
-            wakeup.resume()
+            GraphRunStorage.wake(readers)
             storage.apply(effects)
         }
     }
@@ -524,7 +513,7 @@ final class GraphRunStorage: Sendable {
     /// takes that lock: a user's clock is user code.
     func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingWakeups {
         var effects = GraphStateMachine.Effects()
-        let (_, wakeup) = try transitionLeavingWakeup { (machine) throws(GraphError) in
+        let (_, readers) = try transitionLeavingReaders { (machine) throws(GraphError) in
             guard machine.isRunning else {
                 throw .runFinished(adding: definitions.first?.id ?? "")
             }
@@ -532,7 +521,7 @@ final class GraphRunStorage: Sendable {
             machine.insert(definitions, now: now.nanoseconds, effects: &effects)
         }
         registerMilestones(of: definitions)
-        return PendingWakeups(storage: self, wakeup: wakeup, effects: effects)
+        return PendingWakeups(storage: self, readers: readers, effects: effects)
     }
 
     func remove(_ id: String) throws(GraphError) -> TaskRemoval {
@@ -571,4 +560,22 @@ final class GraphRunStorage: Sendable {
     private func makeReport() -> RunReport {
         state.withLock { $0.makeReport() }
     }
+}
+
+extension GraphRunStorage: EventBatchSource {
+    /// The run's events from `index` on, waiting until there is at least one: the records
+    /// are read under the run's lock, and turned into events after it is released.
+    func batch(
+        from index: inout Int, limit: Int, isolation: isolated (any Actor)?
+    ) async -> [GraphEvent] {
+        let records = await state.batch(from: &index, limit: limit, journal: \.journal)
+        guard !records.isEmpty else { return [] }
+        let (definitions, rare) = state.withLock { ($0.definitions, $0.rareEvents) }
+        return GraphEventRecord.materialize(records, definitions: definitions, rare: rare)
+    }
+
+    var events: EventSequence<GraphEvent> { EventSequence(source: self, startIndex: 0) }
+
+    /// How many events the run has recorded so far.
+    var recordedEventCount: Int { state.withLock { $0.journal.endIndex } }
 }

@@ -83,8 +83,8 @@ struct GraphStateMachine {
     /// assignment; the worker reads it with ``detachedAttempt(of:)``.
     struct Assignment {
         var node: Int
-        /// Unowned and unchecked, which is safe: the spec is held by `specs` (and the
-        /// definitions), which only ever grow, for as long as the storage that owns this
+        /// Unowned and unchecked, which is safe: the spec is held by the definitions, which
+        /// only ever grow, for as long as the storage that owns this
         /// machine lives — and only that storage's workers, running methods of it, hold
         /// assignments.
         unowned(unsafe) var spec: TaskSpec
@@ -153,7 +153,11 @@ struct GraphStateMachine {
     private(set) var definitions: [NodeDefinition] = []
     private(set) var nodes: [Node] = []
     /// Each node's settings (nil for a marker), so taking a task never reads its definition.
-    private var specs: [TaskSpec?] = []
+    ///
+    /// Unretained, which is safe: `definitions` holds every spec strongly and only grows, and
+    /// this array lives and dies with it. Trivial elements, so building it for a run retains
+    /// nothing per node, and taking a task neither retains nor releases its spec.
+    private var specs: [Unmanaged<TaskSpec>?] = []
     /// The outcomes that carry a payload (failed, timed out, skipped), by node.
     private var endings: [Int32: TaskOutcome] = [:]
     /// Results by node, made when the first task that returns something other than `Void`
@@ -201,13 +205,13 @@ struct GraphStateMachine {
     private var detached: [Int: DetachedAttempt] = [:]
     /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
     private var readyScratch: [Int32] = []
-    /// Records produced by the last transitions, drained by the storage into the journal;
-    /// `.other(i)` names `rareOutbox[i]`.
-    private(set) var outbox: [GraphEventRecord] = []
-    private(set) var rareOutbox: [GraphEvent] = []
-    /// Definitions inserted by the last transitions, which the storage registers with the
-    /// event log before the records that name them.
-    var inserted: [(first: Int, definitions: [NodeDefinition])] = []
+    /// The run's events, in the order of the transitions that made them: kept under the
+    /// run's lock with the rest of its state, so a transition appends a record where it
+    /// happens and takes no second lock; readers read it under the same lock
+    /// (``GraphRunStorage/batch(from:limit:isolation:)``) and are woken once per transition.
+    var journal = JournalBuffer<GraphEventRecord>(keepingNewest: nil)
+    /// The rare events whole, by position (`.other(i)` names `rareEvents[i]`).
+    private(set) var rareEvents: [GraphEvent] = []
 
     /// `concurrencyLimit` has been checked by whoever started the run (`TaskGraph.check`):
     /// below 1 it would start nothing, so it is a bug here, not a value to round up.
@@ -222,38 +226,9 @@ struct GraphStateMachine {
         return nil
     }
 
-    /// Records held back while no reader waits: a few thousand are 16 KB, and appending
-    /// them to the journal in one go costs a fraction of appending two or three per task.
-    private static let outboxLimit = 1024
-
-    /// Moves the records of the last transitions into `log`, or (`always` false) holds the
-    /// common ones back while no reader is parked — a reader that arrives asks for them
-    /// (``GraphEventLog/setFlusher(_:)``). Rare events, the run's end and a full outbox are
-    /// handed over at once. Resume the returned wakeup once the lock is released.
-    mutating func drainOutbox(into log: GraphEventLog, always: Bool = false) -> EventJournal<GraphEventRecord>.Wakeup {
-        if !inserted.isEmpty {
-            for chunk in inserted { log.register(chunk.definitions, from: chunk.first) }
-            inserted.removeAll()
-        }
-        guard !outbox.isEmpty else { return .none }
-        guard
-            always || !rareOutbox.isEmpty || outbox.count >= Self.outboxLimit || isFinished
-                || log.records.hasParkedReaders
-        else { return .none }
-        let wakeup = log.append(&outbox, rare: &rareOutbox)
-        // `removeAll(keepingCapacity:)` goes through a generic `replaceSubrange`; a
-        // transition leaves a few records, which `removeLast()` drops one load and store each.
-        if outbox.count <= 8 {
-            while !outbox.isEmpty { outbox.removeLast() }
-        } else {
-            outbox.removeAll(keepingCapacity: true)
-        }
-        return wakeup
-    }
-
     private mutating func record(_ event: GraphEvent) {
-        outbox.append(.other(Int32(truncatingIfNeeded: rareOutbox.count)))
-        rareOutbox.append(event)
+        journal.append(.other(Int32(truncatingIfNeeded: rareEvents.count)))
+        rareEvents.append(event)
     }
 
     // MARK: - Building
@@ -270,7 +245,6 @@ struct GraphStateMachine {
         effects: inout Effects
     ) {
         let first = nodes.count
-        if !newDefinitions.isEmpty { inserted.append((first, newDefinitions)) }
         let isCompiled = first == 0 && compiled?.count == newDefinitions.count
         if isCompiled, let compiled {
             definitions = newDefinitions
@@ -284,14 +258,21 @@ struct GraphStateMachine {
         }
         nodes.reserveCapacity(first + newDefinitions.count)
         specs.reserveCapacity(first + newDefinitions.count)
+        if isCompiled, let compiled, isRunning {
+            insertCompiled(newDefinitions, compiled, now: now, effects: &effects)
+            return
+        }
         for offset in newDefinitions.indices {
             // Field by field: the definition itself is never copied.
             let spec = newDefinitions[offset].spec
             nodes.append(Node(spec: spec, isHidden: newDefinitions[offset].isHidden))
-            specs.append(spec)
+            specs.append(spec.map(Unmanaged.passUnretained))
         }
         if !results.isEmpty { results.append(contentsOf: repeatElement(nil, count: newDefinitions.count)) }
         if isCompiled, let compiled {
+            for node in 0..<compiled.count {
+                nodes[node].remaining = compiled.dependencyStart[node + 1] - compiled.dependencyStart[node]
+            }
             wireFlat(compiled)
         } else {
             for offset in newDefinitions.indices {
@@ -313,9 +294,48 @@ struct GraphStateMachine {
         finishIfDone(now: now, effects: &effects)
     }
 
-    /// Wires the first insertion of a compiled graph, whose nodes are `0 ..< compiled.count`
-    /// and none of which has ended: counts each node's dependencies and lays the successors
-    /// out flat (a counting sort by dependency).
+    /// The first insertion of a compiled graph into a running machine, in one pass over the
+    /// nodes: each node is made with its dependency count, and a task with none is queued on
+    /// the spot — into the ready queue's roots, taken by a cursor, not into a lane one by one.
+    /// From the first root marker on, roots go through ``release(_:now:effects:)`` instead,
+    /// so the events stay in the order of the nodes whatever the kinds.
+    private mutating func insertCompiled(
+        _ newDefinitions: [NodeDefinition], _ compiled: CompiledGraph, now: Int64, effects: inout Effects
+    ) {
+        var roots: [ReadyQueue.Root] = []
+        roots.reserveCapacity(newDefinitions.count)
+        var cascade: [Int32] = []
+        var samePriority = true
+        compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
+            for offset in newDefinitions.indices {
+                let spec = newDefinitions[offset].spec
+                var node = Node(spec: spec, isHidden: newDefinitions[offset].isHidden)
+                node.remaining = dependencyStart[offset + 1] - dependencyStart[offset]
+                if node.remaining == 0 {
+                    if spec != nil, cascade.isEmpty {
+                        node.phase = .ready
+                        node.queuedAt = now
+                        journal.append(.queued(node: Int32(offset), at: now))
+                        if let firstRoot = roots.first, firstRoot.priority != node.priorityRank { samePriority = false }
+                        roots.append(ReadyQueue.Root(node: Int32(offset), priority: node.priorityRank))
+                    } else {
+                        cascade.append(Int32(offset))
+                    }
+                }
+                nodes.append(node)
+                specs.append(spec.map(Unmanaged.passUnretained))
+            }
+        }
+        wireFlat(compiled)
+        if !roots.isEmpty { readyQueue.setRoots(roots, samePriority: samePriority) }
+        release(&cascade, now: now, effects: &effects)
+        wakeDriverIfNeeded(&effects)
+        finishIfDone(now: now, effects: &effects)
+    }
+
+    /// Wires the first insertion of a compiled graph, whose nodes are `0 ..< compiled.count`,
+    /// whose dependency counts are set and none of which has ended: lays the successors out
+    /// flat (a counting sort by dependency).
     private mutating func wireFlat(_ compiled: CompiledGraph) {
         let count = compiled.count
         var start = [Int32](repeating: 0, count: count + 1)
@@ -324,11 +344,6 @@ struct GraphStateMachine {
         // the checked subscripts cost more than the work.
         compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
             compiled.dependencies.withUnsafeBufferPointer { dependencies in
-                nodes.withUnsafeMutableBufferPointer { nodes in
-                    for node in 0..<count {
-                        nodes[node].remaining = dependencyStart[node + 1] - dependencyStart[node]
-                    }
-                }
                 start.withUnsafeMutableBufferPointer { start in
                     for edge in dependencies { start[Int(edge.node) + 1] += 1 }
                     for node in 0..<count { start[node + 1] += start[node] }
@@ -527,8 +542,8 @@ struct GraphStateMachine {
         guard isRunning, nodes[node].phase == .running else { return .refused }
         nodes[node].flags.remove(.backingOff)
         nodes[node].attempts = Int32(clamping: attempt)
-        outbox.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
-        guard let spec = specs[node], spec.runsDetached else { return .start(nil) }
+        journal.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
+        guard let spec = specs[node]?.takeUnretainedValue(), spec.runsDetached else { return .start(nil) }
         let attempt = DetachedAttempt()
         detached[node] = attempt
         return .start(attempt)
@@ -545,13 +560,14 @@ struct GraphStateMachine {
         while let entry = readyQueue.popFirst() {
             let index = Int(entry)
             guard nodes[index].phase == .ready, let spec = specs[index] else { continue }
+            let runsDetached = spec._withUnsafeGuaranteedRef { $0.runsDetached }
             nodes[index].phase = .running
             nodes[index].startedAt = now
             nodes[index].attempts = 1
             running += 1
-            outbox.append(.started(node: entry, attempt: 1, at: now))
-            if spec.runsDetached { detached[index] = DetachedAttempt() }
-            return Assignment(node: index, spec: spec)
+            journal.append(.started(node: entry, attempt: 1, at: now))
+            if runsDetached { detached[index] = DetachedAttempt() }
+            return Assignment(node: index, spec: spec.takeUnretainedValue())
         }
         return nil
     }
@@ -642,10 +658,10 @@ struct GraphStateMachine {
         switch outcome {
         case .succeeded:
             nodes[index].ending = .succeeded
-            if isReported { outbox.append(.succeeded(node: Int32(index), at: now)) }
+            if isReported { journal.append(.succeeded(node: Int32(index), at: now)) }
         case .cancelled:
             nodes[index].ending = .cancelled
-            if isReported { outbox.append(.cancelled(node: Int32(index), at: now)) }
+            if isReported { journal.append(.cancelled(node: Int32(index), at: now)) }
         case .failed(let error):
             nodes[index].ending = .failed
             endings[Int32(index)] = outcome
@@ -717,7 +733,7 @@ struct GraphStateMachine {
                 } else {
                     nodes[index].phase = .ready
                     nodes[index].queuedAt = now
-                    outbox.append(.queued(node: next, at: now))
+                    journal.append(.queued(node: next, at: now))
                     readyQueue.append(next, priority: nodes[index].priorityRank)
                 }
                 continue
@@ -746,6 +762,7 @@ struct GraphStateMachine {
         phase = .finished(outcome)
         finishedAt = now
         record(.runFinished(outcome, at: .nanoseconds(now)))
+        journal.finishLeavingReaders()
         effects.finished = true
         if let driver {
             effects.resumeDriver = driver
@@ -808,14 +825,15 @@ struct GraphStateMachine {
     }
 
     private static func taskRecords(
-        nodes: [Node], specs: [TaskSpec?], definitions: [NodeDefinition], indexByID: [String: Int32],
+        nodes: [Node], specs: [Unmanaged<TaskSpec>?], definitions: [NodeDefinition], indexByID: [String: Int32],
         endings: [Int32: TaskOutcome]
     ) -> [TaskRecord] {
         var records: [TaskRecord] = []
         records.reserveCapacity(nodes.count)
         for index in nodes.indices {
             let node = nodes[index]
-            guard node.flags.contains(.isReported), let spec = specs[index] else { continue }
+            // `definitions`, captured with `specs`, holds the spec.
+            guard node.flags.contains(.isReported), let spec = specs[index]?.takeUnretainedValue() else { continue }
             var dependencies = definitions[index].requires
             for id in definitions[index].after where indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false {
                 dependencies.append(id)

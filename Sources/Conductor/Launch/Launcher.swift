@@ -150,7 +150,7 @@ public final class Launcher: StartupTask, Sendable {
             if case .idle = state.phase { return true }
             return false
         }
-        if neverStarted { log.finish().resume() }
+        if neverStarted { log.finishUnattached() }
     }
 
     // MARK: - Adding and removing
@@ -286,7 +286,7 @@ public final class Launcher: StartupTask, Sendable {
         let launchClock = makeLaunchClock()
         // Made outside the lock too: a metrics factory is user code.
         let instruments = RunInstruments(telemetry, kind: .launch, spanName: name)
-        let storage = GraphRunStorage(concurrencyLimit: nil, clock: launchClock, log: log, instruments: instruments)
+        let storage = GraphRunStorage(concurrencyLimit: nil, clock: launchClock, instruments: instruments)
         let ticket = try state.withLock { (state) throws(LaunchError) -> UInt64? in
             guard case .idle = state.phase else { return nil }
             // Compiled on a copy and validated here (a pure check, no lock of the graph's), so
@@ -303,6 +303,9 @@ public final class Launcher: StartupTask, Sendable {
             return state.queue(definitions)
         }
         guard let ticket else { return }
+        // The launch's events are its run's from now on: readers who came before wait in
+        // the log until here.
+        log.attach(storage)
         var delivered = true
         do throws(LaunchError) {
             try deliver(upTo: ticket, to: storage, adding: nil)

@@ -9,6 +9,6 @@ extension GraphRun {
     /// ```
     public func log(to logger: Logger) {
         let sink = GraphEventLogger(logger)
-        storage.log.deliver(from: 0, on: .immediate) { event in sink.log(event) }
+        storage.deliver(from: 0, on: .immediate) { event in sink.log(event) }
     }
 }

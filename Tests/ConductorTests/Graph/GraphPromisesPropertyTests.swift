@@ -145,7 +145,7 @@ struct GraphPromisesPropertyTests {
 
 extension GraphRun {
     /// How many events the run has recorded so far.
-    fileprivate var eventsCount: Int { storage.log.records.snapshot.count }
+    fileprivate var eventsCount: Int { storage.recordedEventCount }
 }
 
 extension EventSequence {

@@ -129,6 +129,22 @@ import Testing
         #expect(order.all == ["high", "high2", "medium", "low"])
     }
 
+    /// A run's first roots are taken by a cursor and tasks made ready later from priority
+    /// lanes: a later task of a higher priority still goes before a waiting root, and one of
+    /// the same priority after it (first in, first out).
+    @Test func tasksReadyLaterTakeTurnsWithTheRootsByPriority() async throws {
+        let order = Recorder<String>()
+        var graph = TaskGraph()
+        graph.add("first", priority: .high) { _ in order.append("first") }
+        graph.add("rootMedium", priority: .medium) { _ in order.append("rootMedium") }
+        graph.add("rootLow", priority: .low) { _ in order.append("rootLow") }
+        graph.add("afterHigh", dependsOn: ["first"], priority: .high) { _ in order.append("afterHigh") }
+        graph.add("afterMedium", dependsOn: ["first"], priority: .medium) { _ in order.append("afterMedium") }
+        let run = try graph.start(concurrencyLimit: 1)
+        #expect(await run.report().isSuccess)
+        #expect(order.all == ["first", "afterHigh", "rootMedium", "afterMedium", "rootLow"])
+    }
+
     @Test func mainActorTasksRunOnTheMainActor() async throws {
         var graph = TaskGraph()
         let onMain = graph.addOnMainActor("ui") { _ in

@@ -59,7 +59,6 @@ import Testing
             let observer = run.observe(on: .immediate) { _ in }
             watched.watch("run", run)
             watched.watch("storage", run.storage)
-            watched.watch("journal", run.storage.log.records)
             watched.watch("storage", in: run.storage, label: "timer")
             try await run.reached("ready")
             #expect(await run.report().outcome == .completed)
@@ -78,7 +77,6 @@ import Testing
             let run = try graph.start()
             _ = run.observe(on: .immediate) { _ in }
             watched.watch("storage", run.storage)
-            watched.watch("journal", run.storage.log.records)
             _ = await run.report()
         }
         try await watched.expectReleased()
@@ -111,7 +109,6 @@ import Testing
             let run = try schedule.start()
             let observer = run.observe(on: .immediate) { _ in }
             watched.watch("storage", run.storage)
-            watched.watch("journal", run.storage.log.records)
             #expect(await run.report().outcome == .completed)
             #expect(await observer.finished())
         }
