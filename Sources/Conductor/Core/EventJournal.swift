@@ -21,16 +21,16 @@ package final class EventJournal<Event: Sendable>: Sendable {
 
     /// Readers to resume once the appender has released its locks.
     package struct Wakeup: Sendable {
-        fileprivate var continuations: [CheckedContinuation<Void, Never>] = []
+        fileprivate var readers: [WaiterSet<Void>.Waiter] = []
 
         package static var none: Wakeup { Wakeup() }
 
         package func resume() {
-            for continuation in continuations { continuation.resume() }
+            for reader in readers { reader.resume(returning: ()) }
         }
 
         package mutating func merge(_ other: Wakeup) {
-            continuations.append(contentsOf: other.continuations)
+            readers.append(contentsOf: other.readers)
         }
     }
 
@@ -39,8 +39,8 @@ package final class EventJournal<Event: Sendable>: Sendable {
         /// The absolute index of `events.first`.
         var firstIndex = 0
         var finished = false
-        var nextWaiterID: UInt64 = 0
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// Readers parked until there is something past their index.
+        var readers = WaiterSet<Void>()
         /// For appends in numbered turns: the turn that goes in next, and those that arrived
         /// before their turn.
         var nextTurn = 0
@@ -49,10 +49,8 @@ package final class EventJournal<Event: Sendable>: Sendable {
         var endIndex: Int { firstIndex + events.count }
 
         mutating func takeWaiters() -> Wakeup {
-            guard !waiters.isEmpty else { return .none }
-            let wakeup = Wakeup(continuations: Array(waiters.values))
-            waiters.removeAll(keepingCapacity: true)
-            return wakeup
+            guard !readers.isEmpty else { return .none }
+            return Wakeup(readers: readers.removeAll())
         }
     }
 
@@ -64,7 +62,7 @@ package final class EventJournal<Event: Sendable>: Sendable {
 
     private func takeWaiters(_ state: inout State) -> Wakeup {
         let wakeup = state.takeWaiters()
-        if !wakeup.continuations.isEmpty { parkedReaders.store(0, ordering: .releasing) }
+        if !wakeup.readers.isEmpty { parkedReaders.store(0, ordering: .releasing) }
         return wakeup
     }
 
@@ -178,45 +176,36 @@ package final class EventJournal<Event: Sendable>: Sendable {
         whenParked: (@Sendable () -> Void)?
     ) async -> [Event] {
         while true {
-            let outcome: (batch: [Event], done: Bool, waiterID: UInt64?) = state.withLock { state in
+            let batch: [Event]? = state.withLock { state in
                 if index < state.firstIndex { index = state.firstIndex }
                 if index < state.endIndex {
                     let start = index - state.firstIndex
                     let end = start + min(state.events.count - start, limit)
                     index += end - start
-                    return (Array(state.events[start..<end]), true, nil)
+                    return Array(state.events[start..<end])
                 }
-                if state.finished { return ([], true, nil) }
-                let id = state.nextWaiterID
-                state.nextWaiterID += 1
-                return ([], false, id)
+                return state.finished ? [] : nil
             }
-            if outcome.done { return outcome.batch }
-            guard let id = outcome.waiterID else { return [] }
+            if let batch { return batch }
             if Task.isCancelled { return [] }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLock { state -> Bool in
-                        if index < state.endIndex || state.finished || Task.isCancelled { return true }
-                        state.waiters[id] = continuation
-                        parkedReaders.store(state.waiters.count, ordering: .releasing)
-                        return false
-                    }
-                    if resumeNow {
-                        continuation.resume()
-                    } else {
-                        // An appender that held events back while no reader was parked
-                        // hands them over now; that wakes this reader if there were any.
-                        whenParked?()
-                    }
-                }
-            } onCancel: {
-                let continuation = state.withLock { state in
-                    defer { parkedReaders.store(state.waiters.count, ordering: .releasing) }
-                    return state.waiters.removeValue(forKey: id)
-                }
-                continuation?.resume()
-            }
+            let readFrom = index
+            // The registration race (cancelled before, or while, parking) is `suspend`'s.
+            await state.suspend(
+                { (state: inout State, reader: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Bool> in
+                    if readFrom < state.endIndex || state.finished { return .resume((), false) }
+                    state.readers.insert(reader)
+                    parkedReaders.store(state.readers.count, ordering: .releasing)
+                    return .wait(true)
+                },
+                cancelledNow: { _ in ((), false) },
+                // An appender that held events back while no reader was parked hands them
+                // over now; that wakes this reader if there were any.
+                perform: { parked in if parked { whenParked?() } },
+                cancelled: { @Sendable state, id in
+                    defer { self.parkedReaders.store(state.readers.count, ordering: .releasing) }
+                    guard let reader = state.readers.remove(id) else { return nil }
+                    return { reader.resume(returning: ()) }
+                })
             if Task.isCancelled { return [] }
         }
     }
