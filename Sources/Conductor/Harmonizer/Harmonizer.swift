@@ -57,8 +57,9 @@ public final class Harmonizer: Sendable {
     /// Made with named participants: anonymous counts are refused, so that completion means
     /// every named participant left. Fixed at creation, so reading it takes no lock.
     package let waitsForNamedParticipants: Bool
+    /// The machine, whose settlement decides the outcome and whose waiters await it: one lock
+    /// for counting by name, stashing, observing, awaiting and deciding.
     private let state: Lock<HarmonizerStateMachine>
-    private let settled = OnceCell<Outcome>()
     private let journal = EventJournal<HarmonizerEvent>(retention: .everything)
     private let timeout: Duration?
     /// Where the timeout is armed: the registry's shared timer, or one of its own (only
@@ -271,9 +272,11 @@ public final class Harmonizer: Sendable {
     /// ``Outcome/cancelled``). To wait without owning it, use ``onOutcome(on:_:)``.
     public var outcome: Outcome {
         get async {
-            if let outcome = await settled.wait() { return outcome }
+            // Published once the decision has been carried out; the machine keeps the waiters,
+            // and the race with the waiting task's cancellation is the kit's.
+            if let outcome = await state.wait(for: \.publication) { return outcome }
             cancel()
-            return await settled.waitIgnoringCancellation()
+            return await state.waitIgnoringCancellation(for: \.publication)
         }
     }
 
@@ -332,6 +335,8 @@ public final class Harmonizer: Sendable {
         for observer in decision.observers {
             observer.target.dispatch { observer.handler(outcome) }
         }
-        settled.resolve(outcome)
+        // Last, so whoever awaited the outcome finds it counted, journaled and told.
+        let waiters = state.withLock { $0.publication.settle(outcome) } ?? []
+        for waiter in waiters { waiter.resume(returning: ()) }
     }
 }
