@@ -181,7 +181,8 @@ public final class Harmonizer: Sendable {
     /// participants, which only ``leave(_:)`` counts down.
     @discardableResult
     public func leave() -> Bool {
-        countDown(participant: nil).didCount
+        // Straight to the anonymous path: one check of a constant, the atomic, one branch.
+        countDownAnonymously().didCount
     }
 
     /// Counts `participant` down. Returns `false`, changing nothing, when `participant` is not
