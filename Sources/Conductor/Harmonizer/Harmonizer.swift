@@ -181,8 +181,11 @@ public final class Harmonizer: Sendable {
     /// participants, which only ``leave(_:)`` counts down.
     @discardableResult
     public func leave() -> Bool {
-        // Straight to the anonymous path: one check of a constant, the atomic, one branch.
-        countDownAnonymously().didCount
+        // One check of a constant, the atomic, one branch; the rest out of line.
+        guard !waitsForNamedParticipants else { return false }
+        let old = counter.subtract()
+        if old > 1 { return true }
+        return countDown(afterSubtractingFrom: old).didCount
     }
 
     /// Counts `participant` down. Returns `false`, changing nothing, when `participant` is not
@@ -220,25 +223,29 @@ public final class Harmonizer: Sendable {
         return result
     }
 
-    /// An anonymous count-down: one check of a constant and the counter's atomic. Inlined
-    /// into a registry handle's `countDown()`, whose cost is this and nothing more.
+    /// An anonymous count-down: one check of a constant, the counter's atomic and one branch
+    /// when participants remain expected. Inlined into a registry handle's `countDown()`, whose
+    /// cost is this and nothing more.
     @inline(__always)
     package func countDownAnonymously() -> CountDownResult {
         guard !waitsForNamedParticipants else { return .anonymous }
-        switch counter.decrement() {
+        let old = counter.subtract()
+        if old > 1 { return .counted }
+        return countDown(afterSubtractingFrom: old)
+    }
+
+    /// Out of line, so the count-downs that leave participants expected stay short: refused,
+    /// or the one that may complete.
+    @inline(never)
+    private func countDown(afterSubtractingFrom old: Int) -> CountDownResult {
+        switch counter.decrement(from: old) {
         case .decremented: return .counted
         case .reachedZero:
-            complete()
+            decide(.completed)
             return .completed
         case .refusedAtZero: return .counterAtZero
         case .refusedClosed: return .finished
         }
-    }
-
-    /// Out of line, so the count-downs that do not complete stay short.
-    @inline(never)
-    private func complete() {
-        decide(.completed)
     }
 
     // MARK: - Data

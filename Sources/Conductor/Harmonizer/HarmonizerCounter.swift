@@ -77,22 +77,28 @@ struct HarmonizerCounter: ~Copyable, Sendable {
     }
 
     /// Counts one down, never below zero and never after the close.
-    ///
-    /// The common case — the count was above 1 — is the atomic subtract and one branch, what
-    /// `DispatchGroup.leave()` costs; the rest is out of line.
     @inline(__always)
     func decrement() -> Decrement {
-        // Releasing, as `DispatchGroup.leave()`: whatever a participant did before it counted
-        // down is published with it. The count-down that completes acquires (below), so it sees
-        // all of it; those that do not complete read nothing.
-        let old = word.wrappingSubtract(1, ordering: .releasing).oldValue
+        let old = subtract()
         if old > 1 { return .decremented(remaining: old - 1) }
         return decrement(from: old)
     }
 
-    /// A count-down that found the count at 1 (it may complete), at zero or closed.
-    @inline(never)
-    private func decrement(from old: Word) -> Decrement {
+    /// The atomic subtract of a count-down; returns the count before it. Above 1, that is the
+    /// whole count-down — the atomic and one branch, what `DispatchGroup.leave()` costs —
+    /// and the caller says so itself; otherwise it finishes with ``decrement(from:)``, which
+    /// a caller keeps out of line so the common path saves no registers.
+    @inline(__always)
+    func subtract() -> Word {
+        // Releasing, as `DispatchGroup.leave()`: whatever a participant did before it counted
+        // down is published with it. The count-down that completes acquires (below), so it sees
+        // all of it; those that do not complete read nothing.
+        word.wrappingSubtract(1, ordering: .releasing).oldValue
+    }
+
+    /// The rest of a count-down whose ``subtract()`` found the count at 1 (it may complete),
+    /// at zero or closed.
+    func decrement(from old: Word) -> Decrement {
         if old <= Self.closedThreshold {
             // Undone, so late count-downs cannot walk a closed word past `Word.min` and around.
             word.wrappingAdd(1, ordering: .relaxed)
