@@ -94,6 +94,14 @@ let countedContenders: [CountedContender] = [
     CountedContender(name: "gate.refresh-storm/all-park", isSubject: false, isManual: true) { n in
         stormContender(n, server: StormServer(valid: "t1"), refreshDelay: .seconds(3))
     },
+    // harmonizer.countdown: the object's anonymous leave() from two threads, the timed
+    // scenario's subject, against DispatchGroup.leave().
+    CountedContender(name: "harmonizer.countdown/Harmonizer.leave", isSubject: true) { n in
+        harmonizerCountDown(n)
+    },
+    CountedContender(name: "harmonizer.countdown/DispatchGroup", isSubject: false) { n in
+        dispatchGroupCountDown(n)
+    },
     CountedContender(name: "harmonizer.registry/countDown", isSubject: true) { n in registryCountDown(n) },
     CountedContender(name: "harmonizer.registry/DispatchGroup", isSubject: false) { n in
         dispatchGroupCountDown(n)

@@ -32,6 +32,15 @@ func dispatchGroupCountDown(_ n: Int) -> @Sendable () async -> Void {
     }
 }
 
+/// A harmonizer counting `n` (set up here), and the count-down of all of it from two threads.
+func harmonizerCountDown(_ n: Int) -> @Sendable () async -> Void {
+    let harmonizer = try! Harmonizer(count: n)
+    return {
+        twoThreads(n) { harmonizer.leave() }
+        _ = await harmonizer.outcome
+    }
+}
+
 /// A registry whose harmonizer "load" counts `n` (set up here), and the count-down of all of it
 /// by name.
 func registryCountDown(_ n: Int) -> @Sendable () async -> Void {
@@ -67,11 +76,8 @@ func harmonizerCountdownScenario(_ n: Int) -> Scenario {
     Scenario(
         name: "harmonizer.countdown", n: n, unit: "ns/countDown",
         subject: Contender(name: "Harmonizer.leave") {
-            let harmonizer = try! Harmonizer(count: n)
-            return await nanosecondsPerOperation(n) {
-                twoThreads(n) { harmonizer.leave() }
-                _ = await harmonizer.outcome
-            }
+            let countDown = harmonizerCountDown(n)
+            return await nanosecondsPerOperation(n) { await countDown() }
         },
         baselines: [Contender(name: "DispatchGroup leave+notify") { await dispatchGroupCountDownScenario(n) }],
         note: "two threads count down n/2 each; the initial count (n enters) is set up untimed"

@@ -20,16 +20,16 @@ package final class EventJournal<Event: Sendable>: Sendable {
 
     /// Readers to resume once the appender has released its locks.
     package struct Wakeup: Sendable {
-        fileprivate var continuations: [CheckedContinuation<Void, Never>] = []
+        fileprivate var readers: [WaiterSet<Void>.Waiter] = []
 
         package static var none: Wakeup { Wakeup() }
 
         package func resume() {
-            for continuation in continuations { continuation.resume() }
+            for reader in readers { reader.resume(returning: ()) }
         }
 
         package mutating func merge(_ other: Wakeup) {
-            continuations.append(contentsOf: other.continuations)
+            readers.append(contentsOf: other.readers)
         }
     }
 
@@ -38,8 +38,8 @@ package final class EventJournal<Event: Sendable>: Sendable {
         /// The absolute index of `events.first`.
         var firstIndex = 0
         var finished = false
-        var nextWaiterID: UInt64 = 0
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// Readers parked until there is something past their index.
+        var readers = WaiterSet<Void>()
         /// For appends in numbered turns: the turn that goes in next, and those that arrived
         /// before their turn.
         var nextTurn = 0
@@ -48,10 +48,8 @@ package final class EventJournal<Event: Sendable>: Sendable {
         var endIndex: Int { firstIndex + events.count }
 
         mutating func takeWaiters() -> Wakeup {
-            guard !waiters.isEmpty else { return .none }
-            let wakeup = Wakeup(continuations: Array(waiters.values))
-            waiters.removeAll(keepingCapacity: true)
-            return wakeup
+            guard !readers.isEmpty else { return .none }
+            return Wakeup(readers: readers.removeAll())
         }
     }
 
@@ -155,35 +153,32 @@ package final class EventJournal<Event: Sendable>: Sendable {
         isolation: isolated (any Actor)? = #isolation
     ) async -> [Event] {
         while true {
-            let outcome: (batch: [Event], done: Bool, waiterID: UInt64?) = state.withLock { state in
+            let batch: [Event]? = state.withLock { state in
                 if index < state.firstIndex { index = state.firstIndex }
                 if index < state.endIndex {
                     let start = index - state.firstIndex
                     let end = start + min(state.events.count - start, limit)
                     index += end - start
-                    return (Array(state.events[start..<end]), true, nil)
+                    return Array(state.events[start..<end])
                 }
-                if state.finished { return ([], true, nil) }
-                let id = state.nextWaiterID
-                state.nextWaiterID += 1
-                return ([], false, id)
+                return state.finished ? [] : nil
             }
-            if outcome.done { return outcome.batch }
-            guard let id = outcome.waiterID else { return [] }
+            if let batch { return batch }
             if Task.isCancelled { return [] }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLock { state -> Bool in
-                        if index < state.endIndex || state.finished || Task.isCancelled { return true }
-                        state.waiters[id] = continuation
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
-                }
-            } onCancel: {
-                let continuation = state.withLock { state in state.waiters.removeValue(forKey: id) }
-                continuation?.resume()
-            }
+            let readFrom = index
+            // The registration race (cancelled before, or while, parking) is `suspend`'s.
+            await state.suspend(
+                { (state: inout State, reader: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Bool> in
+                    if readFrom < state.endIndex || state.finished { return .resume((), false) }
+                    state.readers.insert(reader)
+                    return .wait(true)
+                },
+                cancelledNow: { _ in ((), false) },
+                perform: { _ in },
+                cancelled: { @Sendable state, id in
+                    guard let reader = state.readers.remove(id) else { return nil }
+                    return { reader.resume(returning: ()) }
+                })
             if Task.isCancelled { return [] }
         }
     }

@@ -57,3 +57,28 @@ extension Lock where Value: ~Copyable {
         #endif
     }
 }
+
+extension Lock where Value: ~Copyable {
+    /// ``suspend(_:cancelledNow:perform:cancelled:)`` for a wait that cancelling the task
+    /// does not end: `decide` runs under the lock and registers the waiter (`.wait`) or
+    /// answers at once (`.resume`); only a later transition resumes a registered waiter.
+    ///
+    /// For waits that must see something through (an outcome the caller has already asked
+    /// for by cancelling, a shutdown's report), so there is no cancellation race to handle.
+    package borrowing func suspendIgnoringCancellation<Output: Sendable, Effect: Sendable>(
+        _ decide: (inout Value, WaiterSet<Output>.Waiter) -> SuspensionDecision<Output, Effect>,
+        perform: (Effect) -> Void = { _ in }
+    ) async -> Output {
+        let id = WaiterID.next()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Output, Never>) in
+            let waiter = WaiterSet<Output>.Waiter(id: id, continuation: continuation)
+            switch withLock({ value in decide(&value, waiter) }) {
+            case .wait(let effect):
+                perform(effect)
+            case .resume(let output, let effect):
+                perform(effect)
+                continuation.resume(returning: output)
+            }
+        }
+    }
+}

@@ -57,8 +57,9 @@ public final class Harmonizer: Sendable {
     /// Made with named participants: anonymous counts are refused, so that completion means
     /// every named participant left. Fixed at creation, so reading it takes no lock.
     package let waitsForNamedParticipants: Bool
+    /// The machine, whose settlement decides the outcome and whose waiters await it: one lock
+    /// for counting by name, stashing, observing, awaiting and deciding.
     private let state: Lock<HarmonizerStateMachine>
-    private let settled = OnceCell<Outcome>()
     private let journal = EventJournal<HarmonizerEvent>(retention: .everything)
     private let timeout: Duration?
     /// Where the timeout is armed: the registry's shared timer, or one of its own (only
@@ -180,7 +181,11 @@ public final class Harmonizer: Sendable {
     /// participants, which only ``leave(_:)`` counts down.
     @discardableResult
     public func leave() -> Bool {
-        countDown(participant: nil).didCount
+        // One check of a constant, the atomic, one branch; the rest out of line.
+        guard !waitsForNamedParticipants else { return false }
+        let old = counter.subtract()
+        if old > 1 { return true }
+        return countDown(afterSubtractingFrom: old).didCount
     }
 
     /// Counts `participant` down. Returns `false`, changing nothing, when `participant` is not
@@ -218,25 +223,29 @@ public final class Harmonizer: Sendable {
         return result
     }
 
-    /// An anonymous count-down: one check of a constant and the counter's atomic. Inlined
-    /// into a registry handle's `countDown()`, whose cost is this and nothing more.
+    /// An anonymous count-down: one check of a constant, the counter's atomic and one branch
+    /// when participants remain expected. Inlined into a registry handle's `countDown()`, whose
+    /// cost is this and nothing more.
     @inline(__always)
     package func countDownAnonymously() -> CountDownResult {
         guard !waitsForNamedParticipants else { return .anonymous }
-        switch counter.decrement() {
+        let old = counter.subtract()
+        if old > 1 { return .counted }
+        return countDown(afterSubtractingFrom: old)
+    }
+
+    /// Out of line, so the count-downs that leave participants expected stay short: refused,
+    /// or the one that may complete.
+    @inline(never)
+    private func countDown(afterSubtractingFrom old: Int) -> CountDownResult {
+        switch counter.decrement(from: old) {
         case .decremented: return .counted
         case .reachedZero:
-            complete()
+            decide(.completed)
             return .completed
         case .refusedAtZero: return .counterAtZero
         case .refusedClosed: return .finished
         }
-    }
-
-    /// Out of line, so the count-downs that do not complete stay short.
-    @inline(never)
-    private func complete() {
-        decide(.completed)
     }
 
     // MARK: - Data
@@ -271,9 +280,11 @@ public final class Harmonizer: Sendable {
     /// ``Outcome/cancelled``). To wait without owning it, use ``onOutcome(on:_:)``.
     public var outcome: Outcome {
         get async {
-            if let outcome = await settled.wait() { return outcome }
+            // Published once the decision has been carried out; the machine keeps the waiters,
+            // and the race with the waiting task's cancellation is the kit's.
+            if let outcome = await state.wait(for: \.publication) { return outcome }
             cancel()
-            return await settled.waitIgnoringCancellation()
+            return await state.waitIgnoringCancellation(for: \.publication)
         }
     }
 
@@ -332,6 +343,8 @@ public final class Harmonizer: Sendable {
         for observer in decision.observers {
             observer.target.dispatch { observer.handler(outcome) }
         }
-        settled.resolve(outcome)
+        // Last, so whoever awaited the outcome finds it counted, journaled and told.
+        let waiters = state.withLock { $0.publication.settle(outcome) } ?? []
+        for waiter in waiters { waiter.resume(returning: ()) }
     }
 }

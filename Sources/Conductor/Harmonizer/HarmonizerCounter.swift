@@ -3,8 +3,9 @@ import Synchronization
 /// A harmonizer's counter: one atomic word, so counting up and down takes no lock.
 ///
 /// Values from zero up are the live count; ``closed``, far below zero, means the outcome is
-/// decided (or about to be). Counting is a single atomic add or subtract — what `DispatchGroup` costs — rather
-/// than a compare-exchange loop, which retries under contention. The rules that keep it exact:
+/// decided (or about to be). Counting is a single atomic add or subtract — what `DispatchGroup`
+/// costs — rather than a compare-exchange loop, which retries under contention, and a count-down
+/// that leaves participants expected takes one branch after it. The rules that keep it exact:
 /// - a count-down that finds the count at zero (or below, while another refused one is being
 ///   undone) undoes itself and is refused, so the count never stays negative;
 /// - the count-down that takes it from 1 to 0 then closes it with a compare-exchange from 0,
@@ -38,7 +39,14 @@ struct HarmonizerCounter: ~Copyable, Sendable {
     /// Arrivals are refused from here on.
     private static var maximumCount: Word { Limits<Word>.maximumCount }
 
+    /// The word alone on its cache line: two threads counting down hand the line to each
+    /// other at every count, and a field read beside it (``Harmonizer``'s
+    /// `waitsForNamedParticipants`, just before the subtract; the object's reference count)
+    /// would make each count fetch the line twice, shared for the read and then exclusive for
+    /// the subtract. 64 bytes on each side, as the registry's stamp has: 128 bytes a harmonizer.
+    private let paddingBefore = CacheLinePadding()
     private let word: Atomic<Word>
+    private let paddingAfter = CacheLinePadding()
 
     init(_ initialCount: Int) {
         word = Atomic(min(initialCount, Self.maximumCount))
@@ -69,9 +77,28 @@ struct HarmonizerCounter: ~Copyable, Sendable {
     }
 
     /// Counts one down, never below zero and never after the close.
+    @inline(__always)
     func decrement() -> Decrement {
-        // Acquire-release so whoever completes sees every stash made before each count-down.
-        let old = word.wrappingSubtract(1, ordering: .acquiringAndReleasing).oldValue
+        let old = subtract()
+        if old > 1 { return .decremented(remaining: old - 1) }
+        return decrement(from: old)
+    }
+
+    /// The atomic subtract of a count-down; returns the count before it. Above 1, that is the
+    /// whole count-down — the atomic and one branch, what `DispatchGroup.leave()` costs —
+    /// and the caller says so itself; otherwise it finishes with ``decrement(from:)``, which
+    /// a caller keeps out of line so the common path saves no registers.
+    @inline(__always)
+    func subtract() -> Word {
+        // Releasing, as `DispatchGroup.leave()`: whatever a participant did before it counted
+        // down is published with it. The count-down that completes acquires (below), so it sees
+        // all of it; those that do not complete read nothing.
+        word.wrappingSubtract(1, ordering: .releasing).oldValue
+    }
+
+    /// The rest of a count-down whose ``subtract()`` found the count at 1 (it may complete),
+    /// at zero or closed.
+    func decrement(from old: Word) -> Decrement {
         if old <= Self.closedThreshold {
             // Undone, so late count-downs cannot walk a closed word past `Word.min` and around.
             word.wrappingAdd(1, ordering: .relaxed)
@@ -81,7 +108,9 @@ struct HarmonizerCounter: ~Copyable, Sendable {
             word.wrappingAdd(1, ordering: .relaxed)
             return .refusedAtZero
         }
-        if old > 1 { return .decremented(remaining: old - 1) }
+        // From 1 to 0: every count-down before this one released into the word's chain of
+        // read-modify-writes; acquire it, so whoever completes sees each one's work.
+        atomicMemoryFence(ordering: .acquiring)
         while true {
             let current = word.load(ordering: .acquiring)
             if current > 0 { return .decremented(remaining: 0) }  // an arrival got in first

@@ -1,10 +1,12 @@
 /// The slow-path state of a ``Harmonizer``: its stash, the named participants still
-/// present, who to tell about the outcome, and the outcome once decided.
+/// present, who to tell about the outcome and who awaits it, and the outcome once decided.
 ///
 /// The counter itself is an atomic in ``Harmonizer`` so an anonymous count-down takes no
 /// lock; everything here changes under the harmonizer's lock, and ``decide(_:)`` is the
-/// single point where the outcome is chosen. Transitions return what the caller must do
-/// after unlocking; nothing here runs user code or resumes a continuation.
+/// single point where the outcome is chosen: it settles the machine's ``Settlement``, so
+/// completion, timeout and cancellation racing each other produce one outcome. Transitions
+/// return what the caller must do after unlocking; nothing here runs user code or resumes a
+/// continuation.
 struct HarmonizerStateMachine {
     /// Someone to tell about the outcome, on their target.
     struct Observer: Sendable {
@@ -18,7 +20,7 @@ struct HarmonizerStateMachine {
     }
 
     /// What the decider must do once the lock is released.
-    struct Decision {
+    struct Decision: Sendable {
         var outcome: Harmonizer.Outcome
         var observers: [Observer]
         /// The armed timeout, to cancel.
@@ -27,6 +29,8 @@ struct HarmonizerStateMachine {
         var journalTurn: Int
     }
 
+    /// What exists only until the outcome: dropped when it is decided, which releases the
+    /// stash of a cancelled harmonizer and the observers' closures.
     private struct Waiting {
         var stash = HarmonizerStash()
         /// How many times each named participant arrived and has not yet left.
@@ -35,20 +39,19 @@ struct HarmonizerStateMachine {
         var timeout: DeadlineToken?
     }
 
-    private enum Phase {
-        case waiting(Waiting)
-        case decided(Harmonizer.Outcome)
-    }
-
-    private var phase: Phase
+    private var waiting = Waiting()
+    /// Settled by ``decide(_:)``: the outcome, decided once.
+    private var settlement = Settlement<Harmonizer.Outcome>()
+    /// Settled with the same outcome once the decider has carried the decision out (observers
+    /// told first, so an immediate one — the registry freeing the name — has run by the time
+    /// a task awaiting the outcome wakes up): what those tasks await.
+    var publication = AwaitableSettlement<Harmonizer.Outcome>()
     /// The journal turn of the next event (see `EventJournal.append(_:turn:)`): events are
     /// numbered here, under the harmonizer's lock, and appended after it is released.
     private var nextJournalTurn = 0
 
     init(participants: [String]) {
-        var waiting = Waiting()
         for participant in participants { waiting.present[participant, default: 0] += 1 }
-        phase = .waiting(waiting)
     }
 
     /// Takes the journal turns of the next `count` events and returns the first.
@@ -58,24 +61,19 @@ struct HarmonizerStateMachine {
     }
 
     /// The outcome, once decided.
-    var outcome: Harmonizer.Outcome? {
-        if case .decided(let outcome) = phase { return outcome }
-        return nil
-    }
+    var outcome: Harmonizer.Outcome? { settlement.outcome }
 
-    var isWaiting: Bool { outcome == nil }
+    var isWaiting: Bool { !settlement.isSettled }
 
     /// The named participants present, sorted, each as many times as it is expected; empty
     /// once decided.
     var missing: [String] {
-        guard case .waiting(let waiting) = phase else { return [] }
-        return waiting.present.flatMap { participant, times in repeatElement(participant, count: times) }.sorted()
+        waiting.present.flatMap { participant, times in repeatElement(participant, count: times) }.sorted()
     }
 
     /// Whether `participant` arrived by name and has not left yet.
     func isPresent(_ participant: String) -> Bool {
-        guard case .waiting(let waiting) = phase else { return false }
-        return waiting.present[participant] != nil
+        waiting.present[participant] != nil
     }
 
     /// Records that `participant` arrived. The caller has already counted it up.
@@ -110,7 +108,7 @@ struct HarmonizerStateMachine {
 
     /// Ends the harmonizer for `reason`, or returns `nil` when it has already ended.
     mutating func decide(_ reason: Reason) -> Decision? {
-        guard case .waiting(let waiting) = phase else { return nil }
+        guard isWaiting else { return nil }
         let outcome: Harmonizer.Outcome
         switch reason {
         case .completed:
@@ -118,22 +116,22 @@ struct HarmonizerStateMachine {
         case .timedOut:
             outcome = .timedOut(waiting.stash, missing: missing)
         case .cancelled:
-            // Dropping `waiting` releases the stash and the observers' closures.
             outcome = .cancelled
         }
-        phase = .decided(outcome)
+        settlement.settle(outcome)
+        // Dropping what was kept while waiting releases the stash (kept in a completed or
+        // timed-out outcome) and the observers' closures.
+        let ended = waiting
+        waiting = Waiting()
         return Decision(
-            outcome: outcome, observers: waiting.observers, timeout: waiting.timeout, journalTurn: takeJournalTurns(2))
+            outcome: outcome, observers: ended.observers, timeout: ended.timeout, journalTurn: takeJournalTurns(2))
     }
 
     /// Applies `change` while waiting; returns whether it was applied.
     @discardableResult
     private mutating func modifyWaiting(_ change: (inout Waiting) -> Void) -> Bool {
-        guard case .waiting(var waiting) = phase else { return false }
-        // Leave the phase empty while mutating so the dictionaries are not copied.
-        phase = .decided(.cancelled)
+        guard isWaiting else { return false }
         change(&waiting)
-        phase = .waiting(waiting)
         return true
     }
 }

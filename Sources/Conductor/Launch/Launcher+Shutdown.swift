@@ -37,9 +37,7 @@ extension Launcher {
         let role = state.withLock { state -> Role in
             if state.isShuttingDown { return .join }
             state.isShuttingDown = true
-            if state.isUnderWay, case .launching(let storage) = state.phase {
-                return .first(cancel: storage, launched: true)
-            }
+            if let storage = state.launch.outcome { return .first(cancel: storage, launched: true) }
             // Before `start()` handed the launch over: as with `cancel()`, `start()` reads the
             // flag and cancels the launch itself.
             state.cancelRequested = true
@@ -47,7 +45,7 @@ extension Launcher {
             return .first(cancel: nil, launched: false)
         }
         guard case .first(let storage, let launched) = role else {
-            return await shutdownReport.waitIgnoringCancellation()
+            return await state.waitIgnoringCancellation(for: \.shutdown)
         }
         // A launch that already ended ignores the cancel.
         storage?.cancel()
@@ -56,7 +54,7 @@ extension Launcher {
         if launched {
             let launchReport = await launchReportIgnoringCancellation()
             succeeded = launchReport.tasks.filter(\.outcome.isSuccess).sorted { $0.endedAt < $1.endedAt }.map(\.id)
-            clock = self.launched.value?.clock ?? makeLaunchClock()
+            clock = state.withLock({ $0.launch.outcome })?.clock ?? makeLaunchClock()
         } else {
             succeeded = []
             clock = makeLaunchClock()
@@ -65,7 +63,8 @@ extension Launcher {
         let undoable = succeeded.filter { tasks[$0] != nil }
         let report = await undo(
             ShutdownOrder(succeeded: undoable, prerequisites: prerequisites), tasks: tasks, clock: clock)
-        shutdownReport.resolve(report)
+        let waiters = state.withLock { $0.shutdown.settle(report) } ?? []
+        for waiter in waiters { waiter.resume(returning: ()) }
         return report
     }
 

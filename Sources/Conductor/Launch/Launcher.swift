@@ -48,11 +48,15 @@ public final class Launcher: StartupTask, Sendable {
         /// Set by a `cancel()` that came before the launch was under way: `start()` reads it,
         /// under this lock, before it lets `cancel()` reach the launch itself.
         var cancelRequested = false
-        /// Whether `start()` has handed over the launch's first wakeups and read
-        /// `cancelRequested`; from then on `cancel()` cancels the launch directly.
-        var isUnderWay = false
+        /// Settled by `start()` once it has handed over the launch's first wakeups and read
+        /// `cancelRequested`: what `ready` and `report` wait for, and from then on `cancel()`
+        /// cancels the launch directly.
+        var launch = AwaitableSettlement<GraphRunStorage>()
         /// Set by the first `shutdown()`; later calls wait for its report.
         var isShuttingDown = false
+        /// Settled when the shutdown has undone everything: what a second `shutdown()` and
+        /// `report()` read.
+        var shutdown = AwaitableSettlement<ShutdownReport>()
         /// Additions compiled during the launch that are not yet known to be in the graph,
         /// oldest first: see `deliver(upTo:to:adding:)`.
         private var undeliveredAdditions: [QueuedAddition] = []
@@ -87,8 +91,6 @@ public final class Launcher: StartupTask, Sendable {
     /// additions during the launch are queued under it and handed to the graph after it.
     let state = Lock(State())
     private let log = GraphEventLog()
-    /// Resolved when the launch starts: what `ready` and `report` wait for.
-    let launched = OnceCell<GraphRunStorage>()
     /// Readiness deadlines: one timer task however many `ready(_:timeout:)` calls wait.
     private let timer: DeadlineTimer
     /// Makes the launch's own clock source when it starts, so its times count from then.
@@ -98,9 +100,6 @@ public final class Launcher: StartupTask, Sendable {
     let undoTimeout: Duration
     /// Undo deadlines: one timer task however many undos run at once.
     let undoTimer: DeadlineTimer
-    /// Resolved when the shutdown has undone everything: what a second `shutdown()` and
-    /// `report()` read.
-    let shutdownReport = OnceCell<ShutdownReport>()
 
     /// A launcher with no tasks.
     ///
@@ -318,13 +317,13 @@ public final class Launcher: StartupTask, Sendable {
         // A cancel that came before this point (before `start()`, or while it ran) left a
         // flag instead of finding the launch; one that comes after finds the launch. Both
         // are decided under the lock, so no cancel falls between the two.
-        let cancelled = state.withLock { state in
-            state.isUnderWay = true
-            return state.cancelRequested
+        let (cancelled, waiters) = state.withLock { state in
+            (state.cancelRequested, state.launch.settle(storage) ?? [])
         }
-        // Cancelled before the driver exists, so no task starts.
+        // Cancelled before the driver exists, so no task starts; and before anyone waiting
+        // for the launch hears of it.
         if cancelled || !delivered { storage.cancel() }
-        launched.resolve(storage)
+        for waiter in waiters { waiter.resume(returning: ()) }
         storage.startDriving()
     }
 
@@ -338,7 +337,7 @@ public final class Launcher: StartupTask, Sendable {
     /// either. A launch with no tasks has nothing to cancel, and completes.
     public func cancel() {
         let launch = state.withLock { state -> GraphRunStorage? in
-            if state.isUnderWay, case .launching(let storage) = state.phase { return storage }
+            if let storage = state.launch.outcome { return storage }
             state.cancelRequested = true
             return nil
         }
@@ -402,14 +401,14 @@ public final class Launcher: StartupTask, Sendable {
     }
 
     private func waitUntilReady(_ name: String) async -> LaunchReadiness {
-        guard let storage = await launched.wait() else { return .failed(.cancelled()) }
+        guard let storage = await state.wait(for: \.launch) else { return .failed(.cancelled()) }
         guard let cell = storage.milestone(name) else { return .failed(.unknownReadiness(name)) }
         return answer(name, await cell.wait(), of: storage)
     }
 
     /// The answer if it is known without waiting.
     private func answerNow(_ name: String) -> LaunchReadiness? {
-        guard let storage = launched.value else { return nil }
+        guard let storage = state.withLock({ $0.launch.outcome }) else { return nil }
         guard let cell = storage.milestone(name) else { return .failed(.unknownReadiness(name)) }
         return cell.value.map { answer(name, $0, of: storage) }
     }
@@ -434,12 +433,12 @@ public final class Launcher: StartupTask, Sendable {
     /// returned, the report carries its ``RunReport/shutdown`` too.
     public func report() async -> RunReport {
         var report = await launchReport()
-        report.shutdown = shutdownReport.value
+        report.shutdown = state.withLock { $0.shutdown.outcome }
         return report
     }
 
     private func launchReport() async -> RunReport {
-        guard let storage = await launched.wait() else {
+        guard let storage = await state.wait(for: \.launch) else {
             // Cancelled before the launch started: there is nothing to wind down.
             return RunReport(outcome: .cancelled, tasks: [], milestones: [], duration: .zero, criticalPath: [])
         }

@@ -127,7 +127,8 @@ import Testing
             try await launcher.run()
             #expect(await observer.finished())
             watched.watch("launcher", launcher)
-            watched.watch("launcher", in: launcher, label: "launched")
+            // The launch's run, which the launcher's state holds once it is under way.
+            watched.watch("launcher's launch", launcher.state.withLock { $0.launch.outcome })
         }
         try await watched.expectReleased()
     }
@@ -147,7 +148,8 @@ import Testing
             watched.watch("launcher", launcher)
             watched.watch("launcher", in: launcher, label: "log")
             try await launcher.run()
-            watched.watch("launcher", in: launcher, label: "launched")
+            // The launch's run, which the launcher's state holds once it is under way.
+            watched.watch("launcher's launch", launcher.state.withLock { $0.launch.outcome })
         }
         try await watched.expectReleased()
     }
