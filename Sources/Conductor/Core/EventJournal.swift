@@ -33,7 +33,7 @@ package final class EventJournal<Event: Sendable>: Sendable {
         }
     }
 
-    private struct State {
+    struct State {
         var events: Deque<Event> = []
         /// The absolute index of `events.first`.
         var firstIndex = 0
@@ -54,7 +54,7 @@ package final class EventJournal<Event: Sendable>: Sendable {
     }
 
     /// What a numbered turn brings: an event, or the end of the journal.
-    private enum Entry {
+    enum Entry {
         case event(Event)
         case finish
     }
@@ -64,7 +64,8 @@ package final class EventJournal<Event: Sendable>: Sendable {
     }
 
     private let retention: Retention
-    private let state = Lock(State())
+    /// Internal, not private, for `EventJournal+Testing.swift`.
+    let state = Lock(State())
 
     package init(retention: Retention) {
         self.retention = retention
@@ -152,6 +153,17 @@ package final class EventJournal<Event: Sendable>: Sendable {
         limit: Int = .max,
         isolation: isolated (any Actor)? = #isolation
     ) async -> [Event] {
+        await batch(from: &index, limit: limit, isolation: isolation, whenParked: nil)
+    }
+
+    /// ``batch(from:limit:isolation:)``, with `whenParked` run (outside the journal's lock)
+    /// each time the reader has parked: the tests' way to act only once a reader waits.
+    func batch(
+        from index: inout Int,
+        limit: Int,
+        isolation: isolated (any Actor)?,
+        whenParked: (@Sendable () -> Void)?
+    ) async -> [Event] {
         while true {
             let batch: [Event]? = state.withLock { state in
                 if index < state.firstIndex { index = state.firstIndex }
@@ -174,7 +186,7 @@ package final class EventJournal<Event: Sendable>: Sendable {
                     return .wait(true)
                 },
                 cancelledNow: { _ in ((), false) },
-                perform: { _ in },
+                perform: { parked in if parked { whenParked?() } },
                 cancelled: { @Sendable state, id in
                     guard let reader = state.readers.remove(id) else { return nil }
                     return { reader.resume(returning: ()) }
