@@ -70,7 +70,7 @@ extension Lock where Value: ~Copyable {
         perform: (Effect) -> Void = { _ in }
     ) async -> Output {
         let id = WaiterID.next()
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Output, Never>) in
+        return await Self.withContinuation { (continuation: WaiterSet<Output>.Continuation) in
             let waiter = WaiterSet<Output>.Waiter(id: id, continuation: continuation)
             switch withLock({ value in decide(&value, waiter) }) {
             case .wait(let effect):
