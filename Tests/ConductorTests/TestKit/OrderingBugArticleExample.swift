@@ -6,14 +6,15 @@
 
 import Conductor
 import ConductorTestKit
-import Synchronization
 import Testing
 
 // MARK: - Article: the app's start-up
 
 /// What start-up fills in.
 final class StartupState: Sendable {
-    private let values = Mutex<(apiHost: String?, sessionHost: String?)>((nil, nil))
+    // Conductor's own `Lock`, as every lock in this repository is (CI checks it); an app would
+    // use `Mutex` from the Synchronization module.
+    private let values = Lock<(apiHost: String?, sessionHost: String?)>((nil, nil))
 
     var apiHost: String? {
         get { values.withLock { $0.apiHost } }
