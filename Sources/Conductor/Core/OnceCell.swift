@@ -27,16 +27,11 @@ package final class OnceCell<Value: Sendable>: Sendable {
     /// Waits for the value. Returns `nil` if the waiting task is cancelled first; the
     /// cell itself is unaffected, so other waiters go on waiting.
     package func wait() async -> Value? {
-        // The settled case without the key path: an assembly's every resolve of a service
-        // already made comes here, and applying a key path through an existential costs more
-        // than the rest of that resolve.
-        if let value { return value }
-        return await state.wait(for: \.self)
+        await state.wait(for: \.self)
     }
 
     /// Waits for the value, ignoring cancellation of the waiting task.
     package func waitIgnoringCancellation() async -> Value {
-        if let value { return value }
-        return await state.waitIgnoringCancellation(for: \.self)
+        await state.waitIgnoringCancellation(for: \.self)
     }
 }
