@@ -115,7 +115,8 @@ final class GraphRunStorage: Sendable {
     private func apply(_ effects: GraphStateMachine.Effects) {
         guard !effects.isEmpty else { return }
         effects.resumeDriver?.resume()
-        for attempt in effects.abandonDetached { _ = attempt.abandon() }
+        for body in effects.cancelBodies { body.cancel() }
+        for worker in effects.resumeWorkers { worker.resume(returning: ()) }
         if !effects.reachedMilestones.isEmpty {
             let cells = milestones.withLock { $0 }
             for (name, time) in effects.reachedMilestones { cells[name]?.resolve(.success(time)) }
@@ -352,19 +353,10 @@ final class GraphRunStorage: Sendable {
     private func execute(_ assignment: GraphStateMachine.Assignment) async -> Ran {
         let retry = assignment.spec.retry
         var attempt = 1
-        var detached: DetachedAttempt?
-        if assignment.spec.runsDetached {
-            // Abandoned (removed, or the run stopped) before this worker got here: the
-            // attempt settled as cancelled and its body must not start.
-            guard let attempt = state.withLock({ $0.detachedAttempt(of: assignment.node) }) else {
-                return Ran(outcome: .cancelled, startedAt: GraphStateMachine.Node.never, endedAt: clock.nanoseconds)
-            }
-            detached = attempt
-        }
         var firstStart = GraphStateMachine.Node.never
         while true {
             let outcome: TaskOutcome
-            let (result, stamps) = await runAttempt(assignment, attempt: attempt, detached: detached)
+            let (result, stamps) = await runAttempt(assignment, attempt: attempt)
             if firstStart == GraphStateMachine.Node.never { firstStart = stamps.startedAt }
             func ran(_ outcome: TaskOutcome, _ value: (any Sendable)? = nil) -> Ran {
                 Ran(outcome: outcome, result: value, startedAt: firstStart, endedAt: stamps.endedAt)
@@ -385,9 +377,11 @@ final class GraphRunStorage: Sendable {
                 }
             let failedAttempt = attempt
             let now = clock.nanoseconds
-            transition {
+            let retries = transition {
                 $0.attemptFailed(assignment.node, attempt: failedAttempt, error: error, delay: delay, now: now)
             }
+            // The run stopped, or the task was removed and has ended.
+            guard retries else { return ran(.cancelled) }
             do {
                 try await clock.purpose(.retryBackoff).sleep(for: delay)
             } catch {
@@ -396,11 +390,9 @@ final class GraphRunStorage: Sendable {
             attempt += 1
             let nextAttempt = attempt
             let restart = clock.nanoseconds
-            let decision = transition { $0.retryStarting(assignment.node, attempt: nextAttempt, now: restart) }
-            guard case .start(let next) = decision else {
+            guard transition({ $0.retryStarting(assignment.node, attempt: nextAttempt, now: restart) }) else {
                 return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: restart)
             }
-            detached = next
         }
     }
 
@@ -408,17 +400,17 @@ final class GraphRunStorage: Sendable {
     /// `ServiceContext.current` (a timed body's task copies it), so the user's spans nest
     /// under the attempt that made them.
     private func runAttempt(
-        _ assignment: GraphStateMachine.Assignment, attempt: Int, detached: DetachedAttempt?
-    ) async -> (DetachedAttempt.Result, Stamps) {
+        _ assignment: GraphStateMachine.Assignment, attempt: Int
+    ) async -> (AttemptInTask.Result, Stamps) {
         guard let tracer = instruments?.tracer else {
-            return await runAttemptBody(assignment, attempt: attempt, detached: detached)
+            return await runAttemptBody(assignment, attempt: attempt)
         }
         // The span's start and end are the tracer's (user code): they happen outside the
         // body's stamps, so a slow tracer never shows as the task's run time.
         let span = RunInstruments.startAttempt(
             tracer, id: id(of: assignment.node), attempt: attempt, placement: assignment.spec.placement)
         let (result, stamps) = await ServiceContext.$current.withValue(span.context) {
-            await runAttemptBody(assignment, attempt: attempt, detached: detached)
+            await runAttemptBody(assignment, attempt: attempt)
         }
         RunInstruments.end(span, with: result)
         return (result, stamps)
@@ -428,13 +420,13 @@ final class GraphRunStorage: Sendable {
     /// a body in a task of its own, just before that task is made) and just after its result
     /// is in (for such a body, once the worker has the result, the timeout's or abandonment's).
     private func runAttemptBody(
-        _ assignment: GraphStateMachine.Assignment, attempt: Int, detached: DetachedAttempt?
-    ) async -> (DetachedAttempt.Result, Stamps) {
+        _ assignment: GraphStateMachine.Assignment, attempt: Int
+    ) async -> (AttemptInTask.Result, Stamps) {
         let context = TaskContext(node: assignment.node, attempt: attempt, storage: self)
         let operation = assignment.spec.operation
         var stamps = Stamps()
-        guard let detached else {
-            let result: DetachedAttempt.Result
+        guard assignment.spec.runsDetached else {
+            let result: AttemptInTask.Result
             stamps.startedAt = clock.nanoseconds
             do {
                 let value = try await Self.invoke(operation, context)
@@ -450,26 +442,57 @@ final class GraphRunStorage: Sendable {
             return (result, stamps)
         }
         // A task of its own, raced against the timeout and against abandonment: whichever
-        // settles the attempt first wins, and the worker moves on without waiting for a body
-        // that ignores cancellation. Abandoned before this point, the body never starts.
-        // Its task copies the worker's task-local values and runs at the task's priority.
+        // settles the attempt first (under the run's lock) wins, and the worker moves on
+        // without waiting for a body that ignores cancellation. Abandoned before this point,
+        // the body never starts. Its task copies the worker's task-local values and runs at
+        // the task's priority.
+        let node = assignment.node
         let startedAt = clock.nanoseconds
-        guard detached.start(priority: assignment.spec.priority, { try await Self.invoke(operation, context) }) else {
-            let result = await detached.result.wait() ?? .cancelled
+        if case .settled(let result) = state.withLock({ $0.claimAttempt(node, number: attempt) }) {
             stamps.endedAt = clock.nanoseconds
             return (result, stamps)
         }
         stamps.startedAt = startedAt
+        // `Task {}` (never `Task.detached`) copies the worker's task-local values.
+        let body = Task(executorPreference: TaskPlacement.executor, priority: assignment.spec.priority) {
+            // Settled before this task got a thread (timed out, or abandoned): the attempt
+            // is over, so its body does not start late.
+            guard self.state.withLock({ $0.attemptIsOpen(node, number: attempt) }) else { return }
+            let result: AttemptInTask.Result
+            do {
+                result = .success(try await Self.invoke(operation, context))
+            } catch is CancellationError {
+                result = .cancelled
+            } catch {
+                result = .failure(error)
+            }
+            self.settle(attempt, of: node, with: result)
+        }
+        // Abandoned or timed out between the claim and now: the body may start, but cancelled.
+        if !state.withLock({ $0.attachAttemptBody(body, of: node, number: attempt) }) { body.cancel() }
         var deadline: DeadlineTimer.Token?
         if let timeout = assignment.spec.timeout {
-            let result = detached.result
-            deadline = timer.schedule(after: timeout) { result.resolve(.timedOut(timeout)) }
+            deadline = timer.schedule(after: timeout) { self.settle(attempt, of: node, with: .timedOut(timeout)) }
         }
-        let result = await detached.result.wait() ?? .cancelled
+        // Not cancellable: whatever cancels this worker (the run's stop) settles the attempt
+        // first, under the same lock, and that resumes this wait.
+        await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
+            machine.awaitAttempt(node, number: attempt, waiter)
+        }
+        // Read under the lock, not handed over by the resumption (see `AwaitableSettlement`).
+        let result = state.withLock { $0.attemptResult(node, number: attempt) }
         stamps.endedAt = clock.nanoseconds
-        detached.cancelBody()
+        // A body left behind by its timeout does not run on unheeded.
+        body.cancel()
         if let deadline { timer.cancel(deadline) }
         return (result, stamps)
+    }
+
+    /// Settles attempt `number` of `node` with its body's result or its timeout, unless
+    /// something settled it first, and resumes the worker waiting for it.
+    private func settle(_ number: Int, of node: Int, with result: AttemptInTask.Result) {
+        let worker = state.withLock { $0.settleAttempt(node, number: number, with: result) }
+        worker?.resume(returning: ())
     }
 
     private static func invoke(_ operation: TaskSpec.Operation, _ context: TaskContext) async throws -> any Sendable {
@@ -527,17 +550,10 @@ final class GraphRunStorage: Sendable {
     func remove(_ id: String) throws(GraphError) -> TaskRemoval {
         let now = clock.nanoseconds
         var effects = GraphStateMachine.Effects()
-        let result = transition { $0.remove(id, now: now, effects: &effects) }
+        let removal = transition { $0.remove(id, now: now, effects: &effects) }
         apply(effects)
-        switch result {
-        case .decided(let removal): return removal
-        case .unknown: throw .unknownTask(id)
-        case .abandon(let attempt):
-            switch attempt.abandon() {
-            case .abandoned: return .abandoned
-            case .settledFirst: return .alreadyEnded
-            }
-        }
+        guard let removal else { throw .unknownTask(id) }
+        return removal
     }
 
     func id(of node: Int) -> String {

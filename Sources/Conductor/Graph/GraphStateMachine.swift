@@ -114,7 +114,10 @@ struct GraphStateMachine {
         // after it left the transition.
         final class Rare: @unchecked Sendable {
             var reachedMilestones: [(name: String, at: Duration)] = []
-            var abandonDetached: [DetachedAttempt] = []
+            /// The tasks of abandoned attempts' bodies, to cancel.
+            var cancelBodies: [Task<Void, Never>] = []
+            /// Workers that waited for an attempt abandonment settled, to resume.
+            var resumeWorkers: [WaiterSet<Void>.Waiter] = []
         }
 
         private(set) var isEmpty = true
@@ -127,7 +130,8 @@ struct GraphStateMachine {
         private(set) var rare: Rare?
 
         var reachedMilestones: [(name: String, at: Duration)] { rare?.reachedMilestones ?? [] }
-        var abandonDetached: [DetachedAttempt] { rare?.abandonDetached ?? [] }
+        var cancelBodies: [Task<Void, Never>] { rare?.cancelBodies ?? [] }
+        var resumeWorkers: [WaiterSet<Void>.Waiter] { rare?.resumeWorkers ?? [] }
 
         private mutating func rareEffects() -> Rare {
             isEmpty = false
@@ -141,12 +145,13 @@ struct GraphStateMachine {
             rareEffects().reachedMilestones.append((milestone, time))
         }
 
-        mutating func abandon(_ attempts: some Sequence<DetachedAttempt>) {
-            var iterator = attempts.makeIterator()
-            guard let first = iterator.next() else { return }
+        /// An attempt was abandoned: its body (if it started) is cancelled, and its worker (if
+        /// it waits) resumed, in that order.
+        mutating func abandoned(body: Task<Void, Never>?, worker: WaiterSet<Void>.Waiter?) {
+            guard body != nil || worker != nil else { return }
             let rare = rareEffects()
-            rare.abandonDetached.append(first)
-            while let next = iterator.next() { rare.abandonDetached.append(next) }
+            if let body { rare.cancelBodies.append(body) }
+            if let worker { rare.resumeWorkers.append(worker) }
         }
     }
 
@@ -201,8 +206,10 @@ struct GraphStateMachine {
     private(set) var milestonesReached: [(name: String, at: Duration)] = []
     private var driver: ParkedDriver?
     private var driverMustCancelAll = false
-    /// The attempt in flight of each running task whose body runs in a task of its own.
-    private var detached: [Int: DetachedAttempt] = [:]
+    /// The current attempt of each running task whose body runs in a task of its own, until
+    /// its worker has recorded how it went (``complete(_:outcome:startedAt:now:helper:effects:)``
+    /// or ``attemptFailed(_:attempt:error:delay:now:)``).
+    private var attemptsInTasks: [Int: AttemptInTask] = [:]
     /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
     private var readyScratch: [Int32] = []
     /// The run's events, in the order of the transitions that made them: kept under the
@@ -471,7 +478,7 @@ struct GraphStateMachine {
         effects: inout Effects
     ) -> Assignment? {
         running -= 1
-        if !detached.isEmpty { detached[node] = nil }
+        if !attemptsInTasks.isEmpty { attemptsInTasks[node] = nil }
         if nodes[node].phase != .ended {
             if startedAt != Node.never { nodes[node].startedAt = startedAt }
             end(node, outcome: outcome, now: now, effects: &effects)
@@ -528,31 +535,97 @@ struct GraphStateMachine {
         results[node] = result
     }
 
-    enum RetryDecision {
-        /// Run the next attempt; a detached task's attempt is already registered.
-        case start(DetachedAttempt?)
-        /// The run stopped or the task was removed during the backoff: no further attempt.
-        case refused
-    }
-
     /// The backoff of `node` is over: the next attempt starts only if the run is still
     /// running and the task was not removed meanwhile — the one place a retry wins the right
-    /// to start, so nothing starts after a stop.
-    mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> RetryDecision {
-        guard isRunning, nodes[node].phase == .running else { return .refused }
+    /// to start, so nothing starts after a stop. Returns whether it starts; a task whose body
+    /// runs in a task of its own has its attempt registered then.
+    mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> Bool {
+        guard isRunning, nodes[node].phase == .running else { return false }
         nodes[node].flags.remove(.backingOff)
         nodes[node].attempts = Int32(clamping: attempt)
         journal.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
-        guard let spec = specs[node]?.takeUnretainedValue(), spec.runsDetached else { return .start(nil) }
-        let attempt = DetachedAttempt()
-        detached[node] = attempt
-        return .start(attempt)
+        if let spec = specs[node], spec._withUnsafeGuaranteedRef({ $0.runsDetached }) {
+            attemptsInTasks[node] = AttemptInTask(number: Int32(clamping: attempt))
+        }
+        return true
     }
 
-    mutating func attemptFailed(_ node: Int, attempt: Int, error: any Error, delay: Duration, now: Int64) {
-        detached[node] = nil
+    /// Attempt `attempt` of `node` failed and another may follow after `delay`. Returns
+    /// `false`, recording nothing, when none will: the run has stopped, or the task was
+    /// removed once the failed attempt had settled (it ended then, as cancelled).
+    mutating func attemptFailed(_ node: Int, attempt: Int, error: any Error, delay: Duration, now: Int64) -> Bool {
+        attemptsInTasks[node] = nil
+        guard isRunning, nodes[node].phase == .running else { return false }
         nodes[node].flags.insert(.backingOff)
         record(.taskRetried(definitions[node].id, attempt: attempt, error: error, delay: delay, at: .nanoseconds(now)))
+        return true
+    }
+
+    // MARK: - Attempts in tasks of their own
+
+    enum AttemptClaim {
+        /// The worker may create the body's task.
+        case claimed
+        /// Abandoned before the body started, which it now never does.
+        case settled(AttemptInTask.Result)
+    }
+
+    /// The worker claims the right to start attempt `number` of `node`'s body.
+    mutating func claimAttempt(_ node: Int, number: Int) -> AttemptClaim {
+        guard var attempt = attemptsInTasks[node], attempt.number == number else { return .settled(.cancelled) }
+        defer { attemptsInTasks[node] = attempt }
+        if attempt.claim() { return .claimed }
+        return .settled(attempt.result ?? .cancelled)
+    }
+
+    /// Keeps the task of an attempt's body; `false` when the attempt has settled meanwhile
+    /// (or is gone), and the caller cancels the task.
+    mutating func attachAttemptBody(_ task: Task<Void, Never>, of node: Int, number: Int) -> Bool {
+        guard var attempt = attemptsInTasks[node], attempt.number == number else { return false }
+        defer { attemptsInTasks[node] = attempt }
+        return attempt.attach(task)
+    }
+
+    /// Whether attempt `number` of `node` is still unsettled: its body's task asks before the
+    /// body starts, so an attempt that timed out or was abandoned before the task got a thread
+    /// does not start late.
+    func attemptIsOpen(_ node: Int, number: Int) -> Bool {
+        guard let attempt = attemptsInTasks[node], attempt.number == number else { return false }
+        return !attempt.isSettled
+    }
+
+    /// Settles attempt `number` of `node` with `result` (its body's, or its timeout's) unless
+    /// something settled it first; returns the waiting worker to resume.
+    mutating func settleAttempt(_ node: Int, number: Int, with result: AttemptInTask.Result) -> WaiterSet<Void>.Waiter?
+    {
+        guard var attempt = attemptsInTasks[node], attempt.number == number else { return nil }
+        defer { attemptsInTasks[node] = attempt }
+        return attempt.settle(result).worker
+    }
+
+    /// The worker waits for attempt `number` of `node` to settle, or has its result at once.
+    mutating func awaitAttempt(_ node: Int, number: Int, _ waiter: WaiterSet<Void>.Waiter)
+        -> SuspensionDecision<Void, Void>
+    {
+        guard var attempt = attemptsInTasks[node], attempt.number == number else { return .resume((), ()) }
+        defer { attemptsInTasks[node] = attempt }
+        return attempt.register(waiter)
+    }
+
+    /// How attempt `number` of `node` settled (`cancelled` if it is gone).
+    func attemptResult(_ node: Int, number: Int) -> AttemptInTask.Result {
+        guard let attempt = attemptsInTasks[node], attempt.number == number else { return .cancelled }
+        return attempt.result ?? .cancelled
+    }
+
+    /// Settles `node`'s attempt as cancelled, if one is in flight and unsettled.
+    private mutating func abandonAttempt(of node: Int, effects: inout Effects) -> Bool {
+        guard var attempt = attemptsInTasks[node] else { return false }
+        let (settled, worker) = attempt.settle(.cancelled)
+        guard settled else { return false }
+        attemptsInTasks[node] = attempt
+        effects.abandoned(body: attempt.body, worker: worker)
+        return true
     }
 
     private mutating func takeNext(now: Int64) -> Assignment? {
@@ -566,7 +639,7 @@ struct GraphStateMachine {
             nodes[index].attempts = 1
             running += 1
             journal.append(.started(node: entry, attempt: 1, at: now))
-            if runsDetached { detached[index] = DetachedAttempt() }
+            if runsDetached { attemptsInTasks[index] = AttemptInTask(number: 1) }
             return Assignment(node: index, spec: spec.takeUnretainedValue())
         }
         return nil
@@ -580,33 +653,46 @@ struct GraphStateMachine {
         finishIfDone(now: now, effects: &effects)
     }
 
-    enum RemoveResult {
-        case decided(TaskRemoval)
-        /// A detached attempt is in flight: abandoning it (outside the lock) decides whether
-        /// its start was prevented, its body abandoned, or the body settled first. The
-        /// worker then records what the attempt settled with.
-        case abandon(DetachedAttempt)
-        case unknown
-    }
-
-    /// Removes a task that has not ended. One that has not won the right to start (or waits
-    /// between attempts) ends as cancelled here and never runs again; a detached attempt in
-    /// flight is abandoned; a body running on a worker cannot be stopped and is left to end.
-    mutating func remove(_ id: String, now: Int64, effects: inout Effects) -> RemoveResult {
-        guard let index = indexByID[id].map(Int.init), !definitions[index].isHidden else { return .unknown }
+    /// Removes a task that has not ended; `nil` if no task is called `id`.
+    ///
+    /// - A task that has not won the right to start, or waits between attempts, ends as
+    ///   cancelled here and never runs again (`prevented`).
+    /// - An attempt in a task of its own that has not settled is settled as cancelled and its
+    ///   body cancelled (`abandoned`); its worker records the end. One that settled with a
+    ///   failure its worker has not recorded yet, with attempts left, ends here as cancelled:
+    ///   the next attempt is prevented. One that settled otherwise has ended (`alreadyEnded`).
+    /// - A body running on a worker cannot be stopped and is left to end (`stillRunning`).
+    mutating func remove(_ id: String, now: Int64, effects: inout Effects) -> TaskRemoval? {
+        guard let index = indexByID[id].map(Int.init), !definitions[index].isHidden else { return nil }
         switch nodes[index].phase {
         case .ended:
-            return .decided(.alreadyEnded)
+            return .alreadyEnded
         case .running:
-            if let attempt = detached.removeValue(forKey: index) { return .abandon(attempt) }
-            guard nodes[index].flags.contains(.backingOff) else { return .decided(.stillRunning) }
+            if let attempt = attemptsInTasks[index] {
+                if abandonAttempt(of: index, effects: &effects) { return .abandoned }
+                guard mayRetry(index, after: attempt.result) else { return .alreadyEnded }
+            } else if !nodes[index].flags.contains(.backingOff) {
+                return .stillRunning
+            }
             end(index, outcome: .cancelled, now: now, effects: &effects)
         case .waiting, .ready:
             end(index, outcome: .cancelled, now: now, effects: &effects)
         }
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
-        return .decided(.prevented)
+        return .prevented
+    }
+
+    /// Whether a task whose attempt settled with `result` will try again: it failed or timed
+    /// out, and attempts are left.
+    private func mayRetry(_ node: Int, after result: AttemptInTask.Result?) -> Bool {
+        switch result {
+        case .failure, .timedOut:
+            guard let spec = specs[node] else { return false }
+            return Int(nodes[node].attempts) < spec._withUnsafeGuaranteedRef { $0.retry.maxAttempts }
+        case .success, .cancelled, nil:
+            return false
+        }
     }
 
     private mutating func stop(_ outcome: RunOutcome, now: Int64, effects: inout Effects) {
@@ -616,8 +702,7 @@ struct GraphStateMachine {
         for index in nodes.indices where nodes[index].phase == .waiting || nodes[index].phase == .ready {
             endQuietly(index, outcome: .cancelled, now: now)
         }
-        effects.abandon(detached.values)
-        detached.removeAll()
+        for node in attemptsInTasks.keys { _ = abandonAttempt(of: node, effects: &effects) }
         driverMustCancelAll = true
         wakeDriverIfNeeded(&effects)
     }
@@ -771,12 +856,6 @@ struct GraphStateMachine {
     }
 
     // MARK: - Reading
-
-    /// The attempt in flight of `node`'s body in a task of its own; nil once it has been
-    /// abandoned (removed, or the run stopped), which settled it as cancelled.
-    func detachedAttempt(of node: Int) -> DetachedAttempt? {
-        detached.isEmpty ? nil : detached[node]
-    }
 
     func id(of node: Int) -> String { definitions[node].id }
 

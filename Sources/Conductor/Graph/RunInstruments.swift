@@ -105,7 +105,7 @@ final class RunInstruments: Sendable {
         return span
     }
 
-    static func end(_ span: any Span, with result: DetachedAttempt.Result) {
+    static func end(_ span: any Span, with result: AttemptInTask.Result) {
         let outcome: TaskOutcome
         switch result {
         case .success:
