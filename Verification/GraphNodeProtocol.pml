@@ -6,22 +6,26 @@
  * How the model follows the Swift code (Sources/Conductor/Graph/):
  * - Every transition of GraphStateMachine runs under the run's one lock (GraphRunStorage's
  *   `state`), so each is one `atomic` block here: blocks under one lock are serialisable, and
- *   everything else a process does (a body, a timer, abandoning an attempt) interleaves
+ *   everything else a process does (a body, a timer, a backoff sleep) interleaves
  *   between them. The inlines carry the Swift functions' names: takeNext, complete, end,
  *   endQuietly, release (appendSuccessorsMadeReady), stop, remove, attemptFailed,
  *   retryStarting, finishIfDone.
- * - A DetachedAttempt (a body with a timeout, in a task of its own) is attState/attResult:
- *   `start` and `abandon` take its own lock (one atomic block each), its OnceCell result is
- *   settled once by the body, the timer or abandonment, whichever comes first (proctype
- *   Attempt). A new attempt is a new object in Swift; here the slot is reused and attGen
- *   tells a late body or timer of an old attempt that its result goes nowhere.
+ * - An attempt in a task of its own (a body with a timeout; `AttemptInTask`, kept in the
+ *   machine's `attemptsInTasks` by node) is registered/attResult/attGen: its claim, its
+ *   settlement by the body (proctype Attempt), by the timer (proctype Timer) or by
+ *   abandonment (remove, stop), and the worker's wait for it all run under the run's lock,
+ *   so each is an atomic block too. Whichever settles it first wins. The entry stays until
+ *   its worker records the attempt (`complete`, `attemptFailed`); attGen is its number, so a
+ *   late body or timer of an earlier attempt changes nothing.
  * - Workers: any worker may take any ready task. The real driver starts workers as tasks
  *   become ready (inline, or a helper on its own thread once bodies are long; see
  *   nextForDriver) and takes tasks in priority order — both only choose among the
  *   interleavings modelled here.
  * - A stop (cancel(), or a required task's failure) cancels the driver's task group: from
- *   then on, a worker's body may end cancelled, a backoff sleep may throw, and a wait for a
- *   detached attempt may return nil (`cancelledAll`).
+ *   then on, a worker's body may end cancelled and a backoff sleep may throw
+ *   (`cancelledAll`). A worker's wait for an attempt in a task of its own is not cancellable:
+ *   the stop settles every open attempt in the same transition, which the model checks by
+ *   letting that wait block until the attempt has settled.
  *
  * The graph: A (2 attempts, optional; with -DDETACHED_A its body has a timeout) → B (requires
  * A's success, skipped otherwise) and C (required: its failure stops the run; with
@@ -29,9 +33,10 @@
  * cancel the run at any moment, and WORKERS workers (2 or 3) run the tasks.
  *
  * Checked: (1) every node ends exactly once and the run finishes (no invalid end state:
- * nothing waits forever); (2) no attempt wins its start after the run stopped; (3) a body that
- * returned on a worker (succeeded) is reported succeeded; (4) `remove` returning `prevented`
- * means no body of that task enters afterwards.
+ * nothing waits forever); (2) no attempt wins its start after the run stopped, and no body in
+ * a task of its own begins after it; (3) a body that returned (succeeded) in the task's last
+ * attempt, on a worker or in a task of its own, is reported succeeded; (4) `remove` returning
+ * `prevented` means no body of that task begins afterwards.
  */
 
 #ifndef WORKERS
@@ -54,11 +59,6 @@
 #define CANCELLED 4
 #define SKIPPED 5
 
-/* DetachedAttempt.State */
-#define PENDING 1
-#define STARTED 2
-#define ABANDONED 3
-
 /* the settings (TaskSpec) */
 bool detachedSpec[N];
 byte maxAttempts[N];
@@ -71,15 +71,15 @@ byte ending[N];
 byte remaining[N];
 bool blocked[N];
 bool backingOff[N];
-/* GraphStateMachine.detached[node] != nil */
+/* GraphStateMachine.attemptsInTasks[node] != nil */
 bool registered[N];
 bool isRunning = true;
 byte ended = 0;
 bool finished = false;
 bool cancelledAll = false;
 
-/* one DetachedAttempt per node */
-byte attState[N];
+/* the AttemptInTask of each node: whether the worker claimed it, its result, its number */
+bool attClaimed[N];
 byte attResult[N];
 byte attGen[N];
 
@@ -87,11 +87,10 @@ byte attGen[N];
 byte endCount[N];
 bool stopped = false;
 bool prevented[N];
+/* a body returned (succeeded) in the task's latest attempt */
 bool returnedOnWorker[N];
 /* processes (workers, remover, canceller) that have ended */
 byte exited = 0;
-/* attempts to abandon once the lock is released (Effects.abandonDetached), per stopper */
-bool abandonAfterStop[N];
 
 inline endQuietly(n, outcome) {
     assert(phase[n] != ENDED);
@@ -102,8 +101,8 @@ inline endQuietly(n, outcome) {
     ended++
 }
 
-/* GraphStateMachine.stop: pending tasks end cancelled, attempts in flight are abandoned after
- * the lock is released, the driver cancels its group. */
+/* GraphStateMachine.stop: pending tasks end cancelled, open attempts are settled as cancelled
+ * (abandoned) in the same transition, the driver cancels its group. */
 inline stop() {
     if
     :: isRunning ->
@@ -117,7 +116,7 @@ inline stop() {
             :: else -> skip
             fi;
             if
-            :: registered[i] -> registered[i] = false; abandonAfterStop[i] = true
+            :: registered[i] && attResult[i] == UNSET -> attResult[i] = CANCELLED
             :: else -> skip
             fi;
             i++
@@ -174,53 +173,44 @@ inline finishIfDone() {
     s = 0
 }
 
-/* DetachedAttempt.abandon, outside the run's lock. */
-inline abandon(n) {
-    atomic { attState[n] = ABANDONED };
+/* Attempt `gen` of `n`'s body, in a task of its own once the worker claimed the attempt. The
+ * task first asks whether the attempt is still open (attemptIsOpen), and begins the body only
+ * then; the body settles the attempt once it returns, unless the timer or abandonment did
+ * first. A settlement for an attempt already replaced (attGen moved on) goes nowhere. */
+proctype Attempt(byte n; byte gen) {
+    bool open;
     atomic {
+        open = attGen[n] == gen && attResult[n] == UNSET;
         if
-        :: attResult[n] == UNSET -> attResult[n] = CANCELLED
+        /* (2) and (4): a body begins only in an open attempt, never after a stop or a removal
+         * that prevented it */
+        :: open -> assert(!stopped && !prevented[n])
         :: else -> skip
         fi
-    }
-}
-
-inline abandonCollected() {
-    do
-    :: atomic {
-           if
-           :: abandonAfterStop[0] -> abandonAfterStop[0] = false; taken = true; i = 0
-           :: abandonAfterStop[1] -> abandonAfterStop[1] = false; taken = true; i = 1
-           :: abandonAfterStop[2] -> abandonAfterStop[2] = false; taken = true; i = 2
-           :: else -> taken = false
-           fi
-       };
-        if
-        :: taken -> abandon(i)
-        :: else -> break
-        fi
-    od;
-    atomic {
-        i = 0;
-        taken = false
-    }
-}
-
-/* Attempt `gen` of `n` in a task of its own, once `start` claimed it: its body and the
- * run's DeadlineTimer race to settle the attempt's OnceCell (and so does `abandon`). Only the
- * first settlement counts, so the body and the timer are one process here that settles once,
- * with whichever comes first; a late settlement, or one for an attempt already replaced
- * (attGen moved on), goes nowhere, as it does in Swift. */
-proctype Attempt(byte n; byte gen) {
-    atomic {
-        if
-        :: attGen[n] == gen && attResult[n] == UNSET ->
+    };
+    if
+    :: open ->
+        atomic {
             if
-            :: attResult[n] = SUCCEEDED
-            :: attResult[n] = FAILED
-            :: attResult[n] = TIMEDOUT
-            :: cancelledAll || attState[n] == ABANDONED -> attResult[n] = CANCELLED
+            :: attGen[n] == gen && attResult[n] == UNSET ->
+                if
+                :: attResult[n] = SUCCEEDED; returnedOnWorker[n] = true
+                :: attResult[n] = FAILED
+                :: cancelledAll -> attResult[n] = CANCELLED
+                fi
+            :: else -> skip
             fi
+        }
+    :: else -> skip
+    fi
+}
+
+/* The run's DeadlineTimer for attempt `gen` of `n`: it settles the attempt as timed out
+ * unless something settled it first. */
+proctype Timer(byte n; byte gen) {
+    atomic {
+        if
+        :: attGen[n] == gen && attResult[n] == UNSET -> attResult[n] = TIMEDOUT
         :: else -> skip
         fi
     }
@@ -228,7 +218,7 @@ proctype Attempt(byte n; byte gen) {
 
 proctype Worker() {
     byte n, att, outcome, cur, out, s, i;
-    bool ok, taken;
+    bool ok;
 take:
     /* takeNext (in complete, or the driver's nextForDriver), under the run's lock */
     atomic {
@@ -245,41 +235,35 @@ take:
         :: detachedSpec[n] ->
             registered[n] = true;
             attGen[n]++;
-            attState[n] = PENDING;
+            attClaimed[n] = false;
             attResult[n] = UNSET
         :: else -> skip
         fi
     };
     att = 1;
-    if
-    :: detachedSpec[n] ->
-        /* execute: detachedAttempt(of:) under the lock; nil once abandoned */
-        atomic { ok = registered[n] };
-        if
-        :: !ok -> outcome = CANCELLED; goto complete
-        :: else -> skip
-        fi
-    :: else -> skip
-    fi;
 attempt:
     if
     :: detachedSpec[n] ->
-        /* runAttemptBody: DetachedAttempt.start claims the attempt unless abandoned */
+        /* runAttemptBody: claimAttempt, unless the attempt settled (abandoned) first */
         atomic {
             if
-            :: attState[n] == PENDING -> attState[n] = STARTED; ok = true
+            :: registered[n] && attResult[n] == UNSET && !attClaimed[n] -> attClaimed[n] = true; ok = true
             :: else -> ok = false
             fi
         };
         if
-        :: ok -> run Attempt(n, attGen[n])
+        :: ok ->
+            /* the body's task, then the timeout, which is scheduled once the task exists */
+            run Attempt(n, attGen[n]);
+            run Timer(n, attGen[n])
         :: else -> skip
         fi;
-        /* detached.result.wait() ?? .cancelled */
-        if
-        :: attResult[n] != UNSET -> outcome = attResult[n]
-        :: cancelledAll -> outcome = CANCELLED
-        fi
+        /* awaitAttempt, not cancellable: it waits until the attempt has settled, then
+         * attemptResult reads the outcome */
+        atomic {
+            (attResult[n] != UNSET);
+            outcome = attResult[n]
+        }
     :: else ->
         /* The body, on this worker: one step, since nothing it does touches the run. */
         atomic {
@@ -303,11 +287,18 @@ attempt:
     :: (outcome == FAILED || outcome == TIMEDOUT) && cancelledAll -> outcome = CANCELLED
     :: (outcome == FAILED || outcome == TIMEDOUT) && !cancelledAll && att < maxAttempts[n] ->
         atomic {
-            /* attemptFailed */
+            /* attemptFailed: no retry once the run stopped or a removal ended the task */
             registered[n] = false;
-            backingOff[n] = true;
-            returnedOnWorker[n] = false
+            returnedOnWorker[n] = false;
+            if
+            :: isRunning && phase[n] == RUNNING -> backingOff[n] = true; ok = true
+            :: else -> ok = false
+            fi
         };
+        if
+        :: !ok -> outcome = CANCELLED; goto complete
+        :: else -> skip
+        fi;
         /* the backoff's sleep throws once the group is cancelled */
         if
         :: cancelledAll -> outcome = CANCELLED; goto complete
@@ -325,7 +316,7 @@ attempt:
                 :: detachedSpec[n] ->
                     registered[n] = true;
                     attGen[n]++;
-                    attState[n] = PENDING;
+                    attClaimed[n] = false;
                     attResult[n] = UNSET
                 :: else -> skip
                 fi
@@ -348,7 +339,6 @@ complete:
         fi;
         finishIfDone()
     };
-    abandonCollected();
     atomic {
         n = 0;
         att = 0;
@@ -362,7 +352,6 @@ done:
 
 proctype Remover() {
     byte r, cur, out, s, i;
-    bool abandonIt = false, taken;
 #ifdef REMOVE
     r = REMOVE;
 #else
@@ -376,7 +365,17 @@ proctype Remover() {
         /* remove */
         if
         :: phase[r] == ENDED -> skip
-        :: phase[r] == RUNNING && registered[r] -> registered[r] = false; abandonIt = true
+        /* abandoned: settled as cancelled; the worker records it */
+        :: phase[r] == RUNNING && registered[r] && attResult[r] == UNSET -> attResult[r] = CANCELLED
+        /* a failed attempt its worker has not recorded, with attempts left: the retry is
+         * prevented (mayRetry) */
+        :: phase[r] == RUNNING && registered[r] && (attResult[r] == FAILED || attResult[r] == TIMEDOUT) &&
+           attGen[r] < maxAttempts[r] ->
+            end(r, CANCELLED);
+            prevented[r] = true
+        /* settled otherwise: the task has ended, as its worker will record */
+        :: phase[r] == RUNNING && registered[r] && attResult[r] != UNSET &&
+           !((attResult[r] == FAILED || attResult[r] == TIMEDOUT) && attGen[r] < maxAttempts[r]) -> skip
         :: phase[r] == RUNNING && !registered[r] && backingOff[r] ->
             end(r, CANCELLED);
             prevented[r] = true
@@ -387,17 +386,11 @@ proctype Remover() {
         fi;
         finishIfDone()
     };
-    abandonCollected();
-    if
-    :: abandonIt -> abandon(r)
-    :: else -> skip
-    fi;
     exited++
 }
 
 proctype Canceller() {
     byte i;
-    bool taken;
     if
     :: atomic {
            stop();
@@ -408,8 +401,7 @@ proctype Canceller() {
            i = 0
        };
         /* storage.cancel(): the driver's task is cancelled, and with it every worker */
-        cancelledAll = true;
-        abandonCollected()
+        cancelledAll = true
     :: skip
     fi;
     exited++
