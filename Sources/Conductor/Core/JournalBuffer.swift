@@ -1,5 +1,3 @@
-import DequeModule
-
 /// A journal's events and parked readers as a value, for a primitive that keeps its journal
 /// under its own one lock: an event is then appended in the same critical section as the
 /// transition that caused it, so the journal's order is the transitions' order, and no second
@@ -18,8 +16,14 @@ import DequeModule
 /// for reader in readers { reader.resume(returning: ()) }
 /// ```
 package struct JournalBuffer<Event: Sendable>: Sendable {
-    private var events: Deque<Event> = []
-    /// The absolute index of `events.first`.
+    /// The events, oldest first, from `head` on: a plain array, since a run appends a few
+    /// events per task and an array's append is the cheapest there is. A journal that keeps
+    /// the newest `limit` events moves `head` past the oldest and compacts once the dropped
+    /// ones are as many as the kept ones, so each event is moved at most about once.
+    private var storage: [Event] = []
+    /// The position in `storage` of the oldest retained event.
+    private var head = 0
+    /// The absolute index of the oldest retained event.
     private var firstIndex = 0
     /// `nil`: keep everything.
     private let limit: Int?
@@ -32,24 +36,28 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
     }
 
     /// The absolute index just past the newest event: how many were ever appended.
-    package var endIndex: Int { firstIndex + events.count }
+    package var endIndex: Int { firstIndex + storage.count - head }
 
     /// Readers parked for the next event (for tests).
     package var parkedReaderCount: Int { readers.count }
 
     /// Every retained event, oldest first.
-    package var snapshot: [Event] { Array(events) }
+    package var snapshot: [Event] { Array(storage[head...]) }
 
     /// Appends `events` in order (none after ``finish()``); returns the readers to resume.
     package mutating func append(contentsOf newEvents: some Collection<Event>) -> [WaiterSet<Void>.Waiter] {
         guard !isFinished, !newEvents.isEmpty else { return [] }
-        events.append(contentsOf: newEvents)
-        if let limit, events.count > limit {
-            let excess = events.count - limit
-            events.removeFirst(excess)
-            firstIndex += excess
-        }
+        storage.append(contentsOf: newEvents)
+        if let limit { dropOldest(keeping: limit) }
         return readers.isEmpty ? [] : readers.removeAll()
+    }
+
+    /// Makes room for `count` more events, so a journal whose size its owner can foresee (a
+    /// graph run records about three events a task) grows once, not a doubling at a time with
+    /// every event copied again. A journal that keeps only the newest events ignores it.
+    package mutating func reserveCapacity(forAnother count: Int) {
+        guard limit == nil, count > 0 else { return }
+        storage.reserveCapacity(storage.count + count)
     }
 
     /// Appends one event (none after ``finish()``) and leaves its readers parked: an owner
@@ -57,10 +65,18 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
     /// ``takeReaders(ifGrownFrom:)``, and pays nothing per event for readers it does not have.
     package mutating func append(_ event: Event) {
         guard !isFinished else { return }
-        events.append(event)
-        if let limit, events.count > limit {
-            events.removeFirst()
-            firstIndex += 1
+        storage.append(event)
+        if let limit { dropOldest(keeping: limit) }
+    }
+
+    private mutating func dropOldest(keeping limit: Int) {
+        let excess = storage.count - head - limit
+        guard excess > 0 else { return }
+        head += excess
+        firstIndex += excess
+        if head >= max(limit, 16) {
+            storage.removeFirst(head)
+            head = 0
         }
     }
 
@@ -90,13 +106,13 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
 
     /// The events from `index` on (at most `limit`), advancing `index`; `nil` when there are
     /// none yet and the journal goes on.
-    fileprivate func read(from index: inout Int, limit: Int) -> [Event]? {
+    func read(from index: inout Int, limit: Int) -> [Event]? {
         if index < firstIndex { index = firstIndex }
         if index < endIndex {
-            let start = index - firstIndex
-            let end = start + min(events.count - start, limit)
+            let start = head + index - firstIndex
+            let end = start + min(storage.count - start, limit)
             index += end - start
-            return Array(events[start..<end])
+            return Array(storage[start..<end])
         }
         return isFinished ? [] : nil
     }

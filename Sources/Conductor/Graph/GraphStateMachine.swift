@@ -29,6 +29,8 @@ struct GraphStateMachine {
         static let backingOff = Flags(rawValue: 1 << 4)
         /// A task whose operation returns `Void`: its result is not kept.
         static let returnsVoid = Flags(rawValue: 1 << 5)
+        /// Some node depends on this one: its end has successors to release.
+        static let hasSuccessors = Flags(rawValue: 1 << 6)
     }
 
     /// The changing state of one node: plain integers, so the array of them is copied and
@@ -265,6 +267,9 @@ struct GraphStateMachine {
         }
         nodes.reserveCapacity(first + newDefinitions.count)
         specs.reserveCapacity(first + newDefinitions.count)
+        // A task records that it was queued, started and ended: the journal grows once here
+        // instead of copying itself at every doubling while the run goes.
+        journal.reserveCapacity(forAnother: 3 * newDefinitions.count)
         if isCompiled, let compiled, isRunning {
             insertCompiled(newDefinitions, compiled, now: now, effects: &effects)
             return
@@ -352,7 +357,12 @@ struct GraphStateMachine {
         compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
             compiled.dependencies.withUnsafeBufferPointer { dependencies in
                 start.withUnsafeMutableBufferPointer { start in
-                    for edge in dependencies { start[Int(edge.node) + 1] += 1 }
+                    nodes.withUnsafeMutableBufferPointer { nodes in
+                        for edge in dependencies {
+                            start[Int(edge.node) + 1] += 1
+                            nodes[Int(edge.node)].flags.insert(.hasSuccessors)
+                        }
+                    }
                     for node in 0..<count { start[node + 1] += start[node] }
                 }
                 var next = start
@@ -389,6 +399,7 @@ struct GraphStateMachine {
             }
         } else {
             nodes[node].remaining += 1
+            nodes[dependency].flags.insert(.hasSuccessors)
             let successor = Edge(node: Int32(node), requiresSuccess: edge.requiresSuccess)
             addedSuccessors[edge.node, default: []].append(successor)
         }
@@ -724,6 +735,8 @@ struct GraphStateMachine {
                 break
             }
         }
+        // Most tasks of a wide graph have no successors: they touch no scratch list at all.
+        guard nodes[index].flags.contains(.hasSuccessors) else { return }
         var ready = readyScratch
         readyScratch = []
         appendSuccessorsMadeReady(by: index, to: &ready)
@@ -734,6 +747,7 @@ struct GraphStateMachine {
         }
         readyScratch = ready
     }
+
 
     private mutating func endQuietly(_ index: Int, outcome: TaskOutcome, now: Int64) {
         nodes[index].phase = .ended

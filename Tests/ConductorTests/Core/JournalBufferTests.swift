@@ -42,6 +42,35 @@ struct JournalBufferTests {
         #expect(read.next == 5)
     }
 
+    /// Past the point where the dropped events are compacted away (as many as are kept, and at
+    /// least 16), one at a time and in batches: what is kept, the indices and a read from any
+    /// point agree with a plain list of every event.
+    @Test(arguments: [0, 1, 3, 40])
+    func retentionAgreesWithAPlainListAcrossCompactions(limit: Int) {
+        var journal = JournalBuffer<Int>(keepingNewest: limit)
+        var all: [Int] = []
+        var next = 0
+        for round in 0..<60 {
+            let batch = Array(next..<next + round % 5)
+            next += batch.count
+            if round.isMultiple(of: 2) {
+                for event in batch { journal.append(event) }
+            } else {
+                _ = journal.append(contentsOf: batch)
+            }
+            all += batch
+            let kept = Array(all.suffix(limit))
+            #expect(journal.snapshot == kept)
+            #expect(journal.endIndex == all.count)
+            for start in [0, all.count - kept.count, max(0, all.count - 1)] {
+                var index = start
+                let read = journal.read(from: &index, limit: .max) ?? []
+                #expect(read == Array(all[max(start, all.count - kept.count)...]))
+                #expect(index == all.count)
+            }
+        }
+    }
+
     /// Whether the reader parked before the append or came after it, it gets exactly the
     /// appended events, and leaves no reader parked.
     @Test func aReaderWaitsForTheNextAppend() async {
