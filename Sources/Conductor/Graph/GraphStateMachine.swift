@@ -748,7 +748,6 @@ struct GraphStateMachine {
         readyScratch = ready
     }
 
-
     private mutating func endQuietly(_ index: Int, outcome: TaskOutcome, now: Int64) {
         nodes[index].phase = .ended
         nodes[index].endedAt = now
