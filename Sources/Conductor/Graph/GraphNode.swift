@@ -75,6 +75,14 @@ struct NodeDefinition: Sendable {
         return nil
     }
 
+    /// The task's settings, unretained; nil for a marker. For a caller that holds the
+    /// definition for as long as it uses the spec: building a run reads every node's settings,
+    /// and a retain and release per node cost more than the reading.
+    var unretainedSpec: Unmanaged<TaskSpec>? {
+        if case .task(let spec) = payload { return Unmanaged.passUnretained(spec) }
+        return nil
+    }
+
     var stage: String? { placement?.stage }
 
     /// The position of a schedule's stage, so validation can tell a dependency on a later

@@ -69,6 +69,15 @@ struct GraphStateMachine {
             }
         }
 
+        /// The same, from a spec the caller keeps alive (the definitions hold it).
+        init(unretainedSpec spec: Unmanaged<TaskSpec>?, isHidden: Bool) {
+            if let spec {
+                self = spec._withUnsafeGuaranteedRef { Node(spec: $0, isHidden: isHidden) }
+            } else {
+                self.init(spec: nil, isHidden: isHidden)
+            }
+        }
+
         var isTask: Bool { flags.contains(.isTask) }
     }
 
@@ -314,30 +323,47 @@ struct GraphStateMachine {
     private mutating func insertCompiled(
         _ newDefinitions: [NodeDefinition], _ compiled: CompiledGraph, now: Int64, effects: inout Effects
     ) {
+        let count = newDefinitions.count
         var roots: [ReadyQueue.Root] = []
-        roots.reserveCapacity(newDefinitions.count)
+        roots.reserveCapacity(count)
         var cascade: [Int32] = []
         var samePriority = true
-        compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
-            for offset in newDefinitions.indices {
-                let spec = newDefinitions[offset].spec
-                var node = Node(spec: spec, isHidden: newDefinitions[offset].isHidden)
-                node.remaining = dependencyStart[offset + 1] - dependencyStart[offset]
-                if node.remaining == 0 {
-                    if spec != nil, cascade.isEmpty {
-                        node.phase = .ready
-                        node.queuedAt = now
-                        journal.append(.queued(node: Int32(offset), at: now))
-                        if let firstRoot = roots.first, firstRoot.priority != node.priorityRank { samePriority = false }
-                        roots.append(ReadyQueue.Root(node: Int32(offset), priority: node.priorityRank))
-                    } else {
-                        cascade.append(Int32(offset))
+        // Written in place through unsafe buffers, and each spec read unretained (the
+        // definitions hold it): this runs once per node at the start of every run, where
+        // appending, a retain and a release per node cost more than making the node.
+        var newSpecs = [Unmanaged<TaskSpec>?](repeating: nil, count: count)
+        let newNodes = [Node](unsafeUninitializedCapacity: count) { nodeBuffer, initialized in
+            newDefinitions.withUnsafeBufferPointer { definitions in
+                compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
+                    newSpecs.withUnsafeMutableBufferPointer { specBuffer in
+                        for offset in 0..<count {
+                            let spec = definitions[offset].unretainedSpec
+                            var node = Node(unretainedSpec: spec, isHidden: definitions[offset].isHidden)
+                            node.remaining = dependencyStart[offset + 1] - dependencyStart[offset]
+                            if node.remaining == 0 {
+                                if spec != nil, cascade.isEmpty {
+                                    node.phase = .ready
+                                    node.queuedAt = now
+                                    journal.append(.queued(node: Int32(offset), at: now))
+                                    if let firstRoot = roots.first, firstRoot.priority != node.priorityRank {
+                                        samePriority = false
+                                    }
+                                    roots.append(ReadyQueue.Root(node: Int32(offset), priority: node.priorityRank))
+                                } else {
+                                    cascade.append(Int32(offset))
+                                }
+                            }
+                            (nodeBuffer.baseAddress! + offset).initialize(to: node)
+                            specBuffer[offset] = spec
+                        }
                     }
                 }
-                nodes.append(node)
-                specs.append(spec.map(Unmanaged.passUnretained))
             }
+            initialized = count
         }
+        // The first insertion: both are empty.
+        nodes = newNodes
+        specs = newSpecs
         wireFlat(compiled)
         if !roots.isEmpty { readyQueue.setRoots(roots, samePriority: samePriority) }
         release(&cascade, now: now, effects: &effects)
