@@ -1,5 +1,3 @@
-import DequeModule
-
 /// The tasks ready to start: first in, first out within a priority, higher priorities first.
 ///
 /// A lane per priority in use (a handful at most) instead of one heap: queueing and taking a
@@ -12,8 +10,39 @@ struct ReadyQueue {
         var priority: UInt8
     }
 
+    /// The tasks of one priority, in the order they became ready: an array and the position
+    /// of the first not yet taken. Appending is an array's append, the cheapest there is (a
+    /// ring buffer's cost a DAG's run ~60 instructions a task); the array starts over whenever
+    /// the lane empties, and until then holds 4 bytes for each task it has had — at most one
+    /// entry per node of the run, which is queued once.
+    struct Lane {
+        let priority: UInt8
+        private var nodes: [Int32]
+        private var head = 0
+
+        init(priority: UInt8, first: Int32) {
+            self.priority = priority
+            nodes = [first]
+        }
+
+        var isEmpty: Bool { head == nodes.count }
+
+        mutating func append(_ node: Int32) { nodes.append(node) }
+
+        mutating func popFirst() -> Int32? {
+            guard head < nodes.count else { return nil }
+            let node = nodes[head]
+            head += 1
+            if head == nodes.count {
+                nodes.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return node
+        }
+    }
+
     /// Highest priority first.
-    private var lanes: [(priority: UInt8, nodes: Deque<Int32>)] = []
+    private var lanes: [Lane] = []
     /// The first insertion's roots, highest priority first and in insertion order within a
     /// priority; those before `rootCursor` have been taken.
     private var roots: [Root] = []
@@ -51,13 +80,13 @@ struct ReadyQueue {
         // Most graphs use one priority, so the first lane almost always matches.
         for lane in lanes.indices where lanes[lane].priority <= priority {
             if lanes[lane].priority == priority {
-                lanes[lane].nodes.append(node)
+                lanes[lane].append(node)
             } else {
-                lanes.insert((priority, [node]), at: lane)
+                lanes.insert(Lane(priority: priority, first: node), at: lane)
             }
             return
         }
-        lanes.append((priority, [node]))
+        lanes.append(Lane(priority: priority, first: node))
     }
 
     mutating func popFirst() -> Int32? {
@@ -66,7 +95,7 @@ struct ReadyQueue {
             let root = roots[rootCursor]
             // A lane goes first only with a higher priority: at equal priority, the root was
             // queued earlier.
-            if lanes.isEmpty || !lanes.contains(where: { $0.priority > root.priority && !$0.nodes.isEmpty }) {
+            if lanes.isEmpty || !lanes.contains(where: { $0.priority > root.priority && !$0.isEmpty }) {
                 rootCursor += 1
                 count -= 1
                 return root.node
@@ -74,7 +103,7 @@ struct ReadyQueue {
         }
         guard !lanes.isEmpty else { return nil }
         for lane in lanes.indices {
-            if let node = lanes[lane].nodes.popFirst() {
+            if let node = lanes[lane].popFirst() {
                 count -= 1
                 return node
             }
