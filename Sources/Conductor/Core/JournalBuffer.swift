@@ -94,6 +94,7 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
     /// The parked readers, if the journal has grown past `endIndex` (a value of ``endIndex``
     /// read earlier in the same critical section) or finished; `nil` otherwise — nothing to
     /// read yet, so they stay parked. Resume them once the lock is released.
+    @inline(__always)
     package mutating func takeReaders(ifGrownFrom endIndex: Int) -> [WaiterSet<Void>.Waiter]? {
         guard !readers.isEmpty, isFinished || self.endIndex != endIndex else { return nil }
         return readers.removeAll()

@@ -112,8 +112,15 @@ final class GraphRunStorage: Sendable {
         for reader in readers { reader.resume(returning: ()) }
     }
 
+    /// Inlined, so the common case (nothing to do) costs one test where it is called.
+    @inline(__always)
     private func apply(_ effects: GraphStateMachine.Effects) {
         guard !effects.isEmpty else { return }
+        perform(effects)
+    }
+
+    @inline(never)
+    private func perform(_ effects: GraphStateMachine.Effects) {
         effects.resumeDriver?.resume()
         for body in effects.cancelBodies { body.cancel() }
         for worker in effects.resumeWorkers { worker.resume(returning: ()) }

@@ -506,6 +506,7 @@ struct GraphStateMachine {
     /// and the next one inline, so the run spreads over two cores only when the bodies pay
     /// for the hand-over. A helper retires the same way once bodies have been short
     /// ``helperRetiresAfter`` times in a row while another worker is alive.
+    @inline(__always)
     mutating func complete(
         _ node: Int,
         outcome: TaskOutcome,
@@ -518,7 +519,11 @@ struct GraphStateMachine {
         if !attemptsInTasks.isEmpty { attemptsInTasks[node] = nil }
         if nodes[node].phase != .ended {
             if startedAt != Node.never { nodes[node].startedAt = startedAt }
-            end(node, outcome: outcome, now: now, effects: &effects)
+            if case .succeeded = outcome {
+                endSucceeded(node, now: now, effects: &effects)
+            } else {
+                end(node, outcome: outcome, now: now, effects: &effects)
+            }
         }
         if startedAt != Node.never, now &- startedAt >= Self.helperThreshold {
             longBodies += 1
@@ -763,6 +768,10 @@ struct GraphStateMachine {
         }
         // Most tasks of a wide graph have no successors: they touch no scratch list at all.
         guard nodes[index].flags.contains(.hasSuccessors) else { return }
+        releaseSuccessors(of: index, now: now, effects: &effects)
+    }
+
+    private mutating func releaseSuccessors(of index: Int, now: Int64, effects: inout Effects) {
         var ready = readyScratch
         readyScratch = []
         appendSuccessorsMadeReady(by: index, to: &ready)
@@ -772,6 +781,21 @@ struct GraphStateMachine {
             while !ready.isEmpty { ready.removeLast() }
         }
         readyScratch = ready
+    }
+
+    /// ``end(_:outcome:now:effects:)`` for the common case, a body that returned: no outcome
+    /// to keep, no failure policy to apply.
+    private mutating func endSucceeded(_ index: Int, now: Int64, effects: inout Effects) {
+        let flags = nodes.withUnsafeMutableBufferPointer { nodes in
+            nodes[index].phase = .ended
+            nodes[index].endedAt = now
+            nodes[index].ending = .succeeded
+            return nodes[index].flags
+        }
+        ended += 1
+        if flags.contains(.isReported) { journal.append(.succeeded(node: Int32(index), at: now)) }
+        guard flags.contains(.hasSuccessors) else { return }
+        releaseSuccessors(of: index, now: now, effects: &effects)
     }
 
     private mutating func endQuietly(_ index: Int, outcome: TaskOutcome, now: Int64) {
@@ -875,8 +899,15 @@ struct GraphStateMachine {
         }
     }
 
+    /// Inlined: every transition asks, and almost always the answer is no.
+    @inline(__always)
     private mutating func finishIfDone(now: Int64, effects: inout Effects) {
         guard ended == nodes.count, !isFinished else { return }
+        finish(now: now, effects: &effects)
+    }
+
+    @inline(never)
+    private mutating func finish(now: Int64, effects: inout Effects) {
         let outcome: RunOutcome
         switch phase {
         case .running: outcome = .completed

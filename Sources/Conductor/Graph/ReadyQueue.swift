@@ -89,6 +89,7 @@ struct ReadyQueue {
         lanes.append(Lane(priority: priority, first: node))
     }
 
+    @inline(__always)
     mutating func popFirst() -> Int32? {
         guard count > 0 else { return nil }
         if rootCursor < roots.count {
