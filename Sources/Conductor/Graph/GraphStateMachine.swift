@@ -872,17 +872,20 @@ struct GraphStateMachine {
             let next = work[cursor]
             cursor += 1
             let index = Int(next)
-            guard nodes[index].phase == .waiting, isRunning else { continue }
-            if nodes[index].isTask {
-                if nodes[index].blockedBy >= 0, !nodes[index].flags.contains(.runsAnywayAfterFailure) {
-                    let dependency = definitions[Int(nodes[index].blockedBy)].id
+            // Read once and written back once: one uniqueness check of `nodes`, not one a field.
+            var node = nodes[index]
+            guard node.phase == .waiting, isRunning else { continue }
+            if node.isTask {
+                if node.blockedBy >= 0, !node.flags.contains(.runsAnywayAfterFailure) {
+                    let dependency = definitions[Int(node.blockedBy)].id
                     endQuietly(index, outcome: .skipped(dependency: dependency), now: now)
                     appendSuccessorsMadeReady(by: index, to: &work)
                 } else {
-                    nodes[index].phase = .ready
-                    nodes[index].queuedAt = now
+                    node.phase = .ready
+                    node.queuedAt = now
+                    nodes[index] = node
                     journal.append(.queued(node: next, at: now))
-                    readyQueue.append(next, priority: nodes[index].priorityRank)
+                    readyQueue.append(next, priority: node.priorityRank)
                 }
                 continue
             }

@@ -75,9 +75,19 @@ struct ReadyQueue {
         count = roots.count
     }
 
+    /// Inlined: most graphs use one priority, so the first lane almost always matches.
+    @inline(__always)
     mutating func append(_ node: Int32, priority: UInt8) {
         count += 1
-        // Most graphs use one priority, so the first lane almost always matches.
+        if !lanes.isEmpty, lanes[0].priority == priority {
+            lanes[0].append(node)
+            return
+        }
+        appendToLane(node, priority: priority)
+    }
+
+    @inline(never)
+    private mutating func appendToLane(_ node: Int32, priority: UInt8) {
         for lane in lanes.indices where lanes[lane].priority <= priority {
             if lanes[lane].priority == priority {
                 lanes[lane].append(node)
