@@ -542,12 +542,15 @@ final class GraphRunStorage: Sendable {
     /// resumes anything while holding it. `now` is read from ``clock`` by the caller before it
     /// takes that lock: a user's clock is user code.
     func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingWakeups {
+        // Everything that needs only the definitions is checked before the lock is taken;
+        // under it, only the lookups in the nodes the run already has.
+        let checked = try GraphValidation.check(definitions)
         var effects = GraphStateMachine.Effects()
         let (_, readers) = try transitionLeavingReaders { (machine) throws(GraphError) in
             guard machine.isRunning else {
                 throw .runFinished(adding: definitions.first?.id ?? "")
             }
-            try GraphValidation.validate(definitions, existing: machine.indexByID)
+            try checked.check(against: machine.indexByID)
             machine.insert(definitions, now: now.nanoseconds, effects: &effects)
         }
         registerMilestones(of: definitions)

@@ -6,11 +6,44 @@ enum GraphValidation {
     ///
     /// - Complexity: O(V + E).
     static func validate(_ definitions: [NodeDefinition], existing: [String: Int32] = [:]) throws(GraphError) {
+        try check(definitions).check(against: existing)
+    }
+
+    /// Definitions checked on their own: ids, settings, stage order and cycles among them.
+    /// What depends on a running graph — an id it already has, a dependency on a node only it
+    /// has — is left to ``check(against:)``, the one part that needs the graph's lock: a run's
+    /// additions are validated before its lock is taken, and hold it only for lookups.
+    struct Checked {
+        fileprivate let definitions: [NodeDefinition]
+        fileprivate let position: [String: Int]
+
+        /// Checks the definitions against the nodes a graph already has: no id taken, every
+        /// dependency known (among the definitions or the nodes).
+        ///
+        /// - Complexity: O(V + E) of the definitions.
+        func check(against existing: [String: Int32]) throws(GraphError) {
+            for definition in definitions where existing[definition.id] != nil {
+                throw .duplicateID(definition.id)
+            }
+            for definition in definitions {
+                for dependency in definition.requires + definition.after
+                where position[dependency] == nil && existing[dependency] == nil {
+                    throw .unknownDependency(dependency, of: definition.id)
+                }
+            }
+        }
+    }
+
+    /// Checks `definitions` on their own (see ``Checked``); a dependency on none of them is
+    /// left for ``Checked/check(against:)``.
+    ///
+    /// - Complexity: O(V + E).
+    static func check(_ definitions: [NodeDefinition]) throws(GraphError) -> Checked {
         var position: [String: Int] = [:]
         position.reserveCapacity(definitions.count)
         for (index, definition) in definitions.enumerated() {
             if definition.id.isEmpty { throw .emptyID() }
-            if existing[definition.id] != nil || position.updateValue(index, forKey: definition.id) != nil {
+            if position.updateValue(index, forKey: definition.id) != nil {
                 throw .duplicateID(definition.id)
             }
             if case .task(let spec) = definition.kind, let invalid = spec.invalidSetting(of: definition.id) {
@@ -18,15 +51,12 @@ enum GraphValidation {
             }
         }
         for definition in definitions {
-            for dependency in definition.requires + definition.after
-            where position[dependency] == nil && existing[dependency] == nil {
-                throw .unknownDependency(dependency, of: definition.id)
-            }
             try checkStageOrder(of: definition, definitions, position: position)
         }
         if let cycle = findCycle(definitions, position: position) {
             throw .cycle(names(of: cycle, definitions))
         }
+        return Checked(definitions: definitions, position: position)
     }
 
     /// A step that needs a step of a later stage would wait for that stage, which waits for
