@@ -99,13 +99,10 @@ public struct RetryPolicy: Hashable, Sendable {
     /// Whether ``invalidCount(task:)`` has something to report, without building the error.
     var hasInvalidCount: Bool { maxAttempts < 1 || multiplier < 1 }
 
-    /// The wait after failed attempt number `attempt` (1-based).
+    /// The wait after failed attempt number `attempt` (1-based): the Core kit's one retry
+    /// schedule, which the gate's retries use too.
     func backoff(after attempt: Int) -> Duration {
-        var delay = initialBackoff
-        for _ in 1..<max(1, attempt) {
-            delay *= multiplier
-            if delay >= maxBackoff { return maxBackoff }
-        }
-        return min(delay, maxBackoff)
+        RetrySchedule(initial: initialBackoff, multiplier: multiplier, maximum: maxBackoff)
+            .delay(afterAttempt: attempt)
     }
 }
