@@ -39,9 +39,11 @@ public final class GraphRun: Sendable {
     /// cancelled; the run itself goes on.
     @discardableResult
     public func reached(_ milestone: String) async throws(GraphError) -> Duration {
-        guard let cell = storage.milestone(milestone) else { throw .unknownMilestone(milestone) }
-        guard let result = await cell.wait() else { throw .cancelled(waitingFor: milestone) }
-        return try result.get()
+        switch await storage.waitForMilestone(milestone) {
+        case .unknown: throw .unknownMilestone(milestone)
+        case .cancelled: throw .cancelled(waitingFor: milestone)
+        case .ended(let result): return try result.get()
+        }
     }
 
     /// Cancels the run: pending tasks end as cancelled and running ones are cancelled.

@@ -17,15 +17,12 @@ import Tracing
 /// without paying a thread hop for work that never waits; a helper on a thread of its own
 /// starts only once bodies run long enough to pay for sharing tasks between cores.
 final class GraphRunStorage: Sendable {
-    typealias MilestoneCell = OnceCell<Result<Duration, GraphError>>
-
     /// The state machine and, inside it, the run's journal: one lock, never held while
     /// another is taken.
     private let state: Lock<GraphStateMachine>
     let clock: ClockSource
     /// Every timed attempt's timeout, on one timer task for the run.
     private let timer: DeadlineTimer
-    private let milestones: Lock<[String: MilestoneCell]>
     let reportCell = OnceCell<RunReport>()
     /// The task that drives the run: `cancel()` cancels it, which cancels every worker at
     /// once, so a body that checks for cancellation after `cancel()` returned sees it.
@@ -46,7 +43,6 @@ final class GraphRunStorage: Sendable {
         self.init(concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments)
         var effects = GraphStateMachine.Effects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: 0, effects: &effects) }
-        registerMilestones(of: definitions)
         apply(effects)
     }
 
@@ -61,22 +57,10 @@ final class GraphRunStorage: Sendable {
         self.timer = DeadlineTimer(clock: clock.purpose(.taskTimeout))
         self.state = Lock(
             GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers))
-        self.milestones = Lock([:])
     }
 
     /// Workers started on threads of their own: one per core but the driver's.
     private static let parallelWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
-
-    private func registerMilestones(of definitions: [NodeDefinition]) {
-        let names = definitions.compactMap { definition -> String? in
-            if case .marker(let name?, _) = definition.kind { return name }
-            return nil
-        }
-        guard !names.isEmpty else { return }
-        milestones.withLock { cells in
-            for name in names where cells[name] == nil { cells[name] = MilestoneCell() }
-        }
-    }
 
     // MARK: - Transitions
 
@@ -123,17 +107,9 @@ final class GraphRunStorage: Sendable {
     private func perform(_ effects: GraphStateMachine.Effects) {
         effects.resumeDriver?.resume()
         for body in effects.cancelBodies { body.cancel() }
-        for worker in effects.resumeWorkers { worker.resume(returning: ()) }
-        if !effects.reachedMilestones.isEmpty {
-            let cells = milestones.withLock { $0 }
-            for (name, time) in effects.reachedMilestones { cells[name]?.resolve(.success(time)) }
-            if let instruments {
-                for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
-            }
-        }
-        if effects.finished {
-            let cells = milestones.withLock { $0 }
-            for (name, cell) in cells { cell.resolve(.failure(.milestoneMissed(name))) }
+        for waiter in effects.resumeWaiters { waiter.resume(returning: ()) }
+        if let instruments {
+            for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
         }
     }
 
@@ -553,7 +529,6 @@ final class GraphRunStorage: Sendable {
             try checked.check(against: machine.indexByID)
             machine.insert(definitions, now: now.nanoseconds, effects: &effects)
         }
-        registerMilestones(of: definitions)
         return PendingWakeups(storage: self, readers: readers, effects: effects)
     }
 
@@ -577,8 +552,40 @@ final class GraphRunStorage: Sendable {
     /// How the run ended, once it has.
     var outcome: RunOutcome? { state.withLock { $0.outcome } }
 
-    func milestone(_ name: String) -> MilestoneCell? {
-        milestones.withLock { $0[name] }
+    /// How waiting for a milestone ended.
+    enum MilestoneWait {
+        /// The run has no milestone of that name.
+        case unknown
+        /// The waiting task was cancelled first.
+        case cancelled
+        /// Reached at a time, or missed.
+        case ended(Result<Duration, GraphError>)
+    }
+
+    /// The outcome of milestone `name` if it is decided; `.unknown` for a name the run does
+    /// not have, `nil` while it is neither reached nor missed.
+    func milestoneOutcome(_ name: String) -> MilestoneWait? {
+        switch state.withLock({ $0.milestoneOutcome(name) }) {
+        case nil: .unknown
+        case .some(nil): nil
+        case .some(.some(let outcome)): .ended(outcome)
+        }
+    }
+
+    /// Waits until milestone `name` is reached or missed; the run's own state machine decides
+    /// it, under the run's lock.
+    func waitForMilestone(_ name: String) async -> MilestoneWait {
+        if let decided = milestoneOutcome(name) { return decided }
+        await state.suspend(
+            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in machine.awaitMilestone(name, waiter)
+            },
+            cancelledNow: { _ in ((), ()) },
+            cancelled: { @Sendable machine, id in
+                guard let waiter = machine.removeMilestoneWaiter(name, id: id) else { return nil }
+                return { waiter.resume(returning: ()) }
+            })
+        // Decided, or cancelled (still undecided unless the outcome came first).
+        return milestoneOutcome(name) ?? .cancelled
     }
 
     // MARK: - Report

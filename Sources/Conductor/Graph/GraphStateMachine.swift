@@ -127,8 +127,9 @@ struct GraphStateMachine {
             var reachedMilestones: [(name: String, at: Duration)] = []
             /// The tasks of abandoned attempts' bodies, to cancel.
             var cancelBodies: [Task<Void, Never>] = []
-            /// Workers that waited for an attempt abandonment settled, to resume.
-            var resumeWorkers: [WaiterSet<Void>.Waiter] = []
+            /// Tasks to resume: workers that waited for an attempt abandonment settled, and
+            /// tasks that waited for a milestone now reached or missed.
+            var resumeWaiters: [WaiterSet<Void>.Waiter] = []
         }
 
         private(set) var isEmpty = true
@@ -142,7 +143,7 @@ struct GraphStateMachine {
 
         var reachedMilestones: [(name: String, at: Duration)] { rare?.reachedMilestones ?? [] }
         var cancelBodies: [Task<Void, Never>] { rare?.cancelBodies ?? [] }
-        var resumeWorkers: [WaiterSet<Void>.Waiter] { rare?.resumeWorkers ?? [] }
+        var resumeWaiters: [WaiterSet<Void>.Waiter] { rare?.resumeWaiters ?? [] }
 
         private mutating func rareEffects() -> Rare {
             isEmpty = false
@@ -162,7 +163,12 @@ struct GraphStateMachine {
             guard body != nil || worker != nil else { return }
             let rare = rareEffects()
             if let body { rare.cancelBodies.append(body) }
-            if let worker { rare.resumeWorkers.append(worker) }
+            if let worker { rare.resumeWaiters.append(worker) }
+        }
+
+        mutating func resume(_ waiters: [WaiterSet<Void>.Waiter]) {
+            guard !waiters.isEmpty else { return }
+            rareEffects().resumeWaiters.append(contentsOf: waiters)
         }
     }
 
@@ -215,6 +221,10 @@ struct GraphStateMachine {
     private(set) var isRunning = true
     private(set) var isFinished = false
     private(set) var milestonesReached: [(name: String, at: Duration)] = []
+    /// Each milestone's outcome, by name, and the tasks waiting for it: reached, or missed
+    /// once the run finished first. Registered when its marker is added, so a wait that comes
+    /// before the marker is reached knows the name.
+    private var milestoneOutcomes: [String: AwaitableSettlement<Result<Duration, GraphError>>] = [:]
     private var driver: ParkedDriver?
     private var driverMustCancelAll = false
     /// The current attempt of each running task whose body runs in a task of its own, until
@@ -288,6 +298,7 @@ struct GraphStateMachine {
             let spec = newDefinitions[offset].spec
             nodes.append(Node(spec: spec, isHidden: newDefinitions[offset].isHidden))
             specs.append(spec.map(Unmanaged.passUnretained))
+            if spec == nil { registerMilestone(of: newDefinitions[offset]) }
         }
         if !results.isEmpty { results.append(contentsOf: repeatElement(nil, count: newDefinitions.count)) }
         if isCompiled, let compiled {
@@ -353,6 +364,7 @@ struct GraphStateMachine {
                                     cascade.append(Int32(offset))
                                 }
                             }
+                            if spec == nil { registerMilestone(of: definitions[offset]) }
                             (nodeBuffer.baseAddress! + offset).initialize(to: node)
                             specBuffer[offset] = spec
                         }
@@ -369,6 +381,11 @@ struct GraphStateMachine {
         release(&cascade, now: now, effects: &effects)
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
+    }
+
+    private mutating func registerMilestone(of marker: NodeDefinition) {
+        guard case .marker(let name?, _) = marker.kind, milestoneOutcomes[name] == nil else { return }
+        milestoneOutcomes[name] = AwaitableSettlement()
     }
 
     /// Wires the first insertion of a compiled graph, whose nodes are `0 ..< compiled.count`,
@@ -897,6 +914,7 @@ struct GraphStateMachine {
                 record(.milestoneReached(milestone, at: at))
                 milestonesReached.append((milestone, at))
                 effects.reached(milestone, at: at)
+                if let waiters = milestoneOutcomes[milestone]?.settle(.success(at)) { effects.resume(waiters) }
             }
             appendSuccessorsMadeReady(by: index, to: &work)
         }
@@ -921,11 +939,38 @@ struct GraphStateMachine {
         finishedAt = now
         record(.runFinished(outcome, at: .nanoseconds(now)))
         journal.finishLeavingReaders()
+        // Milestones not reached by now never will be.
+        for name in milestoneOutcomes.keys {
+            if let waiters = milestoneOutcomes[name]?.settle(.failure(.milestoneMissed(name))) {
+                effects.resume(waiters)
+            }
+        }
         effects.finished = true
         if let driver {
             effects.resumeDriver = driver
             self.driver = nil
         }
+    }
+
+    // MARK: - Milestones
+
+    /// The outcome of milestone `name`: `nil` if the run has no such milestone, `.some(nil)`
+    /// while it is neither reached nor missed.
+    func milestoneOutcome(_ name: String) -> Result<Duration, GraphError>?? {
+        guard let settlement = milestoneOutcomes[name] else { return nil }
+        return .some(settlement.outcome)
+    }
+
+    /// A task waits for milestone `name`, or has its outcome at once (also when the run has
+    /// no such milestone: the caller asked first).
+    mutating func awaitMilestone(_ name: String, _ waiter: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void> {
+        guard milestoneOutcomes[name] != nil else { return .resume((), ()) }
+        return milestoneOutcomes[name]!.register(waiter)
+    }
+
+    /// Takes out waiter `id` of milestone `name` (its task was cancelled).
+    mutating func removeMilestoneWaiter(_ name: String, id: UInt64) -> WaiterSet<Void>.Waiter? {
+        milestoneOutcomes[name]?.remove(id)
     }
 
     // MARK: - Reading

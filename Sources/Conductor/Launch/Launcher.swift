@@ -402,27 +402,26 @@ public final class Launcher: StartupTask, Sendable {
 
     private func waitUntilReady(_ name: String) async -> LaunchReadiness {
         guard let storage = await state.wait(for: \.launch) else { return .failed(.cancelled()) }
-        guard let cell = storage.milestone(name) else { return .failed(.unknownReadiness(name)) }
-        return answer(name, await cell.wait(), of: storage)
+        return answer(name, await storage.waitForMilestone(name), of: storage)
     }
 
     /// The answer if it is known without waiting.
     private func answerNow(_ name: String) -> LaunchReadiness? {
         guard let storage = state.withLock({ $0.launch.outcome }) else { return nil }
-        guard let cell = storage.milestone(name) else { return .failed(.unknownReadiness(name)) }
-        return cell.value.map { answer(name, $0, of: storage) }
+        return storage.milestoneOutcome(name).map { answer(name, $0, of: storage) }
     }
 
     private func answer(
-        _ name: String, _ reached: Result<Duration, GraphError>?, of storage: GraphRunStorage
+        _ name: String, _ wait: GraphRunStorage.MilestoneWait, of storage: GraphRunStorage
     ) -> LaunchReadiness {
-        switch reached {
-        case .success(let at): return .ready(at: at)
-        case .failure:
+        switch wait {
+        case .ended(.success(let at)): return .ready(at: at)
+        case .ended(.failure):
             // The run has finished before it fails the milestones that were not reached.
             guard let outcome = storage.outcome else { return .failed(.cancelled()) }
             return .failed(.launchEnded(before: name, because: outcome))
-        case nil: return .failed(.cancelled())
+        case .unknown: return .failed(.unknownReadiness(name))
+        case .cancelled: return .failed(.cancelled())
         }
     }
 

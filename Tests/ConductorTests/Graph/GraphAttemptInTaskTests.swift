@@ -67,7 +67,7 @@ import Testing
         // A removal after the settlement changes nothing either: the task has ended.
         var effects = GraphStateMachine.Effects()
         #expect(state.withLock { $0.remove("fetch", now: 2, effects: &effects) } == .alreadyEnded)
-        #expect(effects.resumeWorkers.isEmpty && effects.cancelBodies.isEmpty)
+        #expect(effects.resumeWaiters.isEmpty && effects.cancelBodies.isEmpty)
     }
 
     @Test func aResultOfAnEarlierAttemptGoesNowhere() throws {
@@ -121,8 +121,8 @@ import Testing
             perform: { _ in
                 var effects = GraphStateMachine.Effects()
                 state.withLock { $0.cancel(now: 1, effects: &effects) }
-                #expect(effects.resumeWorkers.count == 1)
-                for worker in effects.resumeWorkers { worker.resume(returning: ()) }
+                #expect(effects.resumeWaiters.count == 1)
+                for worker in effects.resumeWaiters { worker.resume(returning: ()) }
             })
         #expect(isCancelled(state.withLock { $0.attemptResult(node, number: 1) }))
     }
