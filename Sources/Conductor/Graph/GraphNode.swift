@@ -136,6 +136,11 @@ final class TaskSpec: Sendable {
     /// The operation returns `Void`: nothing to keep for dependents, so a run does not
     /// store it (``TaskContext/value(of:)`` still reads `()`).
     let returnsVoid: Bool
+    /// Which case `operation` is, as a trivial value: a worker switches on it and calls the
+    /// body through ``callVoid(_:)`` or ``call(_:)``, so the closure is used where this spec
+    /// holds it instead of being copied out (a retain and a release a task).
+    enum OperationKind { case global, globalVoid, mainActor }
+    let operationKind: OperationKind
     /// Last: a resilient type's size is known only at run time, so every stored property
     /// after it would be found through an offset read from the class's metadata.
     let priority: TaskPriority
@@ -152,6 +157,12 @@ final class TaskSpec: Sendable {
     ) {
         self.returnsVoid = returnsVoid
         self.operation = operation
+        operationKind =
+            switch operation {
+            case .global: .global
+            case .globalVoid: .globalVoid
+            case .mainActor: .mainActor
+            }
         self.priority = priority
         self.priorityRank = priority.rawValue
         self.rare = timeout == nil && retry == .never ? nil : Rare(timeout: timeout, retry: retry)
@@ -187,6 +198,21 @@ final class TaskSpec: Sendable {
 
     var placement: String {
         operation.isMainActor ? "main actor" : "global"
+    }
+
+    /// Calls a `globalVoid` operation (``operationKind``) with `context`.
+    func callVoid(_ context: TaskContext) async throws {
+        guard case .globalVoid(let body) = operation else { preconditionFailure("not a Void operation") }
+        try await body(context)
+    }
+
+    /// Calls a `global` or `mainActor` operation with `context`.
+    func call(_ context: TaskContext) async throws -> any Sendable {
+        switch operation {
+        case .global(let body): try await body(context)
+        case .mainActor(let body): try await body(context)
+        case .globalVoid(let body): try await body(context)
+        }
     }
 }
 

@@ -200,22 +200,22 @@ final class GraphRunStorage: Sendable {
                     // nor the hop to this worker counts as the task's run time.
                     let startedAt = clock.nanoseconds
                     do {
-                        switch assignment.spec.operation {
-                        case .globalVoid(let body):
-                            try await body(context)
+                        switch assignment.spec.operationKind {
+                        case .globalVoid:
+                            try await assignment.spec.callVoid(context)
                             let endedAt = clock.nanoseconds
                             next = end(
                                 assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
                                 outcome: .succeeded)
-                        case .global(let body):
-                            let result = try await body(context)
+                        case .global:
+                            let result = try await assignment.spec.call(context)
                             let endedAt = clock.nanoseconds
                             next = end(
                                 assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
                                 returning: result)
                         // Never plain (`TaskSpec.isPlain`); called here, it would still be right.
-                        case .mainActor(let body):
-                            let result = try await body(context)
+                        case .mainActor:
+                            let result = try await assignment.spec.call(context)
                             let endedAt = clock.nanoseconds
                             next = end(
                                 assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
