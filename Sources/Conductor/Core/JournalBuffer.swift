@@ -57,7 +57,10 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
     /// every event copied again. A journal that keeps only the newest events ignores it.
     package mutating func reserveCapacity(forAnother count: Int) {
         guard limit == nil, count > 0 else { return }
-        storage.reserveCapacity(storage.count + count)
+        let needed = storage.count + count
+        // At least doubled: an owner that reserves a little at a time (a launcher adding a
+        // task) must not copy the whole journal each time.
+        if needed > storage.capacity { storage.reserveCapacity(max(needed, 2 * storage.capacity)) }
     }
 
     /// Appends one event (none after ``finish()``) and leaves its readers parked: an owner

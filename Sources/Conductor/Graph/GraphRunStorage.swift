@@ -337,6 +337,11 @@ final class GraphRunStorage: Sendable {
         let retry = assignment.spec.retry
         var attempt = 1
         var firstStart = GraphStateMachine.Node.never
+        // Abandoned (removed, or the run stopped) before this worker got here: its body never
+        // starts, and no attempt span is made for it.
+        if assignment.spec.runsDetached, !state.withLock({ $0.attemptIsOpen(assignment.node, number: 1) }) {
+            return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
+        }
         while true {
             let outcome: TaskOutcome
             let (result, stamps) = await runAttempt(assignment, attempt: attempt)

@@ -136,9 +136,6 @@ struct GraphStateMachine {
         var resumeDriver: ParkedDriver? {
             didSet { isEmpty = false }
         }
-        var finished = false {
-            didSet { isEmpty = false }
-        }
         private(set) var rare: Rare?
 
         var reachedMilestones: [(name: String, at: Duration)] { rare?.reachedMilestones ?? [] }
@@ -261,6 +258,12 @@ struct GraphStateMachine {
 
     // MARK: - Building
 
+    /// The capacity to reserve for `count` elements in storage of `capacity`: unchanged when
+    /// it holds them, at least doubled when it does not.
+    static func grown(_ capacity: Int, toHold count: Int) -> Int {
+        count <= capacity ? capacity : max(count, 2 * capacity)
+    }
+
     /// Adds validated definitions, which may depend on nodes already present and on each
     /// other in any order. Nodes whose dependencies have all ended become ready.
     ///
@@ -278,14 +281,16 @@ struct GraphStateMachine {
             definitions = newDefinitions
             indexByID = compiled.index
         } else {
-            indexByID.reserveCapacity(first + newDefinitions.count)
+            indexByID.reserveCapacity(Self.grown(indexByID.capacity, toHold: first + newDefinitions.count))
             for (offset, definition) in newDefinitions.enumerated() {
                 indexByID[definition.id] = Int32(first + offset)
             }
             definitions.append(contentsOf: newDefinitions)
         }
-        nodes.reserveCapacity(first + newDefinitions.count)
-        specs.reserveCapacity(first + newDefinitions.count)
+        // Grown geometrically: a run that gets a few nodes at a time (a launcher's additions)
+        // would otherwise copy them all on every addition, under the run's lock.
+        nodes.reserveCapacity(Self.grown(nodes.capacity, toHold: first + newDefinitions.count))
+        specs.reserveCapacity(Self.grown(specs.capacity, toHold: first + newDefinitions.count))
         // A task records that it was queued, started and ended: the journal grows once here
         // instead of copying itself at every doubling while the run goes.
         journal.reserveCapacity(forAnother: 3 * newDefinitions.count)
@@ -945,7 +950,6 @@ struct GraphStateMachine {
                 effects.resume(waiters)
             }
         }
-        effects.finished = true
         if let driver {
             effects.resumeDriver = driver
             self.driver = nil

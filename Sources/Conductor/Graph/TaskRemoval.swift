@@ -13,7 +13,10 @@
 /// A task's body starts only once the task has won the right to start. A removal that comes
 /// first prevents the start; one that comes later can only abandon a body that runs in a task
 /// of its own, and the report says which happened: a body that ran to completion is reported
-/// as `succeeded` or `failed`, never as `cancelled`.
+/// as `succeeded` or `failed`, never as `cancelled` — except that a removal between a failed
+/// attempt and the next one prevents the next one, and the task then ends as `cancelled`.
+/// (For a body in a task of its own, between means from the moment the attempt failed; for a
+/// body on one of the run's workers, from the moment the run recorded the failure.)
 public enum TaskRemoval: Sendable, Hashable, CustomStringConvertible {
     /// The task had not started (or was waiting between attempts), and now never will. It
     /// ends as `cancelled`, and its dependents see that.
