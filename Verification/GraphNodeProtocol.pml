@@ -87,6 +87,8 @@ byte attGen[N];
 byte endCount[N];
 bool stopped = false;
 bool prevented[N];
+/* removed while its body ran on a worker (Flags.removedWhileRunning): no attempt follows */
+bool removedRunning[N];
 /* a body returned (succeeded) in the task's latest attempt */
 bool returnedOnWorker[N];
 /* processes (workers, remover, canceller) that have ended */
@@ -287,11 +289,16 @@ attempt:
     :: (outcome == FAILED || outcome == TIMEDOUT) && cancelledAll -> outcome = CANCELLED
     :: (outcome == FAILED || outcome == TIMEDOUT) && !cancelledAll && att < maxAttempts[n] ->
         atomic {
-            /* attemptFailed: no retry once the run stopped or a removal ended the task */
+            /* attemptFailed: no retry once the run stopped or a removal ended the task; a task
+             * removed while its body ran ends here */
             registered[n] = false;
             returnedOnWorker[n] = false;
             if
-            :: isRunning && phase[n] == RUNNING -> backingOff[n] = true; ok = true
+            :: isRunning && phase[n] == RUNNING && !removedRunning[n] -> backingOff[n] = true; ok = true
+            :: isRunning && phase[n] == RUNNING && removedRunning[n] ->
+                end(n, CANCELLED);
+                finishIfDone();
+                ok = false
             :: else -> ok = false
             fi
         };
@@ -309,7 +316,7 @@ attempt:
             /* retryStarting: the one place a retry wins the right to start */
             if
             :: isRunning && phase[n] == RUNNING ->
-                assert(!stopped && !prevented[n]);
+                assert(!stopped && !prevented[n] && !removedRunning[n]);
                 backingOff[n] = false;
                 ok = true;
                 if
@@ -379,7 +386,8 @@ proctype Remover() {
         :: phase[r] == RUNNING && !registered[r] && backingOff[r] ->
             end(r, CANCELLED);
             prevented[r] = true
-        :: phase[r] == RUNNING && !registered[r] && !backingOff[r] -> skip
+        /* stillRunning: the body ends as it will; no attempt follows it */
+        :: phase[r] == RUNNING && !registered[r] && !backingOff[r] -> removedRunning[r] = true
         :: phase[r] == WAITING || phase[r] == READY ->
             end(r, CANCELLED);
             prevented[r] = true

@@ -365,9 +365,12 @@ final class GraphRunStorage: Sendable {
                 }
             let failedAttempt = attempt
             let now = clock.nanoseconds
+            var effects = GraphStateMachine.Effects()
             let retries = transition {
-                $0.attemptFailed(assignment.node, attempt: failedAttempt, error: error, delay: delay, now: now)
+                $0.attemptFailed(
+                    assignment.node, attempt: failedAttempt, error: error, delay: delay, now: now, effects: &effects)
             }
+            apply(effects)
             // The run stopped, or the task was removed and has ended.
             guard retries else { return ran(.cancelled) }
             do {

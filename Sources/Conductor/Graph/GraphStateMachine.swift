@@ -31,6 +31,9 @@ struct GraphStateMachine {
         static let returnsVoid = Flags(rawValue: 1 << 5)
         /// Some node depends on this one: its end has successors to release.
         static let hasSuccessors = Flags(rawValue: 1 << 6)
+        /// Removed while its body ran on a worker: that body ends as it will, and no attempt
+        /// follows it.
+        static let removedWhileRunning = Flags(rawValue: 1 << 7)
     }
 
     /// The changing state of one node: plain integers, so the array of them is copied and
@@ -226,7 +229,7 @@ struct GraphStateMachine {
     private var driverMustCancelAll = false
     /// The current attempt of each running task whose body runs in a task of its own, until
     /// its worker has recorded how it went (``complete(_:outcome:startedAt:now:helper:effects:)``
-    /// or ``attemptFailed(_:attempt:error:delay:now:)``).
+    /// or ``attemptFailed(_:attempt:error:delay:now:effects:)``).
     private var attemptsInTasks: [Int: AttemptInTask] = [:]
     /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
     private var readyScratch: [Int32] = []
@@ -616,10 +619,19 @@ struct GraphStateMachine {
 
     /// Attempt `attempt` of `node` failed and another may follow after `delay`. Returns
     /// `false`, recording nothing, when none will: the run has stopped, or the task was
-    /// removed once the failed attempt had settled (it ended then, as cancelled).
-    mutating func attemptFailed(_ node: Int, attempt: Int, error: any Error, delay: Duration, now: Int64) -> Bool {
+    /// removed — once the failed attempt had settled (it ended then, as cancelled), or while
+    /// its body ran on a worker (it ends now, as cancelled).
+    mutating func attemptFailed(
+        _ node: Int, attempt: Int, error: any Error, delay: Duration, now: Int64, effects: inout Effects
+    ) -> Bool {
         attemptsInTasks[node] = nil
         guard isRunning, nodes[node].phase == .running else { return false }
+        if nodes[node].flags.contains(.removedWhileRunning) {
+            end(node, outcome: .cancelled, now: now, effects: &effects)
+            wakeDriverIfNeeded(&effects)
+            finishIfDone(now: now, effects: &effects)
+            return false
+        }
         nodes[node].flags.insert(.backingOff)
         record(.taskRetried(definitions[node].id, attempt: attempt, error: error, delay: delay, at: .nanoseconds(now)))
         return true
@@ -736,6 +748,8 @@ struct GraphStateMachine {
                 if abandonAttempt(of: index, effects: &effects) { return .abandoned }
                 guard mayRetry(index, after: attempt.result) else { return .alreadyEnded }
             } else if !nodes[index].flags.contains(.backingOff) {
+                // The body cannot be stopped; no attempt follows it (`attemptFailed`).
+                nodes[index].flags.insert(.removedWhileRunning)
                 return .stillRunning
             }
             end(index, outcome: .cancelled, now: now, effects: &effects)

@@ -15,8 +15,8 @@
 /// of its own, and the report says which happened: a body that ran to completion is reported
 /// as `succeeded` or `failed`, never as `cancelled` — except that a removal between a failed
 /// attempt and the next one prevents the next one, and the task then ends as `cancelled`.
-/// (For a body in a task of its own, between means from the moment the attempt failed; for a
-/// body on one of the run's workers, from the moment the run recorded the failure.)
+/// A removal while a body runs on a worker (`stillRunning`) prevents the attempts after it
+/// too.
 public enum TaskRemoval: Sendable, Hashable, CustomStringConvertible {
     /// The task had not started (or was waiting between attempts), and now never will. It
     /// ends as `cancelled`, and its dependents see that.
@@ -26,7 +26,9 @@ public enum TaskRemoval: Sendable, Hashable, CustomStringConvertible {
     /// `cancelled`; whatever the body does later is discarded.
     case abandoned
     /// The task's body had started on one of the run's own workers (a task without a
-    /// timeout), which cannot be abandoned: it ends with whatever its body does.
+    /// timeout), which cannot be abandoned: it ends with whatever its body does, and no
+    /// further attempt follows — a task with retries whose body then fails ends as
+    /// `cancelled`.
     case stillRunning
     /// The task had already ended (or ended while being removed); nothing changed.
     case alreadyEnded

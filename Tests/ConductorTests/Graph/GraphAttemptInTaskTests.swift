@@ -73,7 +73,8 @@ import Testing
     @Test func aResultOfAnEarlierAttemptGoesNowhere() throws {
         var (machine, node) = try started(attempts: 2)
         _ = machine.settleAttempt(node, number: 1, with: .failure(Failure()))
-        let answer1 = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 1)
+        var effects = GraphStateMachine.Effects()
+        let answer1 = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 1, effects: &effects)
         #expect(answer1)
         let answer2 = machine.retryStarting(node, attempt: 2, now: 2)
         #expect(answer2)
@@ -92,7 +93,7 @@ import Testing
         var effects = GraphStateMachine.Effects()
         let removal = machine.remove("fetch", now: 1, effects: &effects)
         #expect(removal == .prevented)
-        let answer3 = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 2)
+        let answer3 = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 2, effects: &effects)
         #expect(!answer3)
         let answer4 = machine.retryStarting(node, attempt: 2, now: 3)
         #expect(!answer4)

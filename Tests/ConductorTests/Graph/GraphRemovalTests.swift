@@ -1,0 +1,51 @@
+import Testing
+
+@testable import Conductor
+
+/// Removing a task with retries whose body runs on one of the run's workers (no timeout): the
+/// body cannot be stopped, but no attempt follows it. The state machine alone, so the removal
+/// lands exactly while the body runs.
+@Suite struct GraphRemovalTests {
+    private struct Failure: Error {}
+
+    private func started() throws -> (GraphStateMachine, node: Int) {
+        var graph = TaskGraph()
+        graph.add("sync", retry: .attempts(3, backoff: .zero)) { _ in }
+        graph.add("after", dependsOn: ["sync"]) { _ in }
+        var machine = GraphStateMachine(concurrencyLimit: .max, parallelWorkers: 1)
+        var effects = GraphStateMachine.Effects()
+        machine.insert(graph.definitions, now: 0, effects: &effects)
+        guard case .spawn(let assignment, _) = machine.nextForDriver(now: 0) else {
+            Issue.record("the task was not handed to a worker")
+            throw CancellationError()
+        }
+        return (machine, assignment.node)
+    }
+
+    @Test func aBodyThatFailsAfterTheRemovalIsNotRetried() throws {
+        var (machine, node) = try started()
+        var effects = GraphStateMachine.Effects()
+        let removal = machine.remove("sync", now: 1, effects: &effects)
+        #expect(removal == .stillRunning)
+        let retries = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 2, effects: &effects)
+        #expect(!retries)
+        let retryStarts = machine.retryStarting(node, attempt: 2, now: 3)
+        #expect(!retryStarts)
+        _ = machine.complete(node, outcome: .cancelled, startedAt: 0, now: 3, effects: &effects)
+        let report = machine.makeReport()
+        #expect(report["sync"]?.outcome.kind == .cancelled)
+        #expect(report["sync"]?.attempts == 1)
+        // Its dependent needed its success: skipped, and the run is over.
+        #expect(report["after"]?.outcome.kind == .skipped(dependency: "sync"))
+        #expect(machine.outcome != nil)
+    }
+
+    @Test func aBodyThatSucceedsAfterTheRemovalIsReportedSucceeded() throws {
+        var (machine, node) = try started()
+        var effects = GraphStateMachine.Effects()
+        let removal = machine.remove("sync", now: 1, effects: &effects)
+        #expect(removal == .stillRunning)
+        _ = machine.complete(node, outcome: .succeeded, startedAt: 0, now: 2, effects: &effects)
+        #expect(machine.makeReport()["sync"]?.outcome.kind == .succeeded)
+    }
+}
