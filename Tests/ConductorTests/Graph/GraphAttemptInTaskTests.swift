@@ -13,14 +13,7 @@ import Testing
     private func started(attempts: Int = 1) throws -> (GraphStateMachine, node: Int) {
         var graph = TaskGraph()
         graph.add("fetch", timeout: .seconds(1), retry: .attempts(attempts, backoff: .zero)) { _ in }
-        var machine = GraphStateMachine(concurrencyLimit: .max, parallelWorkers: 1)
-        var effects = GraphStateMachine.Effects()
-        machine.insert(graph.definitions, now: 0, effects: &effects)
-        guard case .spawn(let assignment, _) = machine.nextForDriver(now: 0) else {
-            Issue.record("the task was not handed to a worker")
-            throw CancellationError()
-        }
-        return (machine, assignment.node)
+        return try GraphStateMachine.handingOutTheFirstTask(of: graph)
     }
 
     private func isCancelled(_ result: AttemptInTask.Result) -> Bool {

@@ -12,14 +12,7 @@ import Testing
         var graph = TaskGraph()
         graph.add("sync", retry: .attempts(3, backoff: .zero)) { _ in }
         graph.add("after", dependsOn: ["sync"]) { _ in }
-        var machine = GraphStateMachine(concurrencyLimit: .max, parallelWorkers: 1)
-        var effects = GraphStateMachine.Effects()
-        machine.insert(graph.definitions, now: 0, effects: &effects)
-        guard case .spawn(let assignment, _) = machine.nextForDriver(now: 0) else {
-            Issue.record("the task was not handed to a worker")
-            throw CancellationError()
-        }
-        return (machine, assignment.node)
+        return try GraphStateMachine.handingOutTheFirstTask(of: graph)
     }
 
     @Test func aBodyThatFailsAfterTheRemovalIsNotRetried() throws {
