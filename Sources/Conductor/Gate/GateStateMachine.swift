@@ -31,7 +31,7 @@ enum GateFlightKey: Hashable, Sendable {
 /// action (`slotStarts`), for the storage to resume.
 struct GateStateMachine<Handles: GateHandles> {
     typealias Credential = Handles.Credential
-    typealias Credentials = GateCredentialMachine<Credential, Handles.Parked>
+    typealias Credentials = GateCredentialMachine<Credential, Parked>
     typealias Priority = PriorityScheduler.Priority
     typealias Failure = GateFailure
 
@@ -136,6 +136,23 @@ struct GateStateMachine<Handles: GateHandles> {
         var callers: [Handles.Caller] = []
         var work: [Handles.Work] = []
         var droppedSlots: [Handles.SlotWaiter] = []
+    }
+
+    /// The attempt a parked request makes next, kept with it so that the refresh's end can hand
+    /// it a slot and authorize it in the same transition (see
+    /// ``refreshEnded(_:_:releasingSlot:events:)``).
+    struct NextAttempt: Sendable {
+        var key: GateFlightKey
+        var request: UInt64
+        /// Its number, as its `running` event names it.
+        var number: Int
+    }
+
+    /// A request (or a ``RequestGate/refresh()`` caller: no `next` attempt) parked behind the
+    /// refresh.
+    struct Parked: Sendable {
+        var waiter: Handles.Parked
+        var next: NextAttempt?
     }
 
     /// The credential, its refresh and the parked requests. The storage still drives its
@@ -344,16 +361,17 @@ struct GateStateMachine<Handles: GateHandles> {
         case stale
     }
 
-    /// Parks request `id`, which holds a slot of `priority` and found a refresh running or no
-    /// credential yet (the first request then starts the refresh), giving its slot back in the
-    /// same transition; unless the state changed since its look, and it may send or must fail
-    /// after all.
+    /// Parks request `id` of flight `key`, which holds a slot of `priority` and found a refresh
+    /// running or no credential yet (the first request then starts the refresh), giving its
+    /// slot back in the same transition; unless the state changed since its look, and it may
+    /// send or must fail after all. Attempt `attempt` is the one it makes once woken.
     mutating func park(
-        request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot priority: Priority,
-        waiter: Handles.Parked, now: Duration, events: inout [GateEvent]
+        _ key: GateFlightKey, request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool,
+        slot priority: Priority, waiter: Handles.Parked, now: Duration, events: inout [GateEvent]
     ) -> ParkStep {
+        let parked = Parked(waiter: waiter, next: NextAttempt(key: key, request: id, number: attempt))
         switch credentials.authorize(
-            request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: waiter, now: now)
+            request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: parked, now: now)
         {
         case .send(let credential, let version):
             // The state changed since the look (a refresh ended, a sign-in). A credential that
@@ -374,15 +392,19 @@ struct GateStateMachine<Handles: GateHandles> {
         }
     }
 
-    /// The server rejected credential `version` of request `id` (or it was judged stale before
-    /// sending: `reason`), which holds a slot of `priority`; the slot is given back in the same
-    /// transition. With a `waiter`, the request parks if a refresh runs or starts; without (no
-    /// attempt left), it only starts the refresh the rejection calls for.
+    /// The server rejected credential `version` of request `id` of flight `key` (or it was
+    /// judged stale before sending: `reason`), which holds a slot of `priority`; the slot is
+    /// given back in the same transition. With a `waiter`, the request parks if a refresh runs
+    /// or starts (and makes attempt `nextAttempt` once woken); without (no attempt left), it
+    /// only starts the refresh the rejection calls for.
     mutating func rejected(
-        request id: UInt64, version: Int, slot priority: Priority, reason: ParkReason, waiter: Handles.Parked?,
-        now: Duration, events: inout [GateEvent]
+        _ key: GateFlightKey, request id: UInt64, version: Int, nextAttempt: Int, slot priority: Priority,
+        reason: ParkReason, waiter: Handles.Parked?, now: Duration, events: inout [GateEvent]
     ) -> ParkStep {
         let slotStarts = releaseSlot(priority)
+        let waiter = waiter.map {
+            Parked(waiter: $0, next: NextAttempt(key: key, request: id, number: nextAttempt))
+        }
         let waits = waiter != nil
         let parkedEvent: GateEvent =
             switch reason {
@@ -409,7 +431,7 @@ struct GateStateMachine<Handles: GateHandles> {
         }
     }
 
-    /// ``rejected(request:version:slot:reason:waiter:now:events:)`` for a request whose task was
+    /// ``rejected(_:request:version:nextAttempt:slot:reason:waiter:now:events:)`` for a request whose task was
     /// cancelled before the transition: it gives its slot back and does not wait, but the
     /// refresh a rejection calls for still starts (single-flight, as for any rejection). The
     /// credential is known bad, so the next request must not carry it to the server again. A
@@ -439,7 +461,7 @@ struct GateStateMachine<Handles: GateHandles> {
     mutating func refreshNow(caller id: UInt64, waiter: Handles.Parked, now: Duration, events: inout [GateEvent])
         -> ParkStep
     {
-        switch credentials.refreshNow(caller: id, waiter: waiter, now: now) {
+        switch credentials.refreshNow(caller: id, waiter: Parked(waiter: waiter, next: nil), now: now) {
         case .join:
             return ParkStep(outcome: .wait)
         case .start(let flight, let old):
@@ -460,11 +482,23 @@ struct GateStateMachine<Handles: GateHandles> {
         case cancelled
     }
 
+    /// How a request parked behind a refresh goes on once the refresh ended.
+    enum Wake: Sendable {
+        /// It holds a slot the refresh's end took for it, and the first look at its next
+        /// attempt taken in the same transition (a `send` with the new credential, recorded as
+        /// `running` there).
+        case granted(Slot)
+        /// Queue for a slot again (no slot was free without overtaking, or a
+        /// ``RequestGate/refresh()`` caller, who needs none).
+        case proceed
+        case fail(Failure)
+    }
+
     /// What the end of a refresh decided.
     struct RefreshEndStep: Sendable {
-        /// The requests parked behind it, to wake: they go on (`failure == nil`) or fail. Empty
-        /// when the refresh had been replaced.
-        var waiters: [Handles.Parked] = []
+        /// The requests parked behind it, to wake in this order, each with how it goes on.
+        /// Empty when the refresh had been replaced.
+        var waiters: [(waiter: Handles.Parked, wake: Wake)] = []
         var failure: Failure?
         /// Whether the refresh was still current (so its task is no longer the running one).
         var settled = false
@@ -473,6 +507,13 @@ struct GateStateMachine<Handles: GateHandles> {
 
     /// Refresh `flight` ended with `result`, giving back the `unique` slot it held if
     /// `releasingSlot`.
+    ///
+    /// After a success, the parked requests' next attempts take the slots that are free without
+    /// overtaking anyone queued (the attempts that queued behind the refresh start first, as
+    /// they did when the woken requests queued again), highest priority first and in the order
+    /// they parked within a priority, and are authorized with the new credential in this
+    /// transition: each is resumed once, holding its slot, with its `running` recorded here,
+    /// after `refreshSucceeded`. The others queue for a slot again once woken.
     mutating func refreshEnded(
         _ flight: GateRefreshFlight, _ result: RefreshResult, releasingSlot: Bool, events: inout [GateEvent]
     ) -> RefreshEndStep {
@@ -490,10 +531,44 @@ struct GateStateMachine<Handles: GateHandles> {
         } else {
             events.append(.refreshSucceeded(version: version))
         }
-        step.waiters = waiters
         step.failure = failure
         step.settled = true
+        if let failure {
+            step.waiters = waiters.map { ($0.waiter, .fail(failure)) }
+        } else {
+            step.waiters = handSlots(to: waiters, events: &events)
+        }
         return step
+    }
+
+    /// The slots free without overtaking, given to `parked` (woken by a refresh's success) by
+    /// priority, each authorized in the same transition; see
+    /// ``refreshEnded(_:_:releasingSlot:events:)``.
+    private mutating func handSlots(to parked: [Parked], events: inout [GateEvent]) -> [(Handles.Parked, Wake)] {
+        var woken: [(waiter: Handles.Parked, wake: Wake)] = parked.map { ($0.waiter, .proceed) }
+        // The flight's priority, now (a caller may have joined since it parked); nil for a
+        // refresh() caller and for a request whose flight already ended (its task is
+        // cancelled: it goes on only to find that out).
+        var claims: [(index: Int, priority: Priority, next: NextAttempt)] = []
+        for (index, entry) in parked.enumerated() {
+            guard let next = entry.next, let flight = flights[next.key], flight.request == next.request else {
+                continue
+            }
+            claims.append((index, flight.priority, next))
+        }
+        // Stable: within a priority, the order they parked in.
+        claims.sort { $0.priority > $1.priority || ($0.priority == $1.priority && $0.index < $1.index) }
+        for claim in claims {
+            guard slots.startImmediately(claim.priority) == true else { break }
+            var slot = Slot(priority: claim.priority, epoch: credentials.failureEpoch)
+            // Parked requests all need the credential (one that does not never parks), and the
+            // credential the refresh just delivered is sent unjudged, as in `park`.
+            slot.look = look(
+                request: claim.next.request, attempt: claim.next.number, epoch: slot.epoch,
+                needsAuthorization: true, isCancelled: false, judges: false, judged: nil, events: &events)
+            woken[claim.index].wake = .granted(slot)
+        }
+        return woken
     }
 
     // MARK: - Shutdown

@@ -43,6 +43,9 @@ final class GateStorage: Sendable {
         /// Ended at once, while still holding its slot.
         case failNow(Failure)
         case cancelledNow
+        /// Woken after parking by the refresh's end, holding a slot it took for the request, with
+        /// the first look at the next attempt taken (a send, recorded as `running` there).
+        case granted(GateStateMachine<Handles>.Slot)
         /// Woken after parking (without a slot): queue for a slot again.
         case proceed
         case fail(Failure)
@@ -481,6 +484,9 @@ final class GateStorage: Sendable {
         // again: the server may have carried the request out already.
         let retryRefusal = retry.refusal(for: request)
         var sent = 0
+        /// A slot the refresh's end handed this request when it woke it from parking: its next
+        /// attempt goes on with it instead of queuing again.
+        var handedSlot: Slot?
         /// The status of the last response, which every error that ends the request carries.
         var lastStatus: Int?
         /// Whether this request has already refreshed a credential judged stale: it does so
@@ -497,23 +503,34 @@ final class GateStorage: Sendable {
         }
 
         while true {
-            if Task.isCancelled { throw GateError.cancelled(name) }
-            let judgesNow = judges && !refreshedStale
-            let slot: Slot
-            switch await acquireSlot(
-                for: .attempt(key: key, request: id, number: sent + 1, needsAuthorization: needsAuthorization),
-                lookWithJudge: judgesNow)
-            {
-            case .granted(let granted): slot = granted
-            case .cancelled: throw GateError.cancelled(name)
-            case .shutDown: throw GateError.shutDown(name)
+            var slot: Slot
+            if let handed = handedSlot {
+                // Its look is a send already recorded as `running`: it goes out, as any request
+                // whose look said send does, and a cancellation reaches it on the wire.
+                slot = handed
+                handedSlot = nil
+            } else {
+                if Task.isCancelled { throw GateError.cancelled(name) }
+                let judgesNow = judges && !refreshedStale
+                switch await acquireSlot(
+                    for: .attempt(key: key, request: id, number: sent + 1, needsAuthorization: needsAuthorization),
+                    lookWithJudge: judgesNow)
+                {
+                case .granted(let granted): slot = granted
+                case .cancelled: throw GateError.cancelled(name)
+                case .shutDown: throw GateError.shutDown(name)
+                }
             }
             let credential: ErasedCredential?
             let version: Int
             switch await authorizeOrPark(
-                id: id, attempt: sent + 1, needsAuthorization: needsAuthorization, slot: slot,
+                key: key, id: id, attempt: sent + 1, needsAuthorization: needsAuthorization, slot: slot,
                 refreshedStale: &refreshedStale)
             {
+            case .granted(let handed):
+                // Parked and woken holding a new slot: this attempt goes on with it.
+                handedSlot = handed
+                continue
             case .send(let current, let currentVersion):
                 credential = current
                 version = currentVersion
@@ -544,14 +561,21 @@ final class GateStorage: Sendable {
                     // Still decide the refresh this rejection calls for, then give up — with the
                     // more specific cause when that decision refused the refresh.
                     if case .fail(let failure) = await rejected(
-                        id: id, version: version, slot: slot.priority, waits: false, reason: .rejected)
+                        key: key, id: id, version: version, nextAttempt: sent + 1, slot: slot.priority, waits: false,
+                        reason: .rejected)
                     {
                         throw Self.error(failure, name: name, status: lastStatus)
                     }
                     try mayResend(last)
                     continue
                 }
-                switch await rejected(id: id, version: version, slot: slot.priority, waits: true, reason: .rejected) {
+                switch await rejected(
+                    key: key, id: id, version: version, nextAttempt: sent + 1, slot: slot.priority, waits: true,
+                    reason: .rejected)
+                {
+                case .granted(let handed):
+                    handedSlot = handed
+                    continue
                 case .proceed, .send: continue
                 case .fail(let failure), .failNow(let failure):
                     throw Self.error(failure, name: name, status: lastStatus)
@@ -688,7 +712,7 @@ final class GateStorage: Sendable {
     /// only if the judged version is still current; a stale one starts the refresh as a
     /// rejection would, and the request parks behind it.
     private func authorizeOrPark(
-        id: UInt64, attempt: Int, needsAuthorization: Bool, slot: Slot, refreshedStale: inout Bool
+        key: FlightKey, id: UInt64, attempt: Int, needsAuthorization: Bool, slot: Slot, refreshedStale: inout Bool
     ) async -> Resumption {
         var judged: (version: Int, stale: Bool)?
         let judgesNow = judges && !refreshedStale
@@ -714,10 +738,12 @@ final class GateStorage: Sendable {
                 look = nil
             case .stale(let version)?:
                 refreshedStale = true
-                return await rejected(id: id, version: version, slot: slot.priority, waits: true, reason: .stale)
+                return await rejected(
+                    key: key, id: id, version: version, nextAttempt: attempt, slot: slot.priority, waits: true,
+                    reason: .stale)
             case .park?, nil:
                 return await park(
-                    id: id, attempt: attempt, epoch: slot.epoch, needsAuthorization: needsAuthorization,
+                    key: key, id: id, attempt: attempt, epoch: slot.epoch, needsAuthorization: needsAuthorization,
                     slot: slot.priority)
             }
         }
@@ -727,7 +753,7 @@ final class GateStorage: Sendable {
     /// then starts the refresh), giving its slot back in the same transition; unless the state
     /// changed since the first look, and it may send or must fail after all.
     private func park(
-        id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: Priority
+        key: FlightKey, id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: Priority
     ) async -> Resumption {
         let now = clock.now
         return await suspend(
@@ -735,7 +761,8 @@ final class GateStorage: Sendable {
             whenCancelled: { _, _ in Machine.ParkStep(outcome: .cancelledNow) },
             decide: { state, events, waiter in
                 state.machine.park(
-                    request: id, attempt: attempt, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot,
+                    key, request: id, attempt: attempt, epoch: epoch, needsAuthorization: needsAuthorization,
+                    slot: slot,
                     waiter: waiter, now: now, events: &events)
             })
     }
@@ -746,7 +773,8 @@ final class GateStorage: Sendable {
     /// only starts the refresh the rejection calls for — as does a request cancelled before
     /// this transition.
     private func rejected(
-        id: UInt64, version: Int, slot: Priority, waits: Bool, reason: Machine.ParkReason
+        key: FlightKey, id: UInt64, version: Int, nextAttempt: Int, slot: Priority, waits: Bool,
+        reason: Machine.ParkReason
     ) async -> Resumption {
         let now = clock.now
         return await suspend(
@@ -757,8 +785,8 @@ final class GateStorage: Sendable {
             },
             decide: { state, events, waiter in
                 state.machine.rejected(
-                    request: id, version: version, slot: slot, reason: reason, waiter: waits ? waiter : nil, now: now,
-                    events: &events)
+                    key, request: id, version: version, nextAttempt: nextAttempt, slot: slot, reason: reason,
+                    waiter: waits ? waiter : nil, now: now, events: &events)
             })
     }
 
@@ -802,7 +830,7 @@ final class GateStorage: Sendable {
                 if let refresh = effect.refresh { self.startRefresh(refresh.flight, replacing: refresh.old) }
             },
             cancelled: { @Sendable [self] state, _ in
-                guard let waiter = state.machine.credentials.cancelParked(request: id) else { return nil }
+                guard let waiter = state.machine.credentials.cancelParked(request: id)?.waiter else { return nil }
                 let publication = state.commit([])
                 return { [self] in
                     publish(publication)
@@ -940,8 +968,13 @@ final class GateStorage: Sendable {
             if step.settled, state.refreshTask?.id == flight.id { state.refreshTask = nil }
             return step
         }
-        let resumption: Resumption = ended.failure.map { .fail($0) } ?? .proceed
-        for waiter in ended.waiters { waiter.resume(returning: resumption) }
+        for (waiter, wake) in ended.waiters {
+            switch wake {
+            case .granted(let slot): waiter.resume(returning: .granted(slot))
+            case .proceed: waiter.resume(returning: .proceed)
+            case .fail(let failure): waiter.resume(returning: .fail(failure))
+            }
+        }
     }
 
     // MARK: - Credentials from outside
@@ -959,7 +992,8 @@ final class GateStorage: Sendable {
             })
         switch resumption {
         case .send(_, let version): return version
-        case .proceed: return credentialVersion
+        // A refresh() caller is never handed a slot: it needs none.
+        case .proceed, .granted: return credentialVersion
         case .fail(let failure), .failNow(let failure): throw Self.error(failure, name: nil)
         case .cancelled, .cancelledNow: throw GateError.cancelled(nil)
         }
@@ -1045,7 +1079,7 @@ final class GateStorage: Sendable {
             state.refreshTask = nil
         }
         if let event { events.append(event) }
-        effect.parked = action.waiters
+        effect.parked = action.waiters.map(\.waiter)
         effect.failure = action.failure
         if case .shutdown = replacement {
             // This transition's events are the journal's last; then readers get the end.

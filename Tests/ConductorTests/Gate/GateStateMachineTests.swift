@@ -232,13 +232,182 @@ import Testing
             Issue.record("expected a send")
             return
         }
-        guard case .parkAndRefresh = machine.credentials.rejected(request: 0, sentVersion: 1, waiter: "p0", now: .zero)
+        guard
+            case .parkAndRefresh = machine.credentials.rejected(
+                request: 0, sentVersion: 1, waiter: Machine.Parked(waiter: "p0", next: nil), now: .zero)
         else {
             Issue.record("expected a refresh")
             return
         }
         guard case .park = look(judged: nil) else {
             Issue.record("expected a park while refreshing")
+            return
+        }
+    }
+
+    // MARK: - The refresh's end
+
+    /// A request rejected for its credential parks behind the refresh it starts (its slot given
+    /// back), and so does one whose look found the refresh running. The refresh's success hands
+    /// each a slot and authorizes its next attempt with the new credential in the same
+    /// transition: they are resumed once, holding the slot, and do not queue again.
+    @Test func theRefreshsEndHandsParkedRequestsTheirSlots() {
+        var machine = Self.machine("t1", limit: 2)
+        var events: [GateEvent] = []
+        for request: UInt64 in [0, 1] {
+            guard
+                case .opened = machine.open(
+                    .request(request), request: request, name: "GET /\(request)", priority: .default,
+                    needsAuthorization: true, callerID: request, caller: "c\(request)", work: "w\(request)",
+                    events: &events)
+            else {
+                Issue.record("expected a new flight")
+                return
+            }
+        }
+        guard
+            case .granted(let slot0) = machine.takeSlotNow(
+                for: .attempt(key: .request(0), request: 0, number: 1, needsAuthorization: true), isCancelled: false,
+                judges: false, events: &events),
+            case .send("t1", 1)? = slot0.look
+        else {
+            Issue.record("expected request 0 to send at once")
+            return
+        }
+        // Request 0's credential is rejected: it parks behind the refresh it starts.
+        events = []
+        let rejected = machine.rejected(
+            .request(0), request: 0, version: 1, nextAttempt: 2, slot: slot0.priority, reason: .rejected,
+            waiter: "p0", now: .zero, events: &events)
+        guard case .wait = rejected.outcome, let (flight, _) = rejected.refresh else {
+            Issue.record("expected request 0 to park behind a new refresh")
+            return
+        }
+        #expect(events == [.refreshStarted(fromVersion: 1, request: 0), .redirect(request: 0, credentialVersion: 1)])
+        // Request 1 takes a slot before the refresh does, looks, finds it running and parks.
+        events = []
+        guard
+            case .granted(let slot1) = machine.takeSlotNow(
+                for: .attempt(key: .request(1), request: 1, number: 1, needsAuthorization: true), isCancelled: false,
+                judges: false, events: &events),
+            case .park? = slot1.look
+        else {
+            Issue.record("expected request 1 to find the refresh running")
+            return
+        }
+        guard
+            case .wait = machine.park(
+                .request(1), request: 1, attempt: 1, epoch: slot1.epoch, needsAuthorization: true,
+                slot: slot1.priority, waiter: "p1", now: .zero, events: &events
+            ).outcome
+        else {
+            Issue.record("expected request 1 to park")
+            return
+        }
+        #expect(machine.slots.running == 0)
+        // The refresh takes the unique slot and succeeds.
+        guard case .granted = machine.takeSlotNow(for: .refresh, isCancelled: false, judges: false, events: &events)
+        else {
+            Issue.record("expected the refresh to take its slot")
+            return
+        }
+        events = []
+        let ended = machine.refreshEnded(flight, .succeeded("t2"), releasingSlot: true, events: &events)
+        #expect(ended.settled && ended.failure == nil && ended.slotStarts.isEmpty)
+        // Both went out with the new credential in the refresh's own transition, after its
+        // success, holding their slots (within the limit of 2); nobody queued.
+        #expect(
+            events == [
+                .refreshSucceeded(version: 2), .running(request: 0, attempt: 2, credentialVersion: 2),
+                .running(request: 1, attempt: 1, credentialVersion: 2),
+            ])
+        #expect(machine.slots.running == 2)
+        #expect(machine.slots.queuedCount == 0)
+        #expect(ended.waiters.map(\.waiter) == ["p0", "p1"])
+        for (_, wake) in ended.waiters {
+            guard case .granted(let slot) = wake, case .send("t2", 2)? = slot.look, slot.priority == .default else {
+                Issue.record("expected a parked request to be handed a slot and the new credential, got \(wake)")
+                continue
+            }
+        }
+    }
+
+    /// The refresh's end hands out only the slots free without overtaking, highest priority
+    /// first: the others queue again once woken, and a request whose flight ended meanwhile, or
+    /// a refresh() caller, gets none.
+    @Test func theRefreshsEndHandsOutOnlyFreeSlotsByPriority() {
+        var machine = Self.machine(nil, limit: 1)
+        var events: [GateEvent] = []
+        let priorities: [UInt64: PriorityScheduler.Priority] = [0: .low, 1: .high, 2: .default]
+        for request: UInt64 in 0...2 {
+            _ = machine.open(
+                .request(request), request: request, name: "GET /\(request)", priority: priorities[request]!,
+                needsAuthorization: true, callerID: request, caller: "c\(request)", work: "w\(request)",
+                events: &events)
+        }
+        // No credential yet: the first request starts the refresh; each parks in turn.
+        var flight: GateRefreshFlight?
+        for request: UInt64 in 0...2 {
+            guard
+                case .granted(let slot) = machine.takeSlotNow(
+                    for: .attempt(key: .request(request), request: request, number: 1, needsAuthorization: true),
+                    isCancelled: false, judges: false, events: &events)
+            else {
+                Issue.record("expected a free slot")
+                return
+            }
+            let step = machine.park(
+                .request(request), request: request, attempt: 1, epoch: slot.epoch, needsAuthorization: true,
+                slot: slot.priority, waiter: "p\(request)", now: .zero, events: &events)
+            if let refresh = step.refresh { flight = refresh.flight }
+        }
+        guard case .wait = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).outcome,
+            let flight
+        else {
+            Issue.record("expected a refresh")
+            return
+        }
+        // Request 2's last caller leaves: its flight ends while it is parked.
+        _ = machine.leave(.request(2), caller: 2, events: &events)
+        events = []
+        let ended = machine.refreshEnded(flight, .succeeded("t1"), releasingSlot: false, events: &events)
+        #expect(events == [.refreshSucceeded(version: 1), .running(request: 1, attempt: 1, credentialVersion: 1)])
+        #expect(machine.slots.running == 1)
+        let wakes = ended.waiters.map { entry -> String in
+            switch entry.wake {
+            case .granted: "\(entry.waiter) granted"
+            case .proceed: "\(entry.waiter) proceeds"
+            case .fail: "\(entry.waiter) fails"
+            }
+        }
+        #expect(wakes == ["p0 proceeds", "p1 granted", "p2 proceeds", "r9 proceeds"])
+    }
+
+    /// A failed refresh hands out no slot: its parked requests fail with it.
+    @Test func aFailedRefreshHandsOutNoSlot() {
+        var machine = Self.machine(nil)
+        var events: [GateEvent] = []
+        _ = machine.open(
+            .request(0), request: 0, name: "GET /0", priority: .default, needsAuthorization: true, callerID: 0,
+            caller: "c0", work: "w0", events: &events)
+        guard
+            case .granted(let slot) = machine.takeSlotNow(
+                for: .attempt(key: .request(0), request: 0, number: 1, needsAuthorization: true), isCancelled: false,
+                judges: false, events: &events),
+            let (flight, _) = machine.park(
+                .request(0), request: 0, attempt: 1, epoch: slot.epoch, needsAuthorization: true,
+                slot: slot.priority, waiter: "p0", now: .zero, events: &events
+            ).refresh
+        else {
+            Issue.record("expected a refresh")
+            return
+        }
+        events = []
+        let ended = machine.refreshEnded(flight, .failed(.signedOut), releasingSlot: false, events: &events)
+        #expect(events == [.refreshFailed(fromVersion: 0)])
+        #expect(machine.slots.running == 0)
+        guard ended.waiters.count == 1, case .fail(.signedOut) = ended.waiters[0].wake else {
+            Issue.record("expected the parked request to fail")
             return
         }
     }
