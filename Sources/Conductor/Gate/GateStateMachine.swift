@@ -28,7 +28,8 @@ enum GateFlightKey: Hashable, Sendable {
 /// it recorded to `events` (which the storage journals in the same critical section), and
 /// never resumes, starts or calls anything — the storage does that once its lock is released.
 /// A transition that gives a slot back may let queued attempts start; it returns them in its
-/// action (`slotStarts`), for the storage to resume.
+/// action (`slotStarts`), each with the first look at its attempt taken in that transition, for
+/// the storage to resume.
 struct GateStateMachine<Handles: GateHandles> {
     typealias Credential = Handles.Credential
     typealias Credentials = GateCredentialMachine<Credential, Parked>
@@ -107,6 +108,31 @@ struct GateStateMachine<Handles: GateHandles> {
         case refresh
     }
 
+    /// A claimant queued for a slot, as the slot machine keeps it.
+    struct QueuedSlot: Sendable {
+        var waiter: Handles.SlotWaiter
+        /// The attempt, for the first look once a slot is free (`nil`: the refresh).
+        var attempt: QueuedAttempt?
+        /// The slot as queued: its priority and the failure epoch it queued in.
+        var slot: Slot
+    }
+
+    /// What the first look at a queued attempt needs.
+    struct QueuedAttempt: Sendable {
+        var request: UInt64
+        var number: Int
+        var needsAuthorization: Bool
+        /// Whether the look asks for the judge's verdict first.
+        var judges: Bool
+    }
+
+    /// A queued claimant that starts now: resume `waiter` with `slot`, whose first look (for
+    /// an attempt) the starting transition took.
+    struct SlotStart: Sendable {
+        var waiter: Handles.SlotWaiter
+        var slot: Slot
+    }
+
     /// What ``takeSlotNow(for:isCancelled:judges:events:)`` decided.
     enum SlotNowAction: Sendable {
         case granted(Slot)
@@ -119,7 +145,8 @@ struct GateStateMachine<Handles: GateHandles> {
     enum QueueAction: Sendable {
         /// A slot was free after all: go on with it.
         case start(Slot)
-        /// Queued; a later transition's `slotStarts` holds the waiter.
+        /// Queued; a later transition's `slotStarts` holds the waiter, with the slot and its
+        /// first look.
         case enqueued(Slot)
         case shutDown
     }
@@ -159,10 +186,10 @@ struct GateStateMachine<Handles: GateHandles> {
     /// transitions that park or wake requests (authorize, rejected, refresh, sign-in) directly,
     /// under the same lock; the request table and the slots are this machine's.
     var credentials: Credentials
-    private(set) var slots: SchedulerStateMachine<Handles.SlotWaiter>
+    private(set) var slots: SchedulerStateMachine<QueuedSlot>
     private var flights: [GateFlightKey: Flight] = [:]
 
-    init(credentials: Credentials, slots: SchedulerStateMachine<Handles.SlotWaiter>) {
+    init(credentials: Credentials, slots: SchedulerStateMachine<QueuedSlot>) {
         self.credentials = credentials
         self.slots = slots
     }
@@ -249,12 +276,19 @@ struct GateStateMachine<Handles: GateHandles> {
     }
 
     /// Queues `claimant` for a slot as entry `id`, kept as `waiter` until a transition lets it
-    /// start.
+    /// start; that transition takes the first look at an attempt (asking for the judge's
+    /// verdict first if `judges`), so the attempt is resumed once, knowing whether it sends.
     mutating func queue(
-        _ claimant: SlotClaimant, id: UInt64, waiter: Handles.SlotWaiter, events: inout [GateEvent]
+        _ claimant: SlotClaimant, id: UInt64, waiter: Handles.SlotWaiter, judges: Bool, events: inout [GateEvent]
     ) -> QueueAction {
         let slot = Slot(priority: priority(of: claimant), epoch: credentials.failureEpoch)
-        switch slots.submit(id: id, priority: slot.priority, payload: waiter) {
+        var attempt: QueuedAttempt?
+        if case .attempt(_, let request, let number, let needsAuthorization) = claimant {
+            attempt = QueuedAttempt(
+                request: request, number: number, needsAuthorization: needsAuthorization, judges: judges)
+        }
+        let entry = QueuedSlot(waiter: waiter, attempt: attempt, slot: slot)
+        switch slots.submit(id: id, priority: slot.priority, payload: entry) {
         case .start: return .start(slot)
         case .rejected: return .shutDown
         case .enqueued:
@@ -267,13 +301,33 @@ struct GateStateMachine<Handles: GateHandles> {
     }
 
     /// Queued entry `id` was cancelled: its waiter, and the entries its leaving lets start.
-    mutating func cancelQueued(id: UInt64) -> (cancelled: Handles.SlotWaiter, started: [Handles.SlotWaiter])? {
-        slots.cancel(id: id)
+    mutating func cancelQueued(
+        id: UInt64, events: inout [GateEvent]
+    ) -> (cancelled: Handles.SlotWaiter, started: [SlotStart])? {
+        guard let (cancelled, started) = slots.cancel(id: id) else { return nil }
+        return (cancelled.waiter, start(started, events: &events))
     }
 
-    /// Gives a slot back; returns the waiters that start now.
-    mutating func releaseSlot(_ priority: Priority) -> [Handles.SlotWaiter] {
-        slots.finish(unique: priority == .unique)
+    /// Gives a slot back; returns the waiters that start now, each with its first look taken.
+    mutating func releaseSlot(_ priority: Priority, events: inout [GateEvent]) -> [SlotStart] {
+        start(slots.finish(unique: priority == .unique), events: &events)
+    }
+
+    /// Queued claimants that start now: the first look at each attempt is taken here, in the
+    /// transition that gives it the slot (recording its `running` if it sends). Its task's
+    /// cancellation is not known here: a cancellation that comes this late reaches it on the
+    /// wire, as one that comes just after a free slot's look does.
+    private mutating func start(_ entries: [QueuedSlot], events: inout [GateEvent]) -> [SlotStart] {
+        entries.map { entry in
+            var slot = entry.slot
+            if let attempt = entry.attempt {
+                slot.look = look(
+                    request: attempt.request, attempt: attempt.number, epoch: slot.epoch,
+                    needsAuthorization: attempt.needsAuthorization, isCancelled: false, judges: attempt.judges,
+                    judged: nil, events: &events)
+            }
+            return SlotStart(waiter: entry.waiter, slot: slot)
+        }
     }
 
     /// The priority `claimant` queues with.
@@ -350,7 +404,7 @@ struct GateStateMachine<Handles: GateHandles> {
         /// The refresh this transition started, to run once the lock is released.
         var refresh: (flight: GateRefreshFlight, replacing: Credential?)?
         /// The attempts (or refresh) that start on the slot this transition gave back.
-        var slotStarts: [Handles.SlotWaiter] = []
+        var slotStarts: [SlotStart] = []
     }
 
     /// Why a request parks behind a refresh, which the event that records it says.
@@ -384,11 +438,11 @@ struct GateStateMachine<Handles: GateHandles> {
             return ParkStep(outcome: .failNow(failure))
         case .park:
             events.append(.parked(request: id, credentialVersion: credentials.version))
-            return ParkStep(outcome: .wait, slotStarts: releaseSlot(priority))
+            return ParkStep(outcome: .wait, slotStarts: releaseSlot(priority, events: &events))
         case .parkAndRefresh(let flight, let old):
             events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
             events.append(.parked(request: id, credentialVersion: credentials.version))
-            return ParkStep(outcome: .wait, refresh: (flight, old), slotStarts: releaseSlot(priority))
+            return ParkStep(outcome: .wait, refresh: (flight, old), slotStarts: releaseSlot(priority, events: &events))
         }
     }
 
@@ -401,7 +455,6 @@ struct GateStateMachine<Handles: GateHandles> {
         _ key: GateFlightKey, request id: UInt64, version: Int, nextAttempt: Int, slot priority: Priority,
         reason: ParkReason, waiter: Handles.Parked?, now: Duration, events: inout [GateEvent]
     ) -> ParkStep {
-        let slotStarts = releaseSlot(priority)
         let waiter = waiter.map {
             Parked(waiter: $0, next: NextAttempt(key: key, request: id, number: nextAttempt))
         }
@@ -411,24 +464,27 @@ struct GateStateMachine<Handles: GateHandles> {
             case .rejected: .redirect(request: id, credentialVersion: version)
             case .stale: .parked(request: id, credentialVersion: version)
             }
+        var step: ParkStep
         switch credentials.rejected(
             request: id, sentVersion: version, waiter: waiter, now: now, judgedStale: reason == .stale)
         {
         case .resend:
-            return ParkStep(outcome: .proceed, slotStarts: slotStarts)
+            step = ParkStep(outcome: .proceed)
         case .fail(let failure):
             Self.recordRefusal(failure, events: &events)
-            return ParkStep(outcome: .fail(failure), slotStarts: slotStarts)
+            step = ParkStep(outcome: .fail(failure))
         case .park:
-            guard waits else { return ParkStep(outcome: .proceed, slotStarts: slotStarts) }
-            events.append(parkedEvent)
-            return ParkStep(outcome: .wait, slotStarts: slotStarts)
+            if waits { events.append(parkedEvent) }
+            step = ParkStep(outcome: waits ? .wait : .proceed)
         case .parkAndRefresh(let flight, let old):
             events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-            guard waits else { return ParkStep(outcome: .proceed, refresh: (flight, old), slotStarts: slotStarts) }
-            events.append(parkedEvent)
-            return ParkStep(outcome: .wait, refresh: (flight, old), slotStarts: slotStarts)
+            if waits { events.append(parkedEvent) }
+            step = ParkStep(outcome: waits ? .wait : .proceed, refresh: (flight, old))
         }
+        // Given back after the decision: the attempts it lets start look at the credential as
+        // the rejection left it (refreshing, so none carries the rejected one).
+        step.slotStarts = releaseSlot(priority, events: &events)
+        return step
     }
 
     /// ``rejected(_:request:version:nextAttempt:slot:reason:waiter:now:events:)`` for a request whose task was
@@ -440,17 +496,20 @@ struct GateStateMachine<Handles: GateHandles> {
         request id: UInt64, version: Int, slot priority: Priority, reason: ParkReason, now: Duration,
         events: inout [GateEvent]
     ) -> ParkStep {
-        var step = ParkStep(outcome: .cancelled, slotStarts: releaseSlot(priority))
-        guard reason == .rejected else { return step }
-        switch credentials.rejected(request: id, sentVersion: version, waiter: nil, now: now) {
-        case .parkAndRefresh(let flight, let old):
-            events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-            step.refresh = (flight, old)
-        case .fail(let failure):
-            Self.recordRefusal(failure, events: &events)
-        case .resend, .park:
-            break
+        var step = ParkStep(outcome: .cancelled)
+        if reason == .rejected {
+            switch credentials.rejected(request: id, sentVersion: version, waiter: nil, now: now) {
+            case .parkAndRefresh(let flight, let old):
+                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+                step.refresh = (flight, old)
+            case .fail(let failure):
+                Self.recordRefusal(failure, events: &events)
+            case .resend, .park:
+                break
+            }
         }
+        // After the decision, as in `rejected`.
+        step.slotStarts = releaseSlot(priority, events: &events)
         return step
     }
 
@@ -502,11 +561,16 @@ struct GateStateMachine<Handles: GateHandles> {
         var failure: Failure?
         /// Whether the refresh was still current (so its task is no longer the running one).
         var settled = false
-        var slotStarts: [Handles.SlotWaiter] = []
+        var slotStarts: [SlotStart] = []
     }
 
     /// Refresh `flight` ended with `result`, giving back the `unique` slot it held if
     /// `releasingSlot`.
+    ///
+    /// The `unique` slot is given back after the refresh settled the credential, so the
+    /// attempts queued behind the refresh that start now are authorized (their first look) with
+    /// the new credential in this transition, after `refreshSucceeded`, or fail with the
+    /// refresh's failure.
     ///
     /// After a success, the parked requests' next attempts take the slots that are free without
     /// overtaking anyone queued (the attempts that queued behind the refresh start first, as
@@ -518,19 +582,22 @@ struct GateStateMachine<Handles: GateHandles> {
         _ flight: GateRefreshFlight, _ result: RefreshResult, releasingSlot: Bool, events: inout [GateEvent]
     ) -> RefreshEndStep {
         var step = RefreshEndStep()
-        if releasingSlot { step.slotStarts = releaseSlot(.unique) }
         let action: Credentials.RefreshEndAction =
             switch result {
             case .succeeded(let credential): credentials.refreshSucceeded(flight, with: credential)
             case .failed(let failure): credentials.refreshFailed(flight, failure)
             case .cancelled: .discard
             }
-        guard case .settle(let waiters, let version, let failure) = action else { return step }
+        guard case .settle(let waiters, let version, let failure) = action else {
+            if releasingSlot { step.slotStarts = releaseSlot(.unique, events: &events) }
+            return step
+        }
         if failure != nil {
             events.append(.refreshFailed(fromVersion: flight.fromVersion))
         } else {
             events.append(.refreshSucceeded(version: version))
         }
+        if releasingSlot { step.slotStarts = releaseSlot(.unique, events: &events) }
         step.failure = failure
         step.settled = true
         if let failure {
@@ -586,7 +653,7 @@ struct GateStateMachine<Handles: GateHandles> {
             ended.work.append(flight.work)
         }
         flights.removeAll()
-        ended.droppedSlots = slots.shutdown()
+        ended.droppedSlots = slots.shutdown().map(\.waiter)
         return ended
     }
 }

@@ -54,7 +54,8 @@ final class GateStorage: Sendable {
 
     /// How an attempt (or the refresh) waiting for a slot goes on.
     enum SlotGrant: Sendable {
-        case started
+        /// The slot, with the first look at an attempt taken by the transition that started it.
+        case started(GateStateMachine<Handles>.Slot)
         case cancelled
         case shutDown
     }
@@ -135,7 +136,7 @@ final class GateStorage: Sendable {
         var queuedWaiters = CountWaiters<Void>()
         var idleWaiters = WaiterSet<Bool>()
         /// The attempts (or refresh) this transition gave a slot, to resume once it is over.
-        var slotStarts: [WaiterSet<SlotGrant>.Waiter] = []
+        var slotStarts: [Machine.SlotStart] = []
         /// Set by the shutdown: its transition's events are the journal's last.
         var finishesJournal = false
 
@@ -163,8 +164,8 @@ final class GateStorage: Sendable {
         }
 
         /// Gives a slot back; what starts now is resumed when the transition is over.
-        mutating func releaseSlot(_ priority: Priority) {
-            slotStarts += machine.releaseSlot(priority)
+        mutating func releaseSlot(_ priority: Priority, events: inout [GateEvent]) {
+            slotStarts += machine.releaseSlot(priority, events: &events)
         }
     }
 
@@ -181,7 +182,7 @@ final class GateStorage: Sendable {
 
     /// Tasks a transition lets go, to resume once no lock is held.
     struct Wakeups: Sendable {
-        var slotStarts: [WaiterSet<SlotGrant>.Waiter]
+        var slotStarts: [Machine.SlotStart]
         var readers: [WaiterSet<Void>.Waiter]
         var hooks: [CountWaiters<Void>.Continuation] = []
         var idle: [WaiterSet<Bool>.Waiter] = []
@@ -292,7 +293,7 @@ final class GateStorage: Sendable {
 
     private func publish(_ publication: Publication) {
         if let wakeups = publication.wakeups {
-            for waiter in wakeups.slotStarts { waiter.resume(returning: .started) }
+            for start in wakeups.slotStarts { start.waiter.resume(returning: .started(start.slot)) }
             for reader in wakeups.readers { reader.resume(returning: ()) }
             for hook in wakeups.hooks { hook.resume() }
             for waiter in wakeups.idle { waiter.resume(returning: true) }
@@ -662,44 +663,43 @@ final class GateStorage: Sendable {
             }
         }
         if let fast { return fast }
-        typealias Queued = (publication: Publication, slot: Slot)
-        // The slot as queued: read only once the slot is granted.
-        var queuedSlot = Slot(priority: .default, epoch: 0)
         let grant = await state.suspend(
-            { (state: inout State, waiter: WaiterSet<SlotGrant>.Waiter) -> SuspensionDecision<SlotGrant, Queued> in
+            {
+                (state: inout State, waiter: WaiterSet<SlotGrant>.Waiter) -> SuspensionDecision<SlotGrant, Publication>
+                in
                 var events: [GateEvent] = []
-                switch state.machine.queue(claimant, id: waiter.id, waiter: waiter, events: &events) {
+                switch state.machine.queue(
+                    claimant, id: waiter.id, waiter: waiter, judges: lookWithJudge, events: &events)
+                {
                 case .start(let slot):
-                    return .resume(.started, (state.commit(events), slot))
+                    return .resume(.started(slot), state.commit(events))
                 case .shutDown:
-                    return .resume(.shutDown, (state.commit(events), Slot(priority: .default, epoch: 0)))
-                case .enqueued(let slot):
-                    return .wait((state.commit(events), slot))
+                    return .resume(.shutDown, state.commit(events))
+                case .enqueued:
+                    return .wait(state.commit(events))
                 }
             },
-            cancelledNow: { state in (.cancelled, (state.commit([]), Slot(priority: .default, epoch: 0))) },
-            perform: { queued in
-                queuedSlot = queued.slot
-                self.publish(queued.publication)
-            },
+            cancelledNow: { state in (.cancelled, state.commit([])) },
+            perform: { publication in self.publish(publication) },
             cancelled: { @Sendable [self] state, waiterID in
-                guard let removed = state.machine.cancelQueued(id: waiterID) else { return nil }
+                var events: [GateEvent] = []
+                guard let removed = state.machine.cancelQueued(id: waiterID, events: &events) else { return nil }
                 state.slotStarts += removed.started
-                let publication = state.commit([])
+                let publication = state.commit(events)
                 return { [self] in
                     publish(publication)
                     removed.cancelled.resume(returning: .cancelled)
                 }
             })
         switch grant {
-        case .started: return .granted(queuedSlot)
+        case .started(let slot): return .granted(slot)
         case .cancelled: return .cancelled
         case .shutDown: return .shutDown
         }
     }
 
     private func releaseSlot(_ priority: Priority) {
-        transition { state, _ in state.releaseSlot(priority) }
+        transition { state, events in state.releaseSlot(priority, events: &events) }
     }
 
     // MARK: - Authorizing
@@ -890,7 +890,7 @@ final class GateStorage: Sendable {
         let delay = transition { state, events -> Duration in
             let delay = retryAfter ?? state.machine.credentials.backoffDelay(afterAttempt: attempt)
             events.append(.retry(request: id, attempt: attempt, delay: delay))
-            state.releaseSlot(slot)
+            state.releaseSlot(slot, events: &events)
             return delay
         }
         do {

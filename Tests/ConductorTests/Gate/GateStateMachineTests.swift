@@ -105,7 +105,10 @@ import Testing
             return
         }
         let claimant = Machine.SlotClaimant.attempt(key: Self.key, request: 0, number: 1, needsAuthorization: true)
-        guard case .enqueued(let slot) = machine.queue(claimant, id: 50, waiter: "slot0", events: &events) else {
+        guard
+            case .enqueued(let slot) = machine.queue(
+                claimant, id: 50, waiter: "slot0", judges: false, events: &events)
+        else {
             Issue.record("expected the attempt to queue")
             return
         }
@@ -117,7 +120,7 @@ import Testing
         // Capped at high: a caller's priority is a lane, never the unique barrier.
         #expect(machine.slots.queuedCount(in: .high) == 1)
         #expect(machine.slots.queuedCount(in: .low) == 0)
-        #expect(machine.releaseSlot(.unique) == ["slot0"])
+        #expect(machine.releaseSlot(.unique, events: &events).map(\.waiter) == ["slot0"])
     }
 
     @Test func afterShutdownNothingOpens() {
@@ -151,7 +154,7 @@ import Testing
             judges: false, events: &events)
         _ = machine.queue(
             .attempt(key: .request(2), request: 2, number: 1, needsAuthorization: true), id: 60, waiter: "slot2",
-            events: &events)
+            judges: false, events: &events)
         events = []
         let ended = machine.shutDownFlights(events: &events)
         #expect(Set(ended.callers) == ["c0", "c1", "c2"])
@@ -168,7 +171,8 @@ import Testing
 
     /// A slot free at once is taken with the first look in the same transition, which records
     /// the send; a second attempt finds no slot and queues, and starts when the first gives
-    /// its slot back.
+    /// its slot back, with its first look taken in that transition: it is resumed once, knowing
+    /// it sends, with its `running` recorded there.
     @Test func aFreeSlotIsTakenWithTheFirstLook() {
         var machine = Self.machine(limit: 1)
         var events: [GateEvent] = []
@@ -187,19 +191,15 @@ import Testing
             Issue.record("expected no free slot")
             return
         }
-        guard case .enqueued = machine.queue(second, id: 70, waiter: "slot1", events: &events) else {
+        guard case .enqueued = machine.queue(second, id: 70, waiter: "slot1", judges: false, events: &events) else {
             Issue.record("expected the attempt to queue")
             return
         }
-        #expect(machine.releaseSlot(slot.priority) == ["slot1"])
-        // No authorization needed: sent without a credential, as version 0.
         events = []
-        guard
-            case .send(nil, _) = machine.look(
-                request: 1, attempt: 1, epoch: 0, needsAuthorization: false, isCancelled: false, judges: false,
-                judged: nil, events: &events)
-        else {
-            Issue.record("expected a send without a credential")
+        let started = machine.releaseSlot(slot.priority, events: &events)
+        // No authorization needed: sent without a credential, as version 0.
+        guard started.count == 1, started[0].waiter == "slot1", case .send(nil, _)? = started[0].slot.look else {
+            Issue.record("expected the queued attempt to start with a send without a credential, got \(started)")
             return
         }
         #expect(events == [.running(request: 1, attempt: 1, credentialVersion: 0)])
@@ -408,6 +408,47 @@ import Testing
         #expect(machine.slots.running == 0)
         guard ended.waiters.count == 1, case .fail(.signedOut) = ended.waiters[0].wake else {
             Issue.record("expected the parked request to fail")
+            return
+        }
+    }
+
+    /// Attempts queued behind the refresh's `unique` slot start when the refresh gives it back,
+    /// in the transition that settles the refresh: their first look sees the new credential
+    /// (never the one the refresh replaced), recorded after `refreshSucceeded`; a judged one
+    /// is asked for the judge's verdict first.
+    @Test func attemptsQueuedBehindTheRefreshStartWithTheNewCredential() {
+        var machine = Self.machine("t1")
+        var events: [GateEvent] = []
+        guard
+            let (flight, _) = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).refresh,
+            case .granted = machine.takeSlotNow(for: .refresh, isCancelled: false, judges: false, events: &events)
+        else {
+            Issue.record("expected a refresh holding its slot")
+            return
+        }
+        for request: UInt64 in [0, 1] {
+            let claimant = Machine.SlotClaimant.attempt(
+                key: .request(request), request: request, number: 1, needsAuthorization: true)
+            _ = machine.open(
+                .request(request), request: request, name: "GET /\(request)", priority: .default,
+                needsAuthorization: true, callerID: request, caller: "c\(request)", work: "w\(request)",
+                events: &events)
+            guard case .busy = machine.takeSlotNow(for: claimant, isCancelled: false, judges: false, events: &events),
+                case .enqueued = machine.queue(
+                    claimant, id: 100 + request, waiter: "s\(request)", judges: request == 1, events: &events)
+            else {
+                Issue.record("expected attempt \(request) to queue behind the refresh")
+                return
+            }
+        }
+        events = []
+        let ended = machine.refreshEnded(flight, .succeeded("t2"), releasingSlot: true, events: &events)
+        #expect(events == [.refreshSucceeded(version: 2), .running(request: 0, attempt: 1, credentialVersion: 2)])
+        guard ended.slotStarts.count == 2,
+            case .send("t2", 2)? = ended.slotStarts[0].slot.look,
+            case .judge("t2", 2)? = ended.slotStarts[1].slot.look
+        else {
+            Issue.record("expected both to start with the new credential, got \(ended.slotStarts)")
             return
         }
     }
