@@ -13,6 +13,17 @@ protocol GateHandles {
     associatedtype Work: Sendable
 }
 
+/// What the first look at an attempt queued for a slot needs (see
+/// ``GateStateMachine/queue(_:id:waiter:judges:events:)``). Not nested in the generic machine,
+/// so that it is one concrete type at run time (see ``GateFailure``).
+struct GateQueuedAttempt: Sendable {
+    var request: UInt64
+    var number: Int
+    var needsAuthorization: Bool
+    /// Whether the look asks for the judge's verdict first.
+    var judges: Bool
+}
+
 /// Which flight a request joins: its own, or the one its coalescing key names. Not nested in
 /// the generic machine, so that it is one concrete type at run time (see ``GateFailure``).
 enum GateFlightKey: Hashable, Sendable {
@@ -108,24 +119,16 @@ struct GateStateMachine<Handles: GateHandles> {
         case refresh
     }
 
-    /// A claimant queued for a slot, as the slot machine keeps it.
+    /// A claimant queued for a slot, as the slot machine keeps it. Plain data (no credential),
+    /// so the slot machine's lanes copy it bit for bit.
     struct QueuedSlot: Sendable {
         var waiter: Handles.SlotWaiter
         /// The attempt, for the first look once a slot is free (`nil`: the refresh).
-        var attempt: QueuedAttempt?
+        var attempt: GateQueuedAttempt?
         /// The slot as queued: its priority and the failure epoch it queued in.
-        var slot: Slot
+        var priority: Priority
+        var epoch: Int
     }
-
-    /// What the first look at a queued attempt needs.
-    struct QueuedAttempt: Sendable {
-        var request: UInt64
-        var number: Int
-        var needsAuthorization: Bool
-        /// Whether the look asks for the judge's verdict first.
-        var judges: Bool
-    }
-
     /// A queued claimant that starts now: resume `waiter` with `slot`, whose first look (for
     /// an attempt) the starting transition took.
     struct SlotStart: Sendable {
@@ -282,12 +285,12 @@ struct GateStateMachine<Handles: GateHandles> {
         _ claimant: SlotClaimant, id: UInt64, waiter: Handles.SlotWaiter, judges: Bool, events: inout [GateEvent]
     ) -> QueueAction {
         let slot = Slot(priority: priority(of: claimant), epoch: credentials.failureEpoch)
-        var attempt: QueuedAttempt?
+        var attempt: GateQueuedAttempt?
         if case .attempt(_, let request, let number, let needsAuthorization) = claimant {
-            attempt = QueuedAttempt(
+            attempt = GateQueuedAttempt(
                 request: request, number: number, needsAuthorization: needsAuthorization, judges: judges)
         }
-        let entry = QueuedSlot(waiter: waiter, attempt: attempt, slot: slot)
+        let entry = QueuedSlot(waiter: waiter, attempt: attempt, priority: slot.priority, epoch: slot.epoch)
         switch slots.submit(id: id, priority: slot.priority, payload: entry) {
         case .start: return .start(slot)
         case .rejected: return .shutDown
@@ -319,7 +322,7 @@ struct GateStateMachine<Handles: GateHandles> {
     /// wire, as one that comes just after a free slot's look does.
     private mutating func start(_ entries: [QueuedSlot], events: inout [GateEvent]) -> [SlotStart] {
         entries.map { entry in
-            var slot = entry.slot
+            var slot = Slot(priority: entry.priority, epoch: entry.epoch)
             if let attempt = entry.attempt {
                 slot.look = look(
                     request: attempt.request, attempt: attempt.number, epoch: slot.epoch,

@@ -165,7 +165,13 @@ final class GateStorage: Sendable {
 
         /// Gives a slot back; what starts now is resumed when the transition is over.
         mutating func releaseSlot(_ priority: Priority, events: inout [GateEvent]) {
-            slotStarts += machine.releaseSlot(priority, events: &events)
+            start(machine.releaseSlot(priority, events: &events))
+        }
+
+        /// Keeps `starts` to resume once the transition is over: taken whole when nothing else
+        /// is (each start holds its look's credential, whose closures a copy would retain).
+        mutating func start(_ starts: [Machine.SlotStart]) {
+            if slotStarts.isEmpty { slotStarts = starts } else if !starts.isEmpty { slotStarts += starts }
         }
     }
 
@@ -684,7 +690,7 @@ final class GateStorage: Sendable {
             cancelled: { @Sendable [self] state, waiterID in
                 var events: [GateEvent] = []
                 guard let removed = state.machine.cancelQueued(id: waiterID, events: &events) else { return nil }
-                state.slotStarts += removed.started
+                state.start(removed.started)
                 let publication = state.commit(events)
                 return { [self] in
                     publish(publication)
@@ -805,7 +811,7 @@ final class GateStorage: Sendable {
         /// Carries out a step under the lock: its slot starts, its events; what is left is
         /// for once the lock is released.
         func commit(_ step: Machine.ParkStep, _ state: inout State, _ events: [GateEvent]) -> ParkEffect {
-            state.slotStarts += step.slotStarts
+            state.start(step.slotStarts)
             return ParkEffect(
                 publication: state.commit(events),
                 refresh: step.refresh.map { RefreshStart(flight: $0.flight, old: $0.replacing) })
@@ -964,7 +970,7 @@ final class GateStorage: Sendable {
             }
         let ended = transition { state, events -> Machine.RefreshEndStep in
             let step = state.machine.refreshEnded(flight, result, releasingSlot: releasingSlot, events: &events)
-            state.slotStarts += step.slotStarts
+            state.start(step.slotStarts)
             if step.settled, state.refreshTask?.id == flight.id { state.refreshTask = nil }
             return step
         }
