@@ -185,10 +185,9 @@ struct GateStateMachine<Handles: GateHandles> {
         var next: NextAttempt?
     }
 
-    /// The credential, its refresh and the parked requests. The storage still drives its
-    /// transitions that park or wake requests (authorize, rejected, refresh, sign-in) directly,
-    /// under the same lock; the request table and the slots are this machine's.
-    var credentials: Credentials
+    /// The credential, its refresh and the parked requests: driven only through this machine's
+    /// transitions; the storage reads it (version, parked count) for its hooks.
+    private(set) var credentials: Credentials
     private(set) var slots: SchedulerStateMachine<QueuedSlot>
     private var flights: [GateFlightKey: Flight] = [:]
 
@@ -641,11 +640,89 @@ struct GateStateMachine<Handles: GateHandles> {
         return woken
     }
 
+    /// Whether `flight` is the refresh running now (a sign-in, sign-out or shutdown may have
+    /// replaced it before its task was recorded).
+    func isRunning(_ flight: GateRefreshFlight) -> Bool {
+        if case .refreshing(flight) = credentials.refresh { true } else { false }
+    }
+
+    // MARK: - Leaving and backing off
+
+    /// Parked request `id`'s task was cancelled: its waiter, to resume as cancelled, if it was
+    /// still parked (the refresh's end or a replacement may have woken it first).
+    mutating func cancelParked(request id: UInt64) -> Handles.Parked? {
+        credentials.cancelParked(request: id)?.waiter
+    }
+
+    /// Attempt `attempt` of request `id`, holding a slot of `priority`, failed and will be sent
+    /// again after `retryAfter` (the server's) or else the backoff with jitter: records
+    /// `retry` and gives the slot back.
+    mutating func backOff(
+        request id: UInt64, attempt: Int, retryAfter: Duration?, slot priority: Priority, events: inout [GateEvent]
+    ) -> (delay: Duration, slotStarts: [SlotStart]) {
+        let delay = retryAfter ?? credentials.backoffDelay(afterAttempt: attempt)
+        events.append(.retry(request: id, attempt: attempt, delay: delay))
+        return (delay, releaseSlot(priority, events: &events))
+    }
+
+    // MARK: - Credentials from outside
+
+    /// What replaces the credential from outside the gate.
+    enum Replacement: Sendable {
+        case signIn(Credential)
+        case signOut
+        case shutdown
+    }
+
+    /// What a sign-in, sign-out or shutdown decided.
+    struct ReplaceStep: Sendable {
+        /// The refresh it replaced, whose task to cancel.
+        var cancelledRefresh: GateRefreshFlight?
+        /// The parked requests, to wake: they go on (`failure == nil`) or fail.
+        var parked: [Handles.Parked] = []
+        var failure: Failure?
+        /// What a shutdown ended: every flight and queued slot.
+        var flights = ShutdownFlights()
+        /// A shutdown: this transition's events are the journal's last.
+        var finishesJournal = false
+    }
+
+    /// A sign-in, sign-out or shutdown, as one transition: a running refresh is replaced
+    /// (`refreshCancelled`), the parked requests wake, and a shutdown ends every flight first
+    /// (each end journaled before its callers wake). Nothing is decided twice: after a shutdown,
+    /// every replacement finds nothing to do.
+    mutating func replace(_ replacement: Replacement, events: inout [GateEvent]) -> ReplaceStep {
+        var step = ReplaceStep()
+        let action: Credentials.ReplaceAction?
+        var event: GateEvent?
+        switch replacement {
+        case .signIn(let credential):
+            action = credentials.signIn(credential)
+            event = action.map { .signedIn(version: $0.version) }
+        case .signOut:
+            action = credentials.signOut()
+            event = .signedOut
+        case .shutdown:
+            step.flights = shutDownFlights(events: &events)
+            action = credentials.shutdown()
+            step.finishesJournal = action != nil
+        }
+        guard let action else { return step }
+        if let cancelled = action.cancelledRefresh {
+            events.append(.refreshCancelled(fromVersion: cancelled.fromVersion))
+            step.cancelledRefresh = cancelled
+        }
+        if let event { events.append(event) }
+        step.parked = action.waiters.map(\.waiter)
+        step.failure = action.failure
+        return step
+    }
+
     // MARK: - Shutdown
 
     /// Ends every flight once with `shutDown` (journaled before its callers wake) and drops
-    /// every queued slot; the credential's part of the shutdown is ``GateCredentialMachine/shutdown()``.
-    mutating func shutDownFlights(events: inout [GateEvent]) -> ShutdownFlights {
+    /// every queued slot: the flights' part of ``replace(_:events:)``'s shutdown.
+    private mutating func shutDownFlights(events: inout [GateEvent]) -> ShutdownFlights {
         var ended = ShutdownFlights()
         guard !credentials.isShutDown else { return ended }
         for flight in flights.values {

@@ -836,7 +836,7 @@ final class GateStorage: Sendable {
                 if let refresh = effect.refresh { self.startRefresh(refresh.flight, replacing: refresh.old) }
             },
             cancelled: { @Sendable [self] state, _ in
-                guard let waiter = state.machine.credentials.cancelParked(request: id)?.waiter else { return nil }
+                guard let waiter = state.machine.cancelParked(request: id) else { return nil }
                 let publication = state.commit([])
                 return { [self] in
                     publish(publication)
@@ -894,10 +894,10 @@ final class GateStorage: Sendable {
             )
         }
         let delay = transition { state, events -> Duration in
-            let delay = retryAfter ?? state.machine.credentials.backoffDelay(afterAttempt: attempt)
-            events.append(.retry(request: id, attempt: attempt, delay: delay))
-            state.releaseSlot(slot, events: &events)
-            return delay
+            let backOff = state.machine.backOff(
+                request: id, attempt: attempt, retryAfter: retryAfter, slot: slot, events: &events)
+            state.start(backOff.slotStarts)
+            return backOff.delay
         }
         do {
             try await backoffClock.sleep(for: delay)
@@ -950,7 +950,7 @@ final class GateStorage: Sendable {
             }
         }
         let current = state.withLock { state -> Bool in
-            guard case .refreshing(flight) = state.machine.credentials.refresh else { return false }
+            guard state.machine.isRunning(flight) else { return false }
             state.refreshTask = (flight.id, task)
             return true
         }
@@ -1020,78 +1020,40 @@ final class GateStorage: Sendable {
         replace(.shutdown)
     }
 
-    private enum Replacement {
-        case signIn(ErasedCredential)
-        case signOut
-        case shutdown
-    }
+    private typealias Replacement = Machine.Replacement
 
     /// What a sign-in, sign-out or shutdown leaves to do once the lock is released.
     private struct ReplaceEffect: Sendable {
-        var parked: [WaiterSet<Resumption>.Waiter] = []
-        var failure: Failure?
-        var tasks: [Task<Void, Never>] = []
-        var callers: [WaiterSet<Delivery>.Waiter] = []
-        var droppedSlots: [WaiterSet<SlotGrant>.Waiter] = []
-        var flights: [FlightWork] = []
+        var step: Machine.ReplaceStep
+        /// The task of the refresh it replaced, to cancel.
+        var task: Task<Void, Never>?
     }
 
+    /// One transition (``GateStateMachine/replace(_:events:)``), then the tasks and waiters it
+    /// let go.
     private func replace(_ replacement: Replacement) {
         let (effect, publication) = state.withLock { state -> (ReplaceEffect, Publication) in
             var events: [GateEvent] = []
-            let effect = Self.replace(replacement, in: &state, events: &events)
+            var effect = ReplaceEffect(step: state.machine.replace(replacement, events: &events))
+            if let cancelled = effect.step.cancelledRefresh {
+                if state.refreshTask?.id == cancelled.id { effect.task = state.refreshTask?.task }
+                state.refreshTask = nil
+            }
+            // A shutdown's events are the journal's last; then readers get the end.
+            if effect.step.finishesJournal { state.finishesJournal = true }
             return (effect, state.commit(events))
         }
+        let step = effect.step
         // Flights the shutdown ended before their task told their opening: told first.
-        for flight in effect.flights { flight.tell(self) }
+        for flight in step.flights.work { flight.tell(self) }
         publish(publication)
-        for flight in effect.flights { flight.cancel() }
-        for task in effect.tasks { task.cancel() }
-        for waiter in effect.droppedSlots { waiter.resume(returning: .shutDown) }
+        for flight in step.flights.work { flight.cancel() }
+        effect.task?.cancel()
+        for waiter in step.flights.droppedSlots { waiter.resume(returning: .shutDown) }
         let outcome = Handoff(Result<GateResponse, GateError>.failure(.shutDown(nil)))
-        for caller in effect.callers { caller.resume(returning: .ended(outcome)) }
-        let resumption: Resumption = effect.failure.map { .fail($0) } ?? .proceed
-        for waiter in effect.parked { waiter.resume(returning: resumption) }
-    }
-
-    /// The transition of a sign-in, sign-out or shutdown.
-    private static func replace(
-        _ replacement: Replacement, in state: inout State, events: inout [GateEvent]
-    ) -> ReplaceEffect {
-        var effect = ReplaceEffect()
-        let action: Machine.Credentials.ReplaceAction?
-        var event: GateEvent?
-        switch replacement {
-        case .signIn(let credential):
-            action = state.machine.credentials.signIn(credential)
-            event = action.map { .signedIn(version: $0.version) }
-        case .signOut:
-            action = state.machine.credentials.signOut()
-            event = .signedOut
-        case .shutdown:
-            // Every flight ends here, once: its end is journaled before its callers wake.
-            let ended = state.machine.shutDownFlights(events: &events)
-            effect.callers = ended.callers
-            effect.flights = ended.work
-            effect.droppedSlots = ended.droppedSlots
-            action = state.machine.credentials.shutdown()
-        }
-        guard let action else { return effect }
-        if let cancelled = action.cancelledRefresh {
-            events.append(.refreshCancelled(fromVersion: cancelled.fromVersion))
-            if state.refreshTask?.id == cancelled.id, let task = state.refreshTask?.task {
-                effect.tasks.append(task)
-            }
-            state.refreshTask = nil
-        }
-        if let event { events.append(event) }
-        effect.parked = action.waiters.map(\.waiter)
-        effect.failure = action.failure
-        if case .shutdown = replacement {
-            // This transition's events are the journal's last; then readers get the end.
-            state.finishesJournal = true
-        }
-        return effect
+        for caller in step.flights.callers { caller.resume(returning: .ended(outcome)) }
+        let resumption: Resumption = step.failure.map { .fail($0) } ?? .proceed
+        for waiter in step.parked { waiter.resume(returning: resumption) }
     }
 
     /// How a refresh ended, as its race against the refresh deadline saw it.

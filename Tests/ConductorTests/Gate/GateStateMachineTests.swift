@@ -126,8 +126,7 @@ import Testing
     @Test func afterShutdownNothingOpens() {
         var machine = Self.machine()
         var events: [GateEvent] = []
-        _ = machine.shutDownFlights(events: &events)
-        _ = machine.credentials.shutdown()
+        _ = machine.replace(.shutdown, events: &events)
         guard
             case .refused(.shutDown) = machine.open(
                 Self.key, request: 0, name: "GET /a", priority: .default, needsAuthorization: false, callerID: 10,
@@ -156,15 +155,17 @@ import Testing
             .attempt(key: .request(2), request: 2, number: 1, needsAuthorization: true), id: 60, waiter: "slot2",
             judges: false, events: &events)
         events = []
-        let ended = machine.shutDownFlights(events: &events)
+        let step = machine.replace(.shutdown, events: &events)
+        let ended = step.flights
+        #expect(step.finishesJournal && step.failure == .shutDown)
         #expect(Set(ended.callers) == ["c0", "c1", "c2"])
         #expect(Set(ended.work) == ["task0", "task2"])
         #expect(ended.droppedSlots == ["slot2"])
         #expect(Set(events) == [.failure(request: 0, code: .shutDown), .failure(request: 2, code: .shutDown)])
-        _ = machine.credentials.shutdown()
         events = []
-        let again = machine.shutDownFlights(events: &events)
-        #expect(again.callers.isEmpty && again.work.isEmpty && again.droppedSlots.isEmpty && events.isEmpty)
+        let again = machine.replace(.shutdown, events: &events)
+        #expect(!again.finishesJournal && again.parked.isEmpty && events.isEmpty)
+        #expect(again.flights.callers.isEmpty && again.flights.work.isEmpty && again.flights.droppedSlots.isEmpty)
     }
 
     // MARK: - Slots and the first look
@@ -232,10 +233,7 @@ import Testing
             Issue.record("expected a send")
             return
         }
-        guard
-            case .parkAndRefresh = machine.credentials.rejected(
-                request: 0, sentVersion: 1, waiter: Machine.Parked(waiter: "p0", next: nil), now: .zero)
-        else {
+        guard machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).refresh != nil else {
             Issue.record("expected a refresh")
             return
         }
@@ -451,5 +449,82 @@ import Testing
             Issue.record("expected both to start with the new credential, got \(ended.slotStarts)")
             return
         }
+    }
+
+    // MARK: - Credentials from outside
+
+    /// A sign-in replaces the running refresh (`refreshCancelled`, then `signedIn`) and wakes
+    /// the parked requests to go on; a sign-out wakes them to fail; after a shutdown, neither
+    /// does anything.
+    @Test func signInAndSignOutReplaceTheRefreshAndWakeTheParked() {
+        var machine = Self.machine("t1")
+        var events: [GateEvent] = []
+        guard let (flight, _) = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).refresh
+        else {
+            Issue.record("expected a refresh")
+            return
+        }
+        events = []
+        let signedIn = machine.replace(.signIn("t2"), events: &events)
+        #expect(events == [.refreshCancelled(fromVersion: 1), .signedIn(version: 2)])
+        #expect(signedIn.cancelledRefresh == flight && signedIn.parked == ["r9"] && signedIn.failure == nil)
+        #expect(!machine.isRunning(flight))
+        _ = machine.refreshNow(caller: 10, waiter: "r10", now: .zero, events: &events)
+        events = []
+        let signedOut = machine.replace(.signOut, events: &events)
+        #expect(events == [.refreshCancelled(fromVersion: 2), .signedOut])
+        #expect(signedOut.parked == ["r10"] && signedOut.failure == .signedOut && !signedOut.finishesJournal)
+        _ = machine.replace(.shutdown, events: &events)
+        events = []
+        let late = machine.replace(.signIn("t3"), events: &events)
+        #expect(events.isEmpty && late.parked.isEmpty && late.cancelledRefresh == nil)
+        #expect(machine.credentials.version == 2)
+    }
+
+    /// A backoff records `retry` with the server's delay, or the schedule's with jitter, and
+    /// gives the slot back in the same transition: the attempt queued behind it starts there.
+    @Test func aBackoffGivesTheSlotBack() {
+        var machine = Self.machine("t1", limit: 1)
+        var events: [GateEvent] = []
+        let first = Machine.SlotClaimant.attempt(key: .request(0), request: 0, number: 1, needsAuthorization: true)
+        let second = Machine.SlotClaimant.attempt(key: .request(1), request: 1, number: 1, needsAuthorization: true)
+        guard
+            case .granted(let slot) = machine.takeSlotNow(
+                for: first, isCancelled: false, judges: false, events: &events),
+            case .enqueued = machine.queue(second, id: 7, waiter: "s1", judges: false, events: &events)
+        else {
+            Issue.record("expected one attempt running and one queued")
+            return
+        }
+        events = []
+        let backOff = machine.backOff(
+            request: 0, attempt: 1, retryAfter: .seconds(2), slot: slot.priority, events: &events)
+        #expect(backOff.delay == .seconds(2))
+        #expect(backOff.slotStarts.map(\.waiter) == ["s1"])
+        #expect(
+            events == [
+                .retry(request: 0, attempt: 1, delay: .seconds(2)),
+                .running(request: 1, attempt: 1, credentialVersion: 1),
+            ])
+        // No server delay: the schedule's, with jitter, within its bounds.
+        events = []
+        let scheduled = machine.backOff(request: 1, attempt: 1, retryAfter: nil, slot: .default, events: &events)
+        #expect(scheduled.delay > .zero && scheduled.delay <= .seconds(1))
+    }
+
+    /// A parked request cancelled while parked leaves once; the refresh's end then has nobody
+    /// to wake.
+    @Test func aCancelledParkedRequestLeavesOnce() {
+        var machine = Self.machine("t1")
+        var events: [GateEvent] = []
+        guard let (flight, _) = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).refresh
+        else {
+            Issue.record("expected a refresh")
+            return
+        }
+        #expect(machine.cancelParked(request: 9) == "r9")
+        #expect(machine.cancelParked(request: 9) == nil)
+        let ended = machine.refreshEnded(flight, .succeeded("t2"), releasingSlot: false, events: &events)
+        #expect(ended.settled && ended.waiters.isEmpty)
     }
 }
