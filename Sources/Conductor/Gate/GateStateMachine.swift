@@ -139,12 +139,12 @@ struct GateStateMachine<Handles: GateHandles> {
     /// What ``takeSlotNow(for:isCancelled:judges:events:)`` decided.
     enum SlotNowAction: Sendable {
         case granted(Slot)
-        /// No slot is free without overtaking: queue with ``queue(_:id:waiter:events:)``.
+        /// No slot is free without overtaking: queue with ``queue(_:id:waiter:judges:events:)``.
         case busy
         case shutDown
     }
 
-    /// What ``queue(_:id:waiter:events:)`` decided.
+    /// What ``queue(_:id:waiter:judges:events:)`` decided.
     enum QueueAction: Sendable {
         /// A slot was free after all: go on with it.
         case start(Slot)

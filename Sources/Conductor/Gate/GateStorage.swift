@@ -655,7 +655,7 @@ final class GateStorage: Sendable {
     }
 
     /// Waits for a slot. When one is free at once, the same transition takes the first look at
-    /// an attempt (see ``authorizeOrPark(id:attempt:needsAuthorization:slot:refreshedStale:)``),
+    /// an attempt (see ``authorizeOrPark(key:id:attempt:needsAuthorization:slot:refreshedStale:)``),
     /// unless `lookWithJudge` and the look would need the judge's verdict.
     private func acquireSlot(for claimant: SlotClaimant, lookWithJudge: Bool) async -> SlotOutcome {
         // Most attempts find a slot free: no continuation, no cancellation handler.
