@@ -157,10 +157,14 @@ func countInstructions(_ arguments: [String]) -> Never {
         conductor_bench_counting_stops()
         if let gate = countedStormGate.withLock({ $0 }) {
             let events = gate.recordedEvents
-            let parked = events.count { if case .redirect = $0 { true } else { false } }
+            // Parked: behind the refresh, after a 401 (`redirect`) or before sending (`parked`).
+            let redirected = events.count { if case .redirect = $0 { true } else { false } }
+            let parked = redirected + events.count { if case .parked = $0 { true } else { false } }
             let queued = events.count { if case .queued = $0 { true } else { false } }
             let resent = events.count { if case .running(_, let attempt, _) = $0 { attempt > 1 } else { false } }
-            FileHandle.standardError.write(Data("storm: \(parked) parked, \(queued) queued, \(resent) re-sent\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "storm: \(parked) parked (\(redirected) after a 401), \(queued) queued, \(resent) re-sent\n".utf8))
         }
         done.signal()
     }

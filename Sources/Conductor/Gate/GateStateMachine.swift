@@ -13,6 +13,17 @@ protocol GateHandles {
     associatedtype Work: Sendable
 }
 
+/// What the first look at an attempt queued for a slot needs (see
+/// ``GateStateMachine/queue(_:id:waiter:judges:events:)``). Not nested in the generic machine,
+/// so that it is one concrete type at run time (see ``GateFailure``).
+struct GateQueuedAttempt: Sendable {
+    var request: UInt64
+    var number: Int
+    var needsAuthorization: Bool
+    /// Whether the look asks for the judge's verdict first.
+    var judges: Bool
+}
+
 /// Which flight a request joins: its own, or the one its coalescing key names. Not nested in
 /// the generic machine, so that it is one concrete type at run time (see ``GateFailure``).
 enum GateFlightKey: Hashable, Sendable {
@@ -28,10 +39,11 @@ enum GateFlightKey: Hashable, Sendable {
 /// it recorded to `events` (which the storage journals in the same critical section), and
 /// never resumes, starts or calls anything — the storage does that once its lock is released.
 /// A transition that gives a slot back may let queued attempts start; it returns them in its
-/// action (`slotStarts`), for the storage to resume.
+/// action (`slotStarts`), each with the first look at its attempt taken in that transition, for
+/// the storage to resume.
 struct GateStateMachine<Handles: GateHandles> {
     typealias Credential = Handles.Credential
-    typealias Credentials = GateCredentialMachine<Credential, Handles.Parked>
+    typealias Credentials = GateCredentialMachine<Credential, Parked>
     typealias Priority = PriorityScheduler.Priority
     typealias Failure = GateFailure
 
@@ -107,19 +119,37 @@ struct GateStateMachine<Handles: GateHandles> {
         case refresh
     }
 
+    /// A claimant queued for a slot, as the slot machine keeps it. Plain data (no credential),
+    /// so the slot machine's lanes copy it bit for bit.
+    struct QueuedSlot: Sendable {
+        var waiter: Handles.SlotWaiter
+        /// The attempt, for the first look once a slot is free (`nil`: the refresh).
+        var attempt: GateQueuedAttempt?
+        /// The slot as queued: its priority and the failure epoch it queued in.
+        var priority: Priority
+        var epoch: Int
+    }
+    /// A queued claimant that starts now: resume `waiter` with `slot`, whose first look (for
+    /// an attempt) the starting transition took.
+    struct SlotStart: Sendable {
+        var waiter: Handles.SlotWaiter
+        var slot: Slot
+    }
+
     /// What ``takeSlotNow(for:isCancelled:judges:events:)`` decided.
     enum SlotNowAction: Sendable {
         case granted(Slot)
-        /// No slot is free without overtaking: queue with ``queue(_:id:waiter:events:)``.
+        /// No slot is free without overtaking: queue with ``queue(_:id:waiter:judges:events:)``.
         case busy
         case shutDown
     }
 
-    /// What ``queue(_:id:waiter:events:)`` decided.
+    /// What ``queue(_:id:waiter:judges:events:)`` decided.
     enum QueueAction: Sendable {
         /// A slot was free after all: go on with it.
         case start(Slot)
-        /// Queued; a later transition's `slotStarts` holds the waiter.
+        /// Queued; a later transition's `slotStarts` holds the waiter, with the slot and its
+        /// first look.
         case enqueued(Slot)
         case shutDown
     }
@@ -138,14 +168,30 @@ struct GateStateMachine<Handles: GateHandles> {
         var droppedSlots: [Handles.SlotWaiter] = []
     }
 
-    /// The credential, its refresh and the parked requests. The storage still drives its
-    /// transitions that park or wake requests (authorize, rejected, refresh, sign-in) directly,
-    /// under the same lock; the request table and the slots are this machine's.
-    var credentials: Credentials
-    private(set) var slots: SchedulerStateMachine<Handles.SlotWaiter>
+    /// The attempt a parked request makes next, kept with it so that the refresh's end can hand
+    /// it a slot and authorize it in the same transition (see
+    /// ``refreshEnded(_:_:releasingSlot:events:)``).
+    struct NextAttempt: Sendable {
+        var key: GateFlightKey
+        var request: UInt64
+        /// Its number, as its `running` event names it.
+        var number: Int
+    }
+
+    /// A request (or a ``RequestGate/refresh()`` caller: no `next` attempt) parked behind the
+    /// refresh.
+    struct Parked: Sendable {
+        var waiter: Handles.Parked
+        var next: NextAttempt?
+    }
+
+    /// The credential, its refresh and the parked requests: driven only through this machine's
+    /// transitions; the storage reads it (version, parked count) for its hooks.
+    private(set) var credentials: Credentials
+    private(set) var slots: SchedulerStateMachine<QueuedSlot>
     private var flights: [GateFlightKey: Flight] = [:]
 
-    init(credentials: Credentials, slots: SchedulerStateMachine<Handles.SlotWaiter>) {
+    init(credentials: Credentials, slots: SchedulerStateMachine<QueuedSlot>) {
         self.credentials = credentials
         self.slots = slots
     }
@@ -232,12 +278,19 @@ struct GateStateMachine<Handles: GateHandles> {
     }
 
     /// Queues `claimant` for a slot as entry `id`, kept as `waiter` until a transition lets it
-    /// start.
+    /// start; that transition takes the first look at an attempt (asking for the judge's
+    /// verdict first if `judges`), so the attempt is resumed once, knowing whether it sends.
     mutating func queue(
-        _ claimant: SlotClaimant, id: UInt64, waiter: Handles.SlotWaiter, events: inout [GateEvent]
+        _ claimant: SlotClaimant, id: UInt64, waiter: Handles.SlotWaiter, judges: Bool, events: inout [GateEvent]
     ) -> QueueAction {
         let slot = Slot(priority: priority(of: claimant), epoch: credentials.failureEpoch)
-        switch slots.submit(id: id, priority: slot.priority, payload: waiter) {
+        var attempt: GateQueuedAttempt?
+        if case .attempt(_, let request, let number, let needsAuthorization) = claimant {
+            attempt = GateQueuedAttempt(
+                request: request, number: number, needsAuthorization: needsAuthorization, judges: judges)
+        }
+        let entry = QueuedSlot(waiter: waiter, attempt: attempt, priority: slot.priority, epoch: slot.epoch)
+        switch slots.submit(id: id, priority: slot.priority, payload: entry) {
         case .start: return .start(slot)
         case .rejected: return .shutDown
         case .enqueued:
@@ -250,13 +303,33 @@ struct GateStateMachine<Handles: GateHandles> {
     }
 
     /// Queued entry `id` was cancelled: its waiter, and the entries its leaving lets start.
-    mutating func cancelQueued(id: UInt64) -> (cancelled: Handles.SlotWaiter, started: [Handles.SlotWaiter])? {
-        slots.cancel(id: id)
+    mutating func cancelQueued(
+        id: UInt64, events: inout [GateEvent]
+    ) -> (cancelled: Handles.SlotWaiter, started: [SlotStart])? {
+        guard let (cancelled, started) = slots.cancel(id: id) else { return nil }
+        return (cancelled.waiter, start(started, events: &events))
     }
 
-    /// Gives a slot back; returns the waiters that start now.
-    mutating func releaseSlot(_ priority: Priority) -> [Handles.SlotWaiter] {
-        slots.finish(unique: priority == .unique)
+    /// Gives a slot back; returns the waiters that start now, each with its first look taken.
+    mutating func releaseSlot(_ priority: Priority, events: inout [GateEvent]) -> [SlotStart] {
+        start(slots.finish(unique: priority == .unique), events: &events)
+    }
+
+    /// Queued claimants that start now: the first look at each attempt is taken here, in the
+    /// transition that gives it the slot (recording its `running` if it sends). Its task's
+    /// cancellation is not known here: a cancellation that comes this late reaches it on the
+    /// wire, as one that comes just after a free slot's look does.
+    private mutating func start(_ entries: [QueuedSlot], events: inout [GateEvent]) -> [SlotStart] {
+        entries.map { entry in
+            var slot = Slot(priority: entry.priority, epoch: entry.epoch)
+            if let attempt = entry.attempt {
+                slot.look = look(
+                    request: attempt.request, attempt: attempt.number, epoch: slot.epoch,
+                    needsAuthorization: attempt.needsAuthorization, isCancelled: false, judges: attempt.judges,
+                    judged: nil, events: &events)
+            }
+            return SlotStart(waiter: entry.waiter, slot: slot)
+        }
     }
 
     /// The priority `claimant` queues with.
@@ -333,7 +406,7 @@ struct GateStateMachine<Handles: GateHandles> {
         /// The refresh this transition started, to run once the lock is released.
         var refresh: (flight: GateRefreshFlight, replacing: Credential?)?
         /// The attempts (or refresh) that start on the slot this transition gave back.
-        var slotStarts: [Handles.SlotWaiter] = []
+        var slotStarts: [SlotStart] = []
     }
 
     /// Why a request parks behind a refresh, which the event that records it says.
@@ -344,16 +417,17 @@ struct GateStateMachine<Handles: GateHandles> {
         case stale
     }
 
-    /// Parks request `id`, which holds a slot of `priority` and found a refresh running or no
-    /// credential yet (the first request then starts the refresh), giving its slot back in the
-    /// same transition; unless the state changed since its look, and it may send or must fail
-    /// after all.
+    /// Parks request `id` of flight `key`, which holds a slot of `priority` and found a refresh
+    /// running or no credential yet (the first request then starts the refresh), giving its
+    /// slot back in the same transition; unless the state changed since its look, and it may
+    /// send or must fail after all. Attempt `attempt` is the one it makes once woken.
     mutating func park(
-        request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot priority: Priority,
-        waiter: Handles.Parked, now: Duration, events: inout [GateEvent]
+        _ key: GateFlightKey, request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool,
+        slot priority: Priority, waiter: Handles.Parked, now: Duration, events: inout [GateEvent]
     ) -> ParkStep {
+        let parked = Parked(waiter: waiter, next: NextAttempt(key: key, request: id, number: attempt))
         switch credentials.authorize(
-            request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: waiter, now: now)
+            request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: parked, now: now)
         {
         case .send(let credential, let version):
             // The state changed since the look (a refresh ended, a sign-in). A credential that
@@ -366,50 +440,56 @@ struct GateStateMachine<Handles: GateHandles> {
             return ParkStep(outcome: .failNow(failure))
         case .park:
             events.append(.parked(request: id, credentialVersion: credentials.version))
-            return ParkStep(outcome: .wait, slotStarts: releaseSlot(priority))
+            return ParkStep(outcome: .wait, slotStarts: releaseSlot(priority, events: &events))
         case .parkAndRefresh(let flight, let old):
             events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
             events.append(.parked(request: id, credentialVersion: credentials.version))
-            return ParkStep(outcome: .wait, refresh: (flight, old), slotStarts: releaseSlot(priority))
+            return ParkStep(outcome: .wait, refresh: (flight, old), slotStarts: releaseSlot(priority, events: &events))
         }
     }
 
-    /// The server rejected credential `version` of request `id` (or it was judged stale before
-    /// sending: `reason`), which holds a slot of `priority`; the slot is given back in the same
-    /// transition. With a `waiter`, the request parks if a refresh runs or starts; without (no
-    /// attempt left), it only starts the refresh the rejection calls for.
+    /// The server rejected credential `version` of request `id` of flight `key` (or it was
+    /// judged stale before sending: `reason`), which holds a slot of `priority`; the slot is
+    /// given back in the same transition. With a `waiter`, the request parks if a refresh runs
+    /// or starts (and makes attempt `nextAttempt` once woken); without (no attempt left), it
+    /// only starts the refresh the rejection calls for.
     mutating func rejected(
-        request id: UInt64, version: Int, slot priority: Priority, reason: ParkReason, waiter: Handles.Parked?,
-        now: Duration, events: inout [GateEvent]
+        _ key: GateFlightKey, request id: UInt64, version: Int, nextAttempt: Int, slot priority: Priority,
+        reason: ParkReason, waiter: Handles.Parked?, now: Duration, events: inout [GateEvent]
     ) -> ParkStep {
-        let slotStarts = releaseSlot(priority)
+        let waiter = waiter.map {
+            Parked(waiter: $0, next: NextAttempt(key: key, request: id, number: nextAttempt))
+        }
         let waits = waiter != nil
         let parkedEvent: GateEvent =
             switch reason {
             case .rejected: .redirect(request: id, credentialVersion: version)
             case .stale: .parked(request: id, credentialVersion: version)
             }
+        var step: ParkStep
         switch credentials.rejected(
             request: id, sentVersion: version, waiter: waiter, now: now, judgedStale: reason == .stale)
         {
         case .resend:
-            return ParkStep(outcome: .proceed, slotStarts: slotStarts)
+            step = ParkStep(outcome: .proceed)
         case .fail(let failure):
             Self.recordRefusal(failure, events: &events)
-            return ParkStep(outcome: .fail(failure), slotStarts: slotStarts)
+            step = ParkStep(outcome: .fail(failure))
         case .park:
-            guard waits else { return ParkStep(outcome: .proceed, slotStarts: slotStarts) }
-            events.append(parkedEvent)
-            return ParkStep(outcome: .wait, slotStarts: slotStarts)
+            if waits { events.append(parkedEvent) }
+            step = ParkStep(outcome: waits ? .wait : .proceed)
         case .parkAndRefresh(let flight, let old):
             events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-            guard waits else { return ParkStep(outcome: .proceed, refresh: (flight, old), slotStarts: slotStarts) }
-            events.append(parkedEvent)
-            return ParkStep(outcome: .wait, refresh: (flight, old), slotStarts: slotStarts)
+            if waits { events.append(parkedEvent) }
+            step = ParkStep(outcome: waits ? .wait : .proceed, refresh: (flight, old))
         }
+        // Given back after the decision: the attempts it lets start look at the credential as
+        // the rejection left it (refreshing, so none carries the rejected one).
+        step.slotStarts = releaseSlot(priority, events: &events)
+        return step
     }
 
-    /// ``rejected(request:version:slot:reason:waiter:now:events:)`` for a request whose task was
+    /// ``rejected(_:request:version:nextAttempt:slot:reason:waiter:now:events:)`` for a request whose task was
     /// cancelled before the transition: it gives its slot back and does not wait, but the
     /// refresh a rejection calls for still starts (single-flight, as for any rejection). The
     /// credential is known bad, so the next request must not carry it to the server again. A
@@ -418,17 +498,20 @@ struct GateStateMachine<Handles: GateHandles> {
         request id: UInt64, version: Int, slot priority: Priority, reason: ParkReason, now: Duration,
         events: inout [GateEvent]
     ) -> ParkStep {
-        var step = ParkStep(outcome: .cancelled, slotStarts: releaseSlot(priority))
-        guard reason == .rejected else { return step }
-        switch credentials.rejected(request: id, sentVersion: version, waiter: nil, now: now) {
-        case .parkAndRefresh(let flight, let old):
-            events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-            step.refresh = (flight, old)
-        case .fail(let failure):
-            Self.recordRefusal(failure, events: &events)
-        case .resend, .park:
-            break
+        var step = ParkStep(outcome: .cancelled)
+        if reason == .rejected {
+            switch credentials.rejected(request: id, sentVersion: version, waiter: nil, now: now) {
+            case .parkAndRefresh(let flight, let old):
+                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
+                step.refresh = (flight, old)
+            case .fail(let failure):
+                Self.recordRefusal(failure, events: &events)
+            case .resend, .park:
+                break
+            }
         }
+        // After the decision, as in `rejected`.
+        step.slotStarts = releaseSlot(priority, events: &events)
         return step
     }
 
@@ -439,7 +522,7 @@ struct GateStateMachine<Handles: GateHandles> {
     mutating func refreshNow(caller id: UInt64, waiter: Handles.Parked, now: Duration, events: inout [GateEvent])
         -> ParkStep
     {
-        switch credentials.refreshNow(caller: id, waiter: waiter, now: now) {
+        switch credentials.refreshNow(caller: id, waiter: Parked(waiter: waiter, next: nil), now: now) {
         case .join:
             return ParkStep(outcome: .wait)
         case .start(let flight, let old):
@@ -460,47 +543,186 @@ struct GateStateMachine<Handles: GateHandles> {
         case cancelled
     }
 
+    /// How a request parked behind a refresh goes on once the refresh ended.
+    enum Wake: Sendable {
+        /// It holds a slot the refresh's end took for it, and the first look at its next
+        /// attempt taken in the same transition (a `send` with the new credential, recorded as
+        /// `running` there).
+        case granted(Slot)
+        /// Queue for a slot again (no slot was free without overtaking, or a
+        /// ``RequestGate/refresh()`` caller, who needs none).
+        case proceed
+        case fail(Failure)
+    }
+
     /// What the end of a refresh decided.
     struct RefreshEndStep: Sendable {
-        /// The requests parked behind it, to wake: they go on (`failure == nil`) or fail. Empty
-        /// when the refresh had been replaced.
-        var waiters: [Handles.Parked] = []
+        /// The requests parked behind it, to wake in this order, each with how it goes on.
+        /// Empty when the refresh had been replaced.
+        var waiters: [(waiter: Handles.Parked, wake: Wake)] = []
         var failure: Failure?
         /// Whether the refresh was still current (so its task is no longer the running one).
         var settled = false
-        var slotStarts: [Handles.SlotWaiter] = []
+        var slotStarts: [SlotStart] = []
     }
 
     /// Refresh `flight` ended with `result`, giving back the `unique` slot it held if
     /// `releasingSlot`.
+    ///
+    /// The `unique` slot is given back after the refresh settled the credential, so the
+    /// attempts queued behind the refresh that start now are authorized (their first look) with
+    /// the new credential in this transition, after `refreshSucceeded`, or fail with the
+    /// refresh's failure.
+    ///
+    /// After a success, the parked requests' next attempts take the slots that are free without
+    /// overtaking anyone queued (the attempts that queued behind the refresh start first, as
+    /// they did when the woken requests queued again), highest priority first and in the order
+    /// they parked within a priority, and are authorized with the new credential in this
+    /// transition: each is resumed once, holding its slot, with its `running` recorded here,
+    /// after `refreshSucceeded`. The others queue for a slot again once woken.
     mutating func refreshEnded(
         _ flight: GateRefreshFlight, _ result: RefreshResult, releasingSlot: Bool, events: inout [GateEvent]
     ) -> RefreshEndStep {
         var step = RefreshEndStep()
-        if releasingSlot { step.slotStarts = releaseSlot(.unique) }
         let action: Credentials.RefreshEndAction =
             switch result {
             case .succeeded(let credential): credentials.refreshSucceeded(flight, with: credential)
             case .failed(let failure): credentials.refreshFailed(flight, failure)
             case .cancelled: .discard
             }
-        guard case .settle(let waiters, let version, let failure) = action else { return step }
+        guard case .settle(let waiters, let version, let failure) = action else {
+            if releasingSlot { step.slotStarts = releaseSlot(.unique, events: &events) }
+            return step
+        }
         if failure != nil {
             events.append(.refreshFailed(fromVersion: flight.fromVersion))
         } else {
             events.append(.refreshSucceeded(version: version))
         }
-        step.waiters = waiters
+        if releasingSlot { step.slotStarts = releaseSlot(.unique, events: &events) }
         step.failure = failure
         step.settled = true
+        if let failure {
+            step.waiters = waiters.map { ($0.waiter, .fail(failure)) }
+        } else {
+            step.waiters = handSlots(to: waiters, events: &events)
+        }
+        return step
+    }
+
+    /// The slots free without overtaking, given to `parked` (woken by a refresh's success) by
+    /// priority, each authorized in the same transition; see
+    /// ``refreshEnded(_:_:releasingSlot:events:)``.
+    private mutating func handSlots(to parked: [Parked], events: inout [GateEvent]) -> [(Handles.Parked, Wake)] {
+        var woken: [(waiter: Handles.Parked, wake: Wake)] = parked.map { ($0.waiter, .proceed) }
+        // The flight's priority, now (a caller may have joined since it parked); nil for a
+        // refresh() caller and for a request whose flight already ended (its task is
+        // cancelled: it goes on only to find that out).
+        var claims: [(index: Int, priority: Priority, next: NextAttempt)] = []
+        for (index, entry) in parked.enumerated() {
+            guard let next = entry.next, let flight = flights[next.key], flight.request == next.request else {
+                continue
+            }
+            claims.append((index, flight.priority, next))
+        }
+        // Stable: within a priority, the order they parked in.
+        claims.sort { $0.priority > $1.priority || ($0.priority == $1.priority && $0.index < $1.index) }
+        for claim in claims {
+            guard slots.startImmediately(claim.priority) == true else { break }
+            var slot = Slot(priority: claim.priority, epoch: credentials.failureEpoch)
+            // Parked requests all need the credential (one that does not never parks), and the
+            // credential the refresh just delivered is sent unjudged, as in `park`.
+            slot.look = look(
+                request: claim.next.request, attempt: claim.next.number, epoch: slot.epoch,
+                needsAuthorization: true, isCancelled: false, judges: false, judged: nil, events: &events)
+            woken[claim.index].wake = .granted(slot)
+        }
+        return woken
+    }
+
+    /// Whether `flight` is the refresh running now (a sign-in, sign-out or shutdown may have
+    /// replaced it before its task was recorded).
+    func isRunning(_ flight: GateRefreshFlight) -> Bool {
+        if case .refreshing(flight) = credentials.refresh { true } else { false }
+    }
+
+    // MARK: - Leaving and backing off
+
+    /// Parked request `id`'s task was cancelled: its waiter, to resume as cancelled, if it was
+    /// still parked (the refresh's end or a replacement may have woken it first).
+    mutating func cancelParked(request id: UInt64) -> Handles.Parked? {
+        credentials.cancelParked(request: id)?.waiter
+    }
+
+    /// Attempt `attempt` of request `id`, holding a slot of `priority`, failed and will be sent
+    /// again after `retryAfter` (the server's) or else the backoff with jitter: records
+    /// `retry` and gives the slot back.
+    mutating func backOff(
+        request id: UInt64, attempt: Int, retryAfter: Duration?, slot priority: Priority, events: inout [GateEvent]
+    ) -> (delay: Duration, slotStarts: [SlotStart]) {
+        let delay = retryAfter ?? credentials.backoffDelay(afterAttempt: attempt)
+        events.append(.retry(request: id, attempt: attempt, delay: delay))
+        return (delay, releaseSlot(priority, events: &events))
+    }
+
+    // MARK: - Credentials from outside
+
+    /// What replaces the credential from outside the gate.
+    enum Replacement: Sendable {
+        case signIn(Credential)
+        case signOut
+        case shutdown
+    }
+
+    /// What a sign-in, sign-out or shutdown decided.
+    struct ReplaceStep: Sendable {
+        /// The refresh it replaced, whose task to cancel.
+        var cancelledRefresh: GateRefreshFlight?
+        /// The parked requests, to wake: they go on (`failure == nil`) or fail.
+        var parked: [Handles.Parked] = []
+        var failure: Failure?
+        /// What a shutdown ended: every flight and queued slot.
+        var flights = ShutdownFlights()
+        /// A shutdown: this transition's events are the journal's last.
+        var finishesJournal = false
+    }
+
+    /// A sign-in, sign-out or shutdown, as one transition: a running refresh is replaced
+    /// (`refreshCancelled`), the parked requests wake, and a shutdown ends every flight first
+    /// (each end journaled before its callers wake). Nothing is decided twice: after a shutdown,
+    /// every replacement finds nothing to do.
+    mutating func replace(_ replacement: Replacement, events: inout [GateEvent]) -> ReplaceStep {
+        var step = ReplaceStep()
+        let action: Credentials.ReplaceAction?
+        var event: GateEvent?
+        switch replacement {
+        case .signIn(let credential):
+            action = credentials.signIn(credential)
+            event = action.map { .signedIn(version: $0.version) }
+        case .signOut:
+            action = credentials.signOut()
+            event = .signedOut
+        case .shutdown:
+            step.flights = shutDownFlights(events: &events)
+            action = credentials.shutdown()
+            step.finishesJournal = action != nil
+        }
+        guard let action else { return step }
+        if let cancelled = action.cancelledRefresh {
+            events.append(.refreshCancelled(fromVersion: cancelled.fromVersion))
+            step.cancelledRefresh = cancelled
+        }
+        if let event { events.append(event) }
+        step.parked = action.waiters.map(\.waiter)
+        step.failure = action.failure
         return step
     }
 
     // MARK: - Shutdown
 
     /// Ends every flight once with `shutDown` (journaled before its callers wake) and drops
-    /// every queued slot; the credential's part of the shutdown is ``GateCredentialMachine/shutdown()``.
-    mutating func shutDownFlights(events: inout [GateEvent]) -> ShutdownFlights {
+    /// every queued slot: the flights' part of ``replace(_:events:)``'s shutdown.
+    private mutating func shutDownFlights(events: inout [GateEvent]) -> ShutdownFlights {
         var ended = ShutdownFlights()
         guard !credentials.isShutDown else { return ended }
         for flight in flights.values {
@@ -511,7 +733,7 @@ struct GateStateMachine<Handles: GateHandles> {
             ended.work.append(flight.work)
         }
         flights.removeAll()
-        ended.droppedSlots = slots.shutdown()
+        ended.droppedSlots = slots.shutdown().map(\.waiter)
         return ended
     }
 }

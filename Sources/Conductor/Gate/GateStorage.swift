@@ -43,6 +43,9 @@ final class GateStorage: Sendable {
         /// Ended at once, while still holding its slot.
         case failNow(Failure)
         case cancelledNow
+        /// Woken after parking by the refresh's end, holding a slot it took for the request, with
+        /// the first look at the next attempt taken (a send, recorded as `running` there).
+        case granted(GateStateMachine<Handles>.Slot)
         /// Woken after parking (without a slot): queue for a slot again.
         case proceed
         case fail(Failure)
@@ -51,7 +54,8 @@ final class GateStorage: Sendable {
 
     /// How an attempt (or the refresh) waiting for a slot goes on.
     enum SlotGrant: Sendable {
-        case started
+        /// The slot, with the first look at an attempt taken by the transition that started it.
+        case started(GateStateMachine<Handles>.Slot)
         case cancelled
         case shutDown
     }
@@ -132,7 +136,7 @@ final class GateStorage: Sendable {
         var queuedWaiters = CountWaiters<Void>()
         var idleWaiters = WaiterSet<Bool>()
         /// The attempts (or refresh) this transition gave a slot, to resume once it is over.
-        var slotStarts: [WaiterSet<SlotGrant>.Waiter] = []
+        var slotStarts: [Machine.SlotStart] = []
         /// Set by the shutdown: its transition's events are the journal's last.
         var finishesJournal = false
 
@@ -160,8 +164,14 @@ final class GateStorage: Sendable {
         }
 
         /// Gives a slot back; what starts now is resumed when the transition is over.
-        mutating func releaseSlot(_ priority: Priority) {
-            slotStarts += machine.releaseSlot(priority)
+        mutating func releaseSlot(_ priority: Priority, events: inout [GateEvent]) {
+            start(machine.releaseSlot(priority, events: &events))
+        }
+
+        /// Keeps `starts` to resume once the transition is over: taken whole when nothing else
+        /// is (each start holds its look's credential, whose closures a copy would retain).
+        mutating func start(_ starts: [Machine.SlotStart]) {
+            if slotStarts.isEmpty { slotStarts = starts } else if !starts.isEmpty { slotStarts += starts }
         }
     }
 
@@ -178,7 +188,7 @@ final class GateStorage: Sendable {
 
     /// Tasks a transition lets go, to resume once no lock is held.
     struct Wakeups: Sendable {
-        var slotStarts: [WaiterSet<SlotGrant>.Waiter]
+        var slotStarts: [Machine.SlotStart]
         var readers: [WaiterSet<Void>.Waiter]
         var hooks: [CountWaiters<Void>.Continuation] = []
         var idle: [WaiterSet<Bool>.Waiter] = []
@@ -289,7 +299,7 @@ final class GateStorage: Sendable {
 
     private func publish(_ publication: Publication) {
         if let wakeups = publication.wakeups {
-            for waiter in wakeups.slotStarts { waiter.resume(returning: .started) }
+            for start in wakeups.slotStarts { start.waiter.resume(returning: .started(start.slot)) }
             for reader in wakeups.readers { reader.resume(returning: ()) }
             for hook in wakeups.hooks { hook.resume() }
             for waiter in wakeups.idle { waiter.resume(returning: true) }
@@ -481,6 +491,9 @@ final class GateStorage: Sendable {
         // again: the server may have carried the request out already.
         let retryRefusal = retry.refusal(for: request)
         var sent = 0
+        /// A slot the refresh's end handed this request when it woke it from parking: its next
+        /// attempt goes on with it instead of queuing again.
+        var handedSlot: Slot?
         /// The status of the last response, which every error that ends the request carries.
         var lastStatus: Int?
         /// Whether this request has already refreshed a credential judged stale: it does so
@@ -497,23 +510,34 @@ final class GateStorage: Sendable {
         }
 
         while true {
-            if Task.isCancelled { throw GateError.cancelled(name) }
-            let judgesNow = judges && !refreshedStale
-            let slot: Slot
-            switch await acquireSlot(
-                for: .attempt(key: key, request: id, number: sent + 1, needsAuthorization: needsAuthorization),
-                lookWithJudge: judgesNow)
-            {
-            case .granted(let granted): slot = granted
-            case .cancelled: throw GateError.cancelled(name)
-            case .shutDown: throw GateError.shutDown(name)
+            var slot: Slot
+            if let handed = handedSlot {
+                // Its look is a send already recorded as `running`: it goes out, as any request
+                // whose look said send does, and a cancellation reaches it on the wire.
+                slot = handed
+                handedSlot = nil
+            } else {
+                if Task.isCancelled { throw GateError.cancelled(name) }
+                let judgesNow = judges && !refreshedStale
+                switch await acquireSlot(
+                    for: .attempt(key: key, request: id, number: sent + 1, needsAuthorization: needsAuthorization),
+                    lookWithJudge: judgesNow)
+                {
+                case .granted(let granted): slot = granted
+                case .cancelled: throw GateError.cancelled(name)
+                case .shutDown: throw GateError.shutDown(name)
+                }
             }
             let credential: ErasedCredential?
             let version: Int
             switch await authorizeOrPark(
-                id: id, attempt: sent + 1, needsAuthorization: needsAuthorization, slot: slot,
+                key: key, id: id, attempt: sent + 1, needsAuthorization: needsAuthorization, slot: slot,
                 refreshedStale: &refreshedStale)
             {
+            case .granted(let handed):
+                // Parked and woken holding a new slot: this attempt goes on with it.
+                handedSlot = handed
+                continue
             case .send(let current, let currentVersion):
                 credential = current
                 version = currentVersion
@@ -544,14 +568,21 @@ final class GateStorage: Sendable {
                     // Still decide the refresh this rejection calls for, then give up — with the
                     // more specific cause when that decision refused the refresh.
                     if case .fail(let failure) = await rejected(
-                        id: id, version: version, slot: slot.priority, waits: false, reason: .rejected)
+                        key: key, id: id, version: version, nextAttempt: sent + 1, slot: slot.priority, waits: false,
+                        reason: .rejected)
                     {
                         throw Self.error(failure, name: name, status: lastStatus)
                     }
                     try mayResend(last)
                     continue
                 }
-                switch await rejected(id: id, version: version, slot: slot.priority, waits: true, reason: .rejected) {
+                switch await rejected(
+                    key: key, id: id, version: version, nextAttempt: sent + 1, slot: slot.priority, waits: true,
+                    reason: .rejected)
+                {
+                case .granted(let handed):
+                    handedSlot = handed
+                    continue
                 case .proceed, .send: continue
                 case .fail(let failure), .failNow(let failure):
                     throw Self.error(failure, name: name, status: lastStatus)
@@ -624,7 +655,7 @@ final class GateStorage: Sendable {
     }
 
     /// Waits for a slot. When one is free at once, the same transition takes the first look at
-    /// an attempt (see ``authorizeOrPark(id:attempt:needsAuthorization:slot:refreshedStale:)``),
+    /// an attempt (see ``authorizeOrPark(key:id:attempt:needsAuthorization:slot:refreshedStale:)``),
     /// unless `lookWithJudge` and the look would need the judge's verdict.
     private func acquireSlot(for claimant: SlotClaimant, lookWithJudge: Bool) async -> SlotOutcome {
         // Most attempts find a slot free: no continuation, no cancellation handler.
@@ -638,44 +669,43 @@ final class GateStorage: Sendable {
             }
         }
         if let fast { return fast }
-        typealias Queued = (publication: Publication, slot: Slot)
-        // The slot as queued: read only once the slot is granted.
-        var queuedSlot = Slot(priority: .default, epoch: 0)
         let grant = await state.suspend(
-            { (state: inout State, waiter: WaiterSet<SlotGrant>.Waiter) -> SuspensionDecision<SlotGrant, Queued> in
+            {
+                (state: inout State, waiter: WaiterSet<SlotGrant>.Waiter) -> SuspensionDecision<SlotGrant, Publication>
+                in
                 var events: [GateEvent] = []
-                switch state.machine.queue(claimant, id: waiter.id, waiter: waiter, events: &events) {
+                switch state.machine.queue(
+                    claimant, id: waiter.id, waiter: waiter, judges: lookWithJudge, events: &events)
+                {
                 case .start(let slot):
-                    return .resume(.started, (state.commit(events), slot))
+                    return .resume(.started(slot), state.commit(events))
                 case .shutDown:
-                    return .resume(.shutDown, (state.commit(events), Slot(priority: .default, epoch: 0)))
-                case .enqueued(let slot):
-                    return .wait((state.commit(events), slot))
+                    return .resume(.shutDown, state.commit(events))
+                case .enqueued:
+                    return .wait(state.commit(events))
                 }
             },
-            cancelledNow: { state in (.cancelled, (state.commit([]), Slot(priority: .default, epoch: 0))) },
-            perform: { queued in
-                queuedSlot = queued.slot
-                self.publish(queued.publication)
-            },
+            cancelledNow: { state in (.cancelled, state.commit([])) },
+            perform: { publication in self.publish(publication) },
             cancelled: { @Sendable [self] state, waiterID in
-                guard let removed = state.machine.cancelQueued(id: waiterID) else { return nil }
-                state.slotStarts += removed.started
-                let publication = state.commit([])
+                var events: [GateEvent] = []
+                guard let removed = state.machine.cancelQueued(id: waiterID, events: &events) else { return nil }
+                state.start(removed.started)
+                let publication = state.commit(events)
                 return { [self] in
                     publish(publication)
                     removed.cancelled.resume(returning: .cancelled)
                 }
             })
         switch grant {
-        case .started: return .granted(queuedSlot)
+        case .started(let slot): return .granted(slot)
         case .cancelled: return .cancelled
         case .shutDown: return .shutDown
         }
     }
 
     private func releaseSlot(_ priority: Priority) {
-        transition { state, _ in state.releaseSlot(priority) }
+        transition { state, events in state.releaseSlot(priority, events: &events) }
     }
 
     // MARK: - Authorizing
@@ -688,7 +718,7 @@ final class GateStorage: Sendable {
     /// only if the judged version is still current; a stale one starts the refresh as a
     /// rejection would, and the request parks behind it.
     private func authorizeOrPark(
-        id: UInt64, attempt: Int, needsAuthorization: Bool, slot: Slot, refreshedStale: inout Bool
+        key: FlightKey, id: UInt64, attempt: Int, needsAuthorization: Bool, slot: Slot, refreshedStale: inout Bool
     ) async -> Resumption {
         var judged: (version: Int, stale: Bool)?
         let judgesNow = judges && !refreshedStale
@@ -714,10 +744,12 @@ final class GateStorage: Sendable {
                 look = nil
             case .stale(let version)?:
                 refreshedStale = true
-                return await rejected(id: id, version: version, slot: slot.priority, waits: true, reason: .stale)
+                return await rejected(
+                    key: key, id: id, version: version, nextAttempt: attempt, slot: slot.priority, waits: true,
+                    reason: .stale)
             case .park?, nil:
                 return await park(
-                    id: id, attempt: attempt, epoch: slot.epoch, needsAuthorization: needsAuthorization,
+                    key: key, id: id, attempt: attempt, epoch: slot.epoch, needsAuthorization: needsAuthorization,
                     slot: slot.priority)
             }
         }
@@ -727,7 +759,7 @@ final class GateStorage: Sendable {
     /// then starts the refresh), giving its slot back in the same transition; unless the state
     /// changed since the first look, and it may send or must fail after all.
     private func park(
-        id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: Priority
+        key: FlightKey, id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, slot: Priority
     ) async -> Resumption {
         let now = clock.now
         return await suspend(
@@ -735,7 +767,8 @@ final class GateStorage: Sendable {
             whenCancelled: { _, _ in Machine.ParkStep(outcome: .cancelledNow) },
             decide: { state, events, waiter in
                 state.machine.park(
-                    request: id, attempt: attempt, epoch: epoch, needsAuthorization: needsAuthorization, slot: slot,
+                    key, request: id, attempt: attempt, epoch: epoch, needsAuthorization: needsAuthorization,
+                    slot: slot,
                     waiter: waiter, now: now, events: &events)
             })
     }
@@ -746,7 +779,8 @@ final class GateStorage: Sendable {
     /// only starts the refresh the rejection calls for — as does a request cancelled before
     /// this transition.
     private func rejected(
-        id: UInt64, version: Int, slot: Priority, waits: Bool, reason: Machine.ParkReason
+        key: FlightKey, id: UInt64, version: Int, nextAttempt: Int, slot: Priority, waits: Bool,
+        reason: Machine.ParkReason
     ) async -> Resumption {
         let now = clock.now
         return await suspend(
@@ -757,8 +791,8 @@ final class GateStorage: Sendable {
             },
             decide: { state, events, waiter in
                 state.machine.rejected(
-                    request: id, version: version, slot: slot, reason: reason, waiter: waits ? waiter : nil, now: now,
-                    events: &events)
+                    key, request: id, version: version, nextAttempt: nextAttempt, slot: slot, reason: reason,
+                    waiter: waits ? waiter : nil, now: now, events: &events)
             })
     }
 
@@ -777,7 +811,7 @@ final class GateStorage: Sendable {
         /// Carries out a step under the lock: its slot starts, its events; what is left is
         /// for once the lock is released.
         func commit(_ step: Machine.ParkStep, _ state: inout State, _ events: [GateEvent]) -> ParkEffect {
-            state.slotStarts += step.slotStarts
+            state.start(step.slotStarts)
             return ParkEffect(
                 publication: state.commit(events),
                 refresh: step.refresh.map { RefreshStart(flight: $0.flight, old: $0.replacing) })
@@ -802,7 +836,7 @@ final class GateStorage: Sendable {
                 if let refresh = effect.refresh { self.startRefresh(refresh.flight, replacing: refresh.old) }
             },
             cancelled: { @Sendable [self] state, _ in
-                guard let waiter = state.machine.credentials.cancelParked(request: id) else { return nil }
+                guard let waiter = state.machine.cancelParked(request: id) else { return nil }
                 let publication = state.commit([])
                 return { [self] in
                     publish(publication)
@@ -860,10 +894,10 @@ final class GateStorage: Sendable {
             )
         }
         let delay = transition { state, events -> Duration in
-            let delay = retryAfter ?? state.machine.credentials.backoffDelay(afterAttempt: attempt)
-            events.append(.retry(request: id, attempt: attempt, delay: delay))
-            state.releaseSlot(slot)
-            return delay
+            let backOff = state.machine.backOff(
+                request: id, attempt: attempt, retryAfter: retryAfter, slot: slot, events: &events)
+            state.start(backOff.slotStarts)
+            return backOff.delay
         }
         do {
             try await backoffClock.sleep(for: delay)
@@ -916,7 +950,7 @@ final class GateStorage: Sendable {
             }
         }
         let current = state.withLock { state -> Bool in
-            guard case .refreshing(flight) = state.machine.credentials.refresh else { return false }
+            guard state.machine.isRunning(flight) else { return false }
             state.refreshTask = (flight.id, task)
             return true
         }
@@ -936,12 +970,17 @@ final class GateStorage: Sendable {
             }
         let ended = transition { state, events -> Machine.RefreshEndStep in
             let step = state.machine.refreshEnded(flight, result, releasingSlot: releasingSlot, events: &events)
-            state.slotStarts += step.slotStarts
+            state.start(step.slotStarts)
             if step.settled, state.refreshTask?.id == flight.id { state.refreshTask = nil }
             return step
         }
-        let resumption: Resumption = ended.failure.map { .fail($0) } ?? .proceed
-        for waiter in ended.waiters { waiter.resume(returning: resumption) }
+        for (waiter, wake) in ended.waiters {
+            switch wake {
+            case .granted(let slot): waiter.resume(returning: .granted(slot))
+            case .proceed: waiter.resume(returning: .proceed)
+            case .fail(let failure): waiter.resume(returning: .fail(failure))
+            }
+        }
     }
 
     // MARK: - Credentials from outside
@@ -959,7 +998,8 @@ final class GateStorage: Sendable {
             })
         switch resumption {
         case .send(_, let version): return version
-        case .proceed: return credentialVersion
+        // A refresh() caller is never handed a slot: it needs none.
+        case .proceed, .granted: return credentialVersion
         case .fail(let failure), .failNow(let failure): throw Self.error(failure, name: nil)
         case .cancelled, .cancelledNow: throw GateError.cancelled(nil)
         }
@@ -980,78 +1020,40 @@ final class GateStorage: Sendable {
         replace(.shutdown)
     }
 
-    private enum Replacement {
-        case signIn(ErasedCredential)
-        case signOut
-        case shutdown
-    }
+    private typealias Replacement = Machine.Replacement
 
     /// What a sign-in, sign-out or shutdown leaves to do once the lock is released.
     private struct ReplaceEffect: Sendable {
-        var parked: [WaiterSet<Resumption>.Waiter] = []
-        var failure: Failure?
-        var tasks: [Task<Void, Never>] = []
-        var callers: [WaiterSet<Delivery>.Waiter] = []
-        var droppedSlots: [WaiterSet<SlotGrant>.Waiter] = []
-        var flights: [FlightWork] = []
+        var step: Machine.ReplaceStep
+        /// The task of the refresh it replaced, to cancel.
+        var task: Task<Void, Never>?
     }
 
+    /// One transition (``GateStateMachine/replace(_:events:)``), then the tasks and waiters it
+    /// let go.
     private func replace(_ replacement: Replacement) {
         let (effect, publication) = state.withLock { state -> (ReplaceEffect, Publication) in
             var events: [GateEvent] = []
-            let effect = Self.replace(replacement, in: &state, events: &events)
+            var effect = ReplaceEffect(step: state.machine.replace(replacement, events: &events))
+            if let cancelled = effect.step.cancelledRefresh {
+                if state.refreshTask?.id == cancelled.id { effect.task = state.refreshTask?.task }
+                state.refreshTask = nil
+            }
+            // A shutdown's events are the journal's last; then readers get the end.
+            if effect.step.finishesJournal { state.finishesJournal = true }
             return (effect, state.commit(events))
         }
+        let step = effect.step
         // Flights the shutdown ended before their task told their opening: told first.
-        for flight in effect.flights { flight.tell(self) }
+        for flight in step.flights.work { flight.tell(self) }
         publish(publication)
-        for flight in effect.flights { flight.cancel() }
-        for task in effect.tasks { task.cancel() }
-        for waiter in effect.droppedSlots { waiter.resume(returning: .shutDown) }
+        for flight in step.flights.work { flight.cancel() }
+        effect.task?.cancel()
+        for waiter in step.flights.droppedSlots { waiter.resume(returning: .shutDown) }
         let outcome = Handoff(Result<GateResponse, GateError>.failure(.shutDown(nil)))
-        for caller in effect.callers { caller.resume(returning: .ended(outcome)) }
-        let resumption: Resumption = effect.failure.map { .fail($0) } ?? .proceed
-        for waiter in effect.parked { waiter.resume(returning: resumption) }
-    }
-
-    /// The transition of a sign-in, sign-out or shutdown.
-    private static func replace(
-        _ replacement: Replacement, in state: inout State, events: inout [GateEvent]
-    ) -> ReplaceEffect {
-        var effect = ReplaceEffect()
-        let action: Machine.Credentials.ReplaceAction?
-        var event: GateEvent?
-        switch replacement {
-        case .signIn(let credential):
-            action = state.machine.credentials.signIn(credential)
-            event = action.map { .signedIn(version: $0.version) }
-        case .signOut:
-            action = state.machine.credentials.signOut()
-            event = .signedOut
-        case .shutdown:
-            // Every flight ends here, once: its end is journaled before its callers wake.
-            let ended = state.machine.shutDownFlights(events: &events)
-            effect.callers = ended.callers
-            effect.flights = ended.work
-            effect.droppedSlots = ended.droppedSlots
-            action = state.machine.credentials.shutdown()
-        }
-        guard let action else { return effect }
-        if let cancelled = action.cancelledRefresh {
-            events.append(.refreshCancelled(fromVersion: cancelled.fromVersion))
-            if state.refreshTask?.id == cancelled.id, let task = state.refreshTask?.task {
-                effect.tasks.append(task)
-            }
-            state.refreshTask = nil
-        }
-        if let event { events.append(event) }
-        effect.parked = action.waiters
-        effect.failure = action.failure
-        if case .shutdown = replacement {
-            // This transition's events are the journal's last; then readers get the end.
-            state.finishesJournal = true
-        }
-        return effect
+        for caller in step.flights.callers { caller.resume(returning: .ended(outcome)) }
+        let resumption: Resumption = step.failure.map { .fail($0) } ?? .proceed
+        for waiter in step.parked { waiter.resume(returning: resumption) }
     }
 
     /// How a refresh ended, as its race against the refresh deadline saw it.

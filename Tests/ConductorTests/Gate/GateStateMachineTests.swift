@@ -105,7 +105,10 @@ import Testing
             return
         }
         let claimant = Machine.SlotClaimant.attempt(key: Self.key, request: 0, number: 1, needsAuthorization: true)
-        guard case .enqueued(let slot) = machine.queue(claimant, id: 50, waiter: "slot0", events: &events) else {
+        guard
+            case .enqueued(let slot) = machine.queue(
+                claimant, id: 50, waiter: "slot0", judges: false, events: &events)
+        else {
             Issue.record("expected the attempt to queue")
             return
         }
@@ -117,14 +120,13 @@ import Testing
         // Capped at high: a caller's priority is a lane, never the unique barrier.
         #expect(machine.slots.queuedCount(in: .high) == 1)
         #expect(machine.slots.queuedCount(in: .low) == 0)
-        #expect(machine.releaseSlot(.unique) == ["slot0"])
+        #expect(machine.releaseSlot(.unique, events: &events).map(\.waiter) == ["slot0"])
     }
 
     @Test func afterShutdownNothingOpens() {
         var machine = Self.machine()
         var events: [GateEvent] = []
-        _ = machine.shutDownFlights(events: &events)
-        _ = machine.credentials.shutdown()
+        _ = machine.replace(.shutdown, events: &events)
         guard
             case .refused(.shutDown) = machine.open(
                 Self.key, request: 0, name: "GET /a", priority: .default, needsAuthorization: false, callerID: 10,
@@ -151,24 +153,27 @@ import Testing
             judges: false, events: &events)
         _ = machine.queue(
             .attempt(key: .request(2), request: 2, number: 1, needsAuthorization: true), id: 60, waiter: "slot2",
-            events: &events)
+            judges: false, events: &events)
         events = []
-        let ended = machine.shutDownFlights(events: &events)
+        let step = machine.replace(.shutdown, events: &events)
+        let ended = step.flights
+        #expect(step.finishesJournal && step.failure == .shutDown)
         #expect(Set(ended.callers) == ["c0", "c1", "c2"])
         #expect(Set(ended.work) == ["task0", "task2"])
         #expect(ended.droppedSlots == ["slot2"])
         #expect(Set(events) == [.failure(request: 0, code: .shutDown), .failure(request: 2, code: .shutDown)])
-        _ = machine.credentials.shutdown()
         events = []
-        let again = machine.shutDownFlights(events: &events)
-        #expect(again.callers.isEmpty && again.work.isEmpty && again.droppedSlots.isEmpty && events.isEmpty)
+        let again = machine.replace(.shutdown, events: &events)
+        #expect(!again.finishesJournal && again.parked.isEmpty && events.isEmpty)
+        #expect(again.flights.callers.isEmpty && again.flights.work.isEmpty && again.flights.droppedSlots.isEmpty)
     }
 
     // MARK: - Slots and the first look
 
     /// A slot free at once is taken with the first look in the same transition, which records
     /// the send; a second attempt finds no slot and queues, and starts when the first gives
-    /// its slot back.
+    /// its slot back, with its first look taken in that transition: it is resumed once, knowing
+    /// it sends, with its `running` recorded there.
     @Test func aFreeSlotIsTakenWithTheFirstLook() {
         var machine = Self.machine(limit: 1)
         var events: [GateEvent] = []
@@ -187,19 +192,15 @@ import Testing
             Issue.record("expected no free slot")
             return
         }
-        guard case .enqueued = machine.queue(second, id: 70, waiter: "slot1", events: &events) else {
+        guard case .enqueued = machine.queue(second, id: 70, waiter: "slot1", judges: false, events: &events) else {
             Issue.record("expected the attempt to queue")
             return
         }
-        #expect(machine.releaseSlot(slot.priority) == ["slot1"])
-        // No authorization needed: sent without a credential, as version 0.
         events = []
-        guard
-            case .send(nil, _) = machine.look(
-                request: 1, attempt: 1, epoch: 0, needsAuthorization: false, isCancelled: false, judges: false,
-                judged: nil, events: &events)
-        else {
-            Issue.record("expected a send without a credential")
+        let started = machine.releaseSlot(slot.priority, events: &events)
+        // No authorization needed: sent without a credential, as version 0.
+        guard started.count == 1, started[0].waiter == "slot1", case .send(nil, _)? = started[0].slot.look else {
+            Issue.record("expected the queued attempt to start with a send without a credential, got \(started)")
             return
         }
         #expect(events == [.running(request: 1, attempt: 1, credentialVersion: 0)])
@@ -232,8 +233,7 @@ import Testing
             Issue.record("expected a send")
             return
         }
-        guard case .parkAndRefresh = machine.credentials.rejected(request: 0, sentVersion: 1, waiter: "p0", now: .zero)
-        else {
+        guard machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).refresh != nil else {
             Issue.record("expected a refresh")
             return
         }
@@ -241,5 +241,290 @@ import Testing
             Issue.record("expected a park while refreshing")
             return
         }
+    }
+
+    // MARK: - The refresh's end
+
+    /// A request rejected for its credential parks behind the refresh it starts (its slot given
+    /// back), and so does one whose look found the refresh running. The refresh's success hands
+    /// each a slot and authorizes its next attempt with the new credential in the same
+    /// transition: they are resumed once, holding the slot, and do not queue again.
+    @Test func theRefreshsEndHandsParkedRequestsTheirSlots() {
+        var machine = Self.machine("t1", limit: 2)
+        var events: [GateEvent] = []
+        for request: UInt64 in [0, 1] {
+            guard
+                case .opened = machine.open(
+                    .request(request), request: request, name: "GET /\(request)", priority: .default,
+                    needsAuthorization: true, callerID: request, caller: "c\(request)", work: "w\(request)",
+                    events: &events)
+            else {
+                Issue.record("expected a new flight")
+                return
+            }
+        }
+        guard
+            case .granted(let slot0) = machine.takeSlotNow(
+                for: .attempt(key: .request(0), request: 0, number: 1, needsAuthorization: true), isCancelled: false,
+                judges: false, events: &events),
+            case .send("t1", 1)? = slot0.look
+        else {
+            Issue.record("expected request 0 to send at once")
+            return
+        }
+        // Request 0's credential is rejected: it parks behind the refresh it starts.
+        events = []
+        let rejected = machine.rejected(
+            .request(0), request: 0, version: 1, nextAttempt: 2, slot: slot0.priority, reason: .rejected,
+            waiter: "p0", now: .zero, events: &events)
+        guard case .wait = rejected.outcome, let (flight, _) = rejected.refresh else {
+            Issue.record("expected request 0 to park behind a new refresh")
+            return
+        }
+        #expect(events == [.refreshStarted(fromVersion: 1, request: 0), .redirect(request: 0, credentialVersion: 1)])
+        // Request 1 takes a slot before the refresh does, looks, finds it running and parks.
+        events = []
+        guard
+            case .granted(let slot1) = machine.takeSlotNow(
+                for: .attempt(key: .request(1), request: 1, number: 1, needsAuthorization: true), isCancelled: false,
+                judges: false, events: &events),
+            case .park? = slot1.look
+        else {
+            Issue.record("expected request 1 to find the refresh running")
+            return
+        }
+        guard
+            case .wait = machine.park(
+                .request(1), request: 1, attempt: 1, epoch: slot1.epoch, needsAuthorization: true,
+                slot: slot1.priority, waiter: "p1", now: .zero, events: &events
+            ).outcome
+        else {
+            Issue.record("expected request 1 to park")
+            return
+        }
+        #expect(machine.slots.running == 0)
+        // The refresh takes the unique slot and succeeds.
+        guard case .granted = machine.takeSlotNow(for: .refresh, isCancelled: false, judges: false, events: &events)
+        else {
+            Issue.record("expected the refresh to take its slot")
+            return
+        }
+        events = []
+        let ended = machine.refreshEnded(flight, .succeeded("t2"), releasingSlot: true, events: &events)
+        #expect(ended.settled && ended.failure == nil && ended.slotStarts.isEmpty)
+        // Both went out with the new credential in the refresh's own transition, after its
+        // success, holding their slots (within the limit of 2); nobody queued.
+        #expect(
+            events == [
+                .refreshSucceeded(version: 2), .running(request: 0, attempt: 2, credentialVersion: 2),
+                .running(request: 1, attempt: 1, credentialVersion: 2),
+            ])
+        #expect(machine.slots.running == 2)
+        #expect(machine.slots.queuedCount == 0)
+        #expect(ended.waiters.map(\.waiter) == ["p0", "p1"])
+        for (_, wake) in ended.waiters {
+            guard case .granted(let slot) = wake, case .send("t2", 2)? = slot.look, slot.priority == .default else {
+                Issue.record("expected a parked request to be handed a slot and the new credential, got \(wake)")
+                continue
+            }
+        }
+    }
+
+    /// The refresh's end hands out only the slots free without overtaking, highest priority
+    /// first: the others queue again once woken, and a request whose flight ended meanwhile, or
+    /// a refresh() caller, gets none.
+    @Test func theRefreshsEndHandsOutOnlyFreeSlotsByPriority() {
+        var machine = Self.machine(nil, limit: 1)
+        var events: [GateEvent] = []
+        let priorities: [UInt64: PriorityScheduler.Priority] = [0: .low, 1: .high, 2: .default]
+        for request: UInt64 in 0...2 {
+            _ = machine.open(
+                .request(request), request: request, name: "GET /\(request)", priority: priorities[request]!,
+                needsAuthorization: true, callerID: request, caller: "c\(request)", work: "w\(request)",
+                events: &events)
+        }
+        // No credential yet: the first request starts the refresh; each parks in turn.
+        var flight: GateRefreshFlight?
+        for request: UInt64 in 0...2 {
+            guard
+                case .granted(let slot) = machine.takeSlotNow(
+                    for: .attempt(key: .request(request), request: request, number: 1, needsAuthorization: true),
+                    isCancelled: false, judges: false, events: &events)
+            else {
+                Issue.record("expected a free slot")
+                return
+            }
+            let step = machine.park(
+                .request(request), request: request, attempt: 1, epoch: slot.epoch, needsAuthorization: true,
+                slot: slot.priority, waiter: "p\(request)", now: .zero, events: &events)
+            if let refresh = step.refresh { flight = refresh.flight }
+        }
+        guard case .wait = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).outcome,
+            let flight
+        else {
+            Issue.record("expected a refresh")
+            return
+        }
+        // Request 2's last caller leaves: its flight ends while it is parked.
+        _ = machine.leave(.request(2), caller: 2, events: &events)
+        events = []
+        let ended = machine.refreshEnded(flight, .succeeded("t1"), releasingSlot: false, events: &events)
+        #expect(events == [.refreshSucceeded(version: 1), .running(request: 1, attempt: 1, credentialVersion: 1)])
+        #expect(machine.slots.running == 1)
+        let wakes = ended.waiters.map { entry -> String in
+            switch entry.wake {
+            case .granted: "\(entry.waiter) granted"
+            case .proceed: "\(entry.waiter) proceeds"
+            case .fail: "\(entry.waiter) fails"
+            }
+        }
+        #expect(wakes == ["p0 proceeds", "p1 granted", "p2 proceeds", "r9 proceeds"])
+    }
+
+    /// A failed refresh hands out no slot: its parked requests fail with it.
+    @Test func aFailedRefreshHandsOutNoSlot() {
+        var machine = Self.machine(nil)
+        var events: [GateEvent] = []
+        _ = machine.open(
+            .request(0), request: 0, name: "GET /0", priority: .default, needsAuthorization: true, callerID: 0,
+            caller: "c0", work: "w0", events: &events)
+        guard
+            case .granted(let slot) = machine.takeSlotNow(
+                for: .attempt(key: .request(0), request: 0, number: 1, needsAuthorization: true), isCancelled: false,
+                judges: false, events: &events),
+            let (flight, _) = machine.park(
+                .request(0), request: 0, attempt: 1, epoch: slot.epoch, needsAuthorization: true,
+                slot: slot.priority, waiter: "p0", now: .zero, events: &events
+            ).refresh
+        else {
+            Issue.record("expected a refresh")
+            return
+        }
+        events = []
+        let ended = machine.refreshEnded(flight, .failed(.signedOut), releasingSlot: false, events: &events)
+        #expect(events == [.refreshFailed(fromVersion: 0)])
+        #expect(machine.slots.running == 0)
+        guard ended.waiters.count == 1, case .fail(.signedOut) = ended.waiters[0].wake else {
+            Issue.record("expected the parked request to fail")
+            return
+        }
+    }
+
+    /// Attempts queued behind the refresh's `unique` slot start when the refresh gives it back,
+    /// in the transition that settles the refresh: their first look sees the new credential
+    /// (never the one the refresh replaced), recorded after `refreshSucceeded`; a judged one
+    /// is asked for the judge's verdict first.
+    @Test func attemptsQueuedBehindTheRefreshStartWithTheNewCredential() {
+        var machine = Self.machine("t1")
+        var events: [GateEvent] = []
+        guard
+            let (flight, _) = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).refresh,
+            case .granted = machine.takeSlotNow(for: .refresh, isCancelled: false, judges: false, events: &events)
+        else {
+            Issue.record("expected a refresh holding its slot")
+            return
+        }
+        for request: UInt64 in [0, 1] {
+            let claimant = Machine.SlotClaimant.attempt(
+                key: .request(request), request: request, number: 1, needsAuthorization: true)
+            _ = machine.open(
+                .request(request), request: request, name: "GET /\(request)", priority: .default,
+                needsAuthorization: true, callerID: request, caller: "c\(request)", work: "w\(request)",
+                events: &events)
+            guard case .busy = machine.takeSlotNow(for: claimant, isCancelled: false, judges: false, events: &events),
+                case .enqueued = machine.queue(
+                    claimant, id: 100 + request, waiter: "s\(request)", judges: request == 1, events: &events)
+            else {
+                Issue.record("expected attempt \(request) to queue behind the refresh")
+                return
+            }
+        }
+        events = []
+        let ended = machine.refreshEnded(flight, .succeeded("t2"), releasingSlot: true, events: &events)
+        #expect(events == [.refreshSucceeded(version: 2), .running(request: 0, attempt: 1, credentialVersion: 2)])
+        guard ended.slotStarts.count == 2,
+            case .send("t2", 2)? = ended.slotStarts[0].slot.look,
+            case .judge("t2", 2)? = ended.slotStarts[1].slot.look
+        else {
+            Issue.record("expected both to start with the new credential, got \(ended.slotStarts)")
+            return
+        }
+    }
+
+    // MARK: - Credentials from outside
+
+    /// A sign-in replaces the running refresh (`refreshCancelled`, then `signedIn`) and wakes
+    /// the parked requests to go on; a sign-out wakes them to fail; after a shutdown, neither
+    /// does anything.
+    @Test func signInAndSignOutReplaceTheRefreshAndWakeTheParked() {
+        var machine = Self.machine("t1")
+        var events: [GateEvent] = []
+        guard let (flight, _) = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).refresh
+        else {
+            Issue.record("expected a refresh")
+            return
+        }
+        events = []
+        let signedIn = machine.replace(.signIn("t2"), events: &events)
+        #expect(events == [.refreshCancelled(fromVersion: 1), .signedIn(version: 2)])
+        #expect(signedIn.cancelledRefresh == flight && signedIn.parked == ["r9"] && signedIn.failure == nil)
+        #expect(!machine.isRunning(flight))
+        _ = machine.refreshNow(caller: 10, waiter: "r10", now: .zero, events: &events)
+        events = []
+        let signedOut = machine.replace(.signOut, events: &events)
+        #expect(events == [.refreshCancelled(fromVersion: 2), .signedOut])
+        #expect(signedOut.parked == ["r10"] && signedOut.failure == .signedOut && !signedOut.finishesJournal)
+        _ = machine.replace(.shutdown, events: &events)
+        events = []
+        let late = machine.replace(.signIn("t3"), events: &events)
+        #expect(events.isEmpty && late.parked.isEmpty && late.cancelledRefresh == nil)
+        #expect(machine.credentials.version == 2)
+    }
+
+    /// A backoff records `retry` with the server's delay, or the schedule's with jitter, and
+    /// gives the slot back in the same transition: the attempt queued behind it starts there.
+    @Test func aBackoffGivesTheSlotBack() {
+        var machine = Self.machine("t1", limit: 1)
+        var events: [GateEvent] = []
+        let first = Machine.SlotClaimant.attempt(key: .request(0), request: 0, number: 1, needsAuthorization: true)
+        let second = Machine.SlotClaimant.attempt(key: .request(1), request: 1, number: 1, needsAuthorization: true)
+        guard
+            case .granted(let slot) = machine.takeSlotNow(
+                for: first, isCancelled: false, judges: false, events: &events),
+            case .enqueued = machine.queue(second, id: 7, waiter: "s1", judges: false, events: &events)
+        else {
+            Issue.record("expected one attempt running and one queued")
+            return
+        }
+        events = []
+        let backOff = machine.backOff(
+            request: 0, attempt: 1, retryAfter: .seconds(2), slot: slot.priority, events: &events)
+        #expect(backOff.delay == .seconds(2))
+        #expect(backOff.slotStarts.map(\.waiter) == ["s1"])
+        #expect(
+            events == [
+                .retry(request: 0, attempt: 1, delay: .seconds(2)),
+                .running(request: 1, attempt: 1, credentialVersion: 1),
+            ])
+        // No server delay: the schedule's, with jitter, within its bounds.
+        events = []
+        let scheduled = machine.backOff(request: 1, attempt: 1, retryAfter: nil, slot: .default, events: &events)
+        #expect(scheduled.delay > .zero && scheduled.delay <= .seconds(1))
+    }
+
+    /// A parked request cancelled while parked leaves once; the refresh's end then has nobody
+    /// to wake.
+    @Test func aCancelledParkedRequestLeavesOnce() {
+        var machine = Self.machine("t1")
+        var events: [GateEvent] = []
+        guard let (flight, _) = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).refresh
+        else {
+            Issue.record("expected a refresh")
+            return
+        }
+        #expect(machine.cancelParked(request: 9) == "r9")
+        #expect(machine.cancelParked(request: 9) == nil)
+        let ended = machine.refreshEnded(flight, .succeeded("t2"), releasingSlot: false, events: &events)
+        #expect(ended.settled && ended.waiters.isEmpty)
     }
 }
