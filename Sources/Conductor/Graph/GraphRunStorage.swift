@@ -188,13 +188,16 @@ final class GraphRunStorage: Sendable {
     private func work(_ first: GraphStateMachine.Assignment, helper: Bool) async {
         let workerPriority = first.spec.priorityRank
         var assignment = first
+        // One context for the worker's plain tasks, its node set per task: it holds the
+        // storage for the whole chain, so a task neither retains nor releases it.
+        var context = TaskContext(node: first.node, attempt: 1, storage: self)
         while true {
             let next: GraphStateMachine.Assignment?
             if assignment.spec.priorityRank == workerPriority {
                 // The common case in this frame, not in `runToEnd`'s: each async frame
                 // costs an allocation and an executor check on entry and on return.
                 if assignment.spec.isPlain, !tracesAttempts {
-                    let context = TaskContext(node: assignment.node, attempt: 1, storage: self)
+                    context.node = assignment.node
                     // The report's times are the body's own: read just before it is called and
                     // just after it returns, outside the lock, so neither a wait for the lock
                     // nor the hop to this worker counts as the task's run time.

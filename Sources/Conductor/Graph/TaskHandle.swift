@@ -32,7 +32,8 @@ public struct TaskContext: Sendable {
     public var id: String { storage.id(of: node) }
     /// The attempt number, starting at 1.
     public let attempt: Int
-    let node: Int
+    /// Set by a worker that runs a chain of plain tasks with one context.
+    var node: Int
     let storage: GraphRunStorage
 
     init(node: Int, attempt: Int, storage: GraphRunStorage) {
