@@ -57,10 +57,7 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
     /// every event copied again. A journal that keeps only the newest events ignores it.
     package mutating func reserveCapacity(forAnother count: Int) {
         guard limit == nil, count > 0 else { return }
-        let needed = storage.count + count
-        // At least doubled: an owner that reserves a little at a time (a launcher adding a
-        // task) must not copy the whole journal each time.
-        if needed > storage.capacity { storage.reserveCapacity(max(needed, 2 * storage.capacity)) }
+        storage.reserveCapacity(growingToHold: storage.count + count)
     }
 
     /// Appends one event (none after ``finish()``) and leaves its readers parked: an owner

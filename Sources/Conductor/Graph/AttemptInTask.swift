@@ -26,18 +26,19 @@ struct AttemptInTask {
     /// worker once the attempt has settled, so a body left behind by a timeout does not run on
     /// unheeded.
     private(set) var body: Task<Void, Never>?
-    private(set) var result: Result?
-    /// The worker, while it waits for the result.
-    private var worker: WaiterSet<Void>.Waiter?
+    /// How the attempt ended, decided once, and its worker while it waits for that.
+    private var outcome = AwaitableSettlement<Result>()
 
     init(number: Int32) { self.number = number }
 
-    var isSettled: Bool { result != nil }
+    var result: Result? { outcome.outcome }
+
+    var isSettled: Bool { outcome.isSettled }
 
     /// The worker claims the right to start the body; `false` once the attempt has settled
     /// (abandoned before the body started), and then the body never starts.
     mutating func claim() -> Bool {
-        guard result == nil, !claimed else { return false }
+        guard !isSettled, !claimed else { return false }
         claimed = true
         return true
     }
@@ -45,22 +46,18 @@ struct AttemptInTask {
     /// Keeps the body's task; `false` if the attempt settled meanwhile (the caller cancels it).
     mutating func attach(_ task: Task<Void, Never>) -> Bool {
         body = task
-        return result == nil
+        return !isSettled
     }
 
     /// Settles the attempt, unless it is settled already. Returns whether this settled it,
-    /// and the waiting worker to resume once the lock is released.
-    mutating func settle(_ outcome: Result) -> (settled: Bool, worker: WaiterSet<Void>.Waiter?) {
-        guard result == nil else { return (false, nil) }
-        result = outcome
-        defer { worker = nil }
-        return (true, worker)
+    /// and the waiting worker (there is one at most) to resume once the lock is released.
+    mutating func settle(_ result: Result) -> (settled: Bool, worker: WaiterSet<Void>.Waiter?) {
+        guard let workers = outcome.settle(result) else { return (false, nil) }
+        return (true, workers.first)
     }
 
     /// The worker waits for the result, or has it at once.
     mutating func register(_ waiter: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void> {
-        guard result == nil else { return .resume((), ()) }
-        worker = waiter
-        return .wait(())
+        outcome.register(waiter)
     }
 }

@@ -261,12 +261,6 @@ struct GraphStateMachine {
 
     // MARK: - Building
 
-    /// The capacity to reserve for `count` elements in storage of `capacity`: unchanged when
-    /// it holds them, at least doubled when it does not.
-    static func grown(_ capacity: Int, toHold count: Int) -> Int {
-        count <= capacity ? capacity : max(count, 2 * capacity)
-    }
-
     /// Adds validated definitions, which may depend on nodes already present and on each
     /// other in any order. Nodes whose dependencies have all ended become ready.
     ///
@@ -284,7 +278,7 @@ struct GraphStateMachine {
             definitions = newDefinitions
             indexByID = compiled.index
         } else {
-            indexByID.reserveCapacity(Self.grown(indexByID.capacity, toHold: first + newDefinitions.count))
+            indexByID.reserveCapacity(growingToHold: first + newDefinitions.count)
             for (offset, definition) in newDefinitions.enumerated() {
                 indexByID[definition.id] = Int32(first + offset)
             }
@@ -292,8 +286,8 @@ struct GraphStateMachine {
         }
         // Grown geometrically: a run that gets a few nodes at a time (a launcher's additions)
         // would otherwise copy them all on every addition, under the run's lock.
-        nodes.reserveCapacity(Self.grown(nodes.capacity, toHold: first + newDefinitions.count))
-        specs.reserveCapacity(Self.grown(specs.capacity, toHold: first + newDefinitions.count))
+        nodes.reserveCapacity(growingToHold: first + newDefinitions.count)
+        specs.reserveCapacity(growingToHold: first + newDefinitions.count)
         // A task records that it was queued, started and ended: the journal grows once here
         // instead of copying itself at every doubling while the run goes.
         journal.reserveCapacity(forAnother: 3 * newDefinitions.count)

@@ -25,11 +25,16 @@ enum GraphValidation {
             for definition in definitions where existing[definition.id] != nil {
                 throw .duplicateID(definition.id)
             }
-            for definition in definitions {
-                for dependency in definition.requires + definition.after
-                where position[dependency] == nil && existing[dependency] == nil {
-                    throw .unknownDependency(dependency, of: definition.id)
+            // Each list on its own, not `requires + after`: this runs under the run's lock,
+            // where a concatenated array per definition would be an allocation each.
+            func checkKnown(_ dependencies: [String], of id: String) throws(GraphError) {
+                for dependency in dependencies where position[dependency] == nil && existing[dependency] == nil {
+                    throw .unknownDependency(dependency, of: id)
                 }
+            }
+            for definition in definitions {
+                try checkKnown(definition.requires, of: definition.id)
+                try checkKnown(definition.after, of: definition.id)
             }
         }
     }
