@@ -417,13 +417,14 @@ final class GraphRunStorage: Sendable {
         _ assignment: GraphStateMachine.Assignment, attempt: Int
     ) async -> (AttemptInTask.Result, Stamps) {
         let context = TaskContext(node: assignment.node, attempt: attempt, storage: self)
-        let operation = assignment.spec.operation
+        // Held strongly here: the body's task below may outlive the worker.
+        let spec: TaskSpec = assignment.spec
         var stamps = Stamps()
         guard assignment.spec.runsDetached else {
             let result: AttemptInTask.Result
             stamps.startedAt = clock.nanoseconds
             do {
-                let value = try await Self.invoke(operation, context)
+                let value = try await spec.call(context)
                 stamps.endedAt = clock.nanoseconds
                 result = .success(value)
             } catch is CancellationError {
@@ -454,7 +455,7 @@ final class GraphRunStorage: Sendable {
             guard self.state.withLock({ $0.attemptIsOpen(node, number: attempt) }) else { return }
             let result: AttemptInTask.Result
             do {
-                result = .success(try await Self.invoke(operation, context))
+                result = .success(try await spec.call(context))
             } catch is CancellationError {
                 result = .cancelled
             } catch {
@@ -487,14 +488,6 @@ final class GraphRunStorage: Sendable {
     private func settle(_ number: Int, of node: Int, with result: AttemptInTask.Result) {
         let worker = state.withLock { $0.settleAttempt(node, number: number, with: result) }
         worker?.resume(returning: ())
-    }
-
-    private static func invoke(_ operation: TaskSpec.Operation, _ context: TaskContext) async throws -> any Sendable {
-        switch operation {
-        case .global(let body): try await body(context)
-        case .globalVoid(let body): try await body(context)
-        case .mainActor(let body): try await body(context)
-        }
     }
 
     // MARK: - Outside requests
