@@ -69,6 +69,14 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
         if let limit { dropOldest(keeping: limit) }
     }
 
+    /// Appends `newEvents` in order (none after ``finish()``) and leaves the readers parked, as
+    /// ``append(_:)`` does: one capacity and uniqueness check for all of them, not one each.
+    package mutating func appendLeavingReaders(contentsOf newEvents: some Collection<Event>) {
+        guard !isFinished else { return }
+        storage.append(contentsOf: newEvents)
+        if let limit { dropOldest(keeping: limit) }
+    }
+
     private mutating func dropOldest(keeping limit: Int) {
         let excess = storage.count - head - limit
         guard excess > 0 else { return }

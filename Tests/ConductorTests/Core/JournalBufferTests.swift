@@ -43,8 +43,8 @@ struct JournalBufferTests {
     }
 
     /// Past the point where the dropped events are compacted away (as many as are kept, and at
-    /// least 16), one at a time and in batches: what is kept, the indices and a read from any
-    /// point agree with a plain list of every event.
+    /// least 16), one at a time and in batches (their readers taken or left parked): what is
+    /// kept, the indices and a read from any point agree with a plain list of every event.
     @Test(arguments: [0, 1, 3, 40])
     func retentionAgreesWithAPlainListAcrossCompactions(limit: Int) {
         var journal = JournalBuffer<Int>(keepingNewest: limit)
@@ -53,10 +53,10 @@ struct JournalBufferTests {
         for round in 0..<60 {
             let batch = Array(next..<next + round % 5)
             next += batch.count
-            if round.isMultiple(of: 2) {
-                for event in batch { journal.append(event) }
-            } else {
-                _ = journal.append(contentsOf: batch)
+            switch round % 3 {
+            case 0: for event in batch { journal.append(event) }
+            case 1: _ = journal.append(contentsOf: batch)
+            default: journal.appendLeavingReaders(contentsOf: batch)
             }
             all += batch
             let kept = Array(all.suffix(limit))
