@@ -853,23 +853,23 @@ struct GraphStateMachine {
         }
         let end = Int(firstSuccessorStart[index + 1])
         var position = Int(firstSuccessorStart[index])
-        firstSuccessors.withUnsafeBufferPointer { edges in
-            nodes.withUnsafeMutableBufferPointer { nodes in
-                while position < end {
-                    let successor = Int(edges[position].node)
-                    if nodes[successor].phase == .waiting {
-                        if nodes[successor].remaining == 1 {
-                            guard nodes[successor].isTask, nodes[successor].blockedBy < 0 else { return }
-                            nodes[successor].phase = .ready
-                            nodes[successor].queuedAt = now
-                            journal.append(.queued(node: Int32(successor), at: now))
-                            readyQueue.append(Int32(successor), priority: nodes[successor].priorityRank)
-                        }
-                        nodes[successor].lastDependency = Int32(index)
-                        nodes[successor].remaining -= 1
+        // The edges by subscript, not through a buffer: a buffer of `firstSuccessors` held
+        // while `self` is written is retained and released around the loop (~40 a node).
+        nodes.withUnsafeMutableBufferPointer { nodes in
+            while position < end {
+                let successor = Int(firstSuccessors[position].node)
+                if nodes[successor].phase == .waiting {
+                    if nodes[successor].remaining == 1 {
+                        guard nodes[successor].isTask, nodes[successor].blockedBy < 0 else { return }
+                        nodes[successor].phase = .ready
+                        nodes[successor].queuedAt = now
+                        journal.append(.queued(node: Int32(successor), at: now))
+                        readyQueue.append(Int32(successor), priority: nodes[successor].priorityRank)
                     }
-                    position += 1
+                    nodes[successor].lastDependency = Int32(index)
+                    nodes[successor].remaining -= 1
                 }
+                position += 1
             }
         }
         if position < end || (!addedSuccessors.isEmpty && addedSuccessors[Int32(index)] != nil) {
