@@ -41,8 +41,13 @@ struct ReadyQueue {
         }
     }
 
-    /// Highest priority first.
-    private var lanes: [Lane] = []
+    /// The lane of the highest priority queued so far (it may be empty), kept out of
+    /// `lowerLanes`: almost every graph uses one priority, and a lane inside an array is
+    /// written through a uniqueness check of the array as well as one of its own — one check
+    /// more for every task queued and every task taken (callgrind).
+    private var topLane: Lane?
+    /// The lanes of lower priorities than `topLane`'s, highest first.
+    private var lowerLanes: [Lane] = []
     /// The first insertion's roots, highest priority first and in insertion order within a
     /// priority; those before `rootCursor` have been taken.
     private var roots: [Root] = []
@@ -51,12 +56,7 @@ struct ReadyQueue {
 
     var isEmpty: Bool { count == 0 }
 
-    init() {
-        // A buffer of its own from the start: popping from `lanes` makes the array unique,
-        // and the shared empty array never is, so a queue whose lanes were never used (every
-        // task a root) would copy it on every call (~50 instructions a task, callgrind).
-        lanes.reserveCapacity(4)
-    }
+    init() {}
 
     /// Takes the first insertion's roots, in the order they were queued; only while the queue
     /// is empty. Every root was queued before anything else, so it goes before any task of its
@@ -75,12 +75,12 @@ struct ReadyQueue {
         count = roots.count
     }
 
-    /// Inlined: most graphs use one priority, so the first lane almost always matches.
+    /// Inlined: most graphs use one priority, so the top lane almost always matches.
     @inline(__always)
     mutating func append(_ node: Int32, priority: UInt8) {
         count += 1
-        if !lanes.isEmpty, lanes[0].priority == priority {
-            lanes[0].append(node)
+        if topLane?.priority == priority {
+            topLane?.append(node)
             return
         }
         appendToLane(node, priority: priority)
@@ -88,15 +88,24 @@ struct ReadyQueue {
 
     @inline(never)
     private mutating func appendToLane(_ node: Int32, priority: UInt8) {
-        for lane in lanes.indices where lanes[lane].priority <= priority {
-            if lanes[lane].priority == priority {
-                lanes[lane].append(node)
+        guard let top = topLane else {
+            topLane = Lane(priority: priority, first: node)
+            return
+        }
+        if priority > top.priority {
+            lowerLanes.insert(top, at: 0)
+            topLane = Lane(priority: priority, first: node)
+            return
+        }
+        for lane in lowerLanes.indices where lowerLanes[lane].priority <= priority {
+            if lowerLanes[lane].priority == priority {
+                lowerLanes[lane].append(node)
             } else {
-                lanes.insert(Lane(priority: priority, first: node), at: lane)
+                lowerLanes.insert(Lane(priority: priority, first: node), at: lane)
             }
             return
         }
-        lanes.append(Lane(priority: priority, first: node))
+        lowerLanes.append(Lane(priority: priority, first: node))
     }
 
     @inline(__always)
@@ -106,15 +115,30 @@ struct ReadyQueue {
             let root = roots[rootCursor]
             // A lane goes first only with a higher priority: at equal priority, the root was
             // queued earlier.
-            if lanes.isEmpty || !lanes.contains(where: { $0.priority > root.priority && !$0.isEmpty }) {
+            if !hasTasks(above: root.priority) {
                 rootCursor += 1
                 count -= 1
                 return root.node
             }
         }
-        guard !lanes.isEmpty else { return nil }
-        for lane in lanes.indices {
-            if let node = lanes[lane].popFirst() {
+        if let node = topLane?.popFirst() {
+            count -= 1
+            return node
+        }
+        return popFromLowerLanes()
+    }
+
+    /// Whether a lane of a higher priority than `priority` holds a task.
+    private func hasTasks(above priority: UInt8) -> Bool {
+        if let topLane, topLane.priority > priority, !topLane.isEmpty { return true }
+        return lowerLanes.contains { $0.priority > priority && !$0.isEmpty }
+    }
+
+    /// Out of line: reached only when the top lane is empty.
+    @inline(never)
+    private mutating func popFromLowerLanes() -> Int32? {
+        for lane in lowerLanes.indices {
+            if let node = lowerLanes[lane].popFirst() {
                 count -= 1
                 return node
             }
@@ -123,7 +147,8 @@ struct ReadyQueue {
     }
 
     mutating func removeAll() {
-        lanes.removeAll(keepingCapacity: true)
+        topLane = nil
+        lowerLanes.removeAll(keepingCapacity: true)
         roots.removeAll()
         rootCursor = 0
         count = 0
