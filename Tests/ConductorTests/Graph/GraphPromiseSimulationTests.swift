@@ -66,6 +66,62 @@ struct GraphPromiseSimulationTests {
         check(simulated.value, log: log, seed: seed)
     }
 
+    /// `remove` of a timed task with attempts left, at every point of its first attempt: before
+    /// it is handed out, before its body's task runs, while the body runs, after the attempt
+    /// settled but before its worker recorded it, during the backoff, after it ended. Seeds
+    /// 1...400 (fixed, so the coverage is too); each must keep the removal's promise: after
+    /// `prevented` or `abandoned`, no body begins and the task is cancelled; `alreadyEnded`
+    /// comes only after a body that returned, and the task succeeded.
+    @Test(arguments: [true, false])
+    func removalAtEveryPointOfATimedAttempt(bodyFails: Bool) async throws {
+        var answers: [TaskRemoval: Int] = [:]
+        for seed in UInt64(1)...400 {
+            let log = BodyLog()
+            let simulated = try await Simulation.run(seed: seed) { simulation in
+                var generator = SeededGenerator(seed: seed)
+                var graph = TaskGraph()
+                graph.add(
+                    "fetch", timeout: .seconds(30),
+                    retry: .attempts(3, backoff: .seconds(1), maxBackoff: .seconds(1))
+                ) { context in
+                    log.begin("fetch", context.attempt)
+                    await Task.yield()
+                    log.end("fetch", context.attempt, bodyFails ? .threw : .returned)
+                    if bodyFails { throw Fault() }
+                }
+                let run = try graph.start(clock: simulation.clock)
+                for _ in 0..<Int.random(in: 0...10, using: &generator) { await Task.yield() }
+                let answer = try run.remove("fetch")
+                let position = log.count
+                let report = await run.report()
+                return (answer, position, report, await run.events.collected())
+            }
+            let (answer, position, report, events) = simulated.value
+            let context = "seed \(seed), body \(bodyFails ? "fails" : "returns")"
+            answers[answer, default: 0] += 1
+            let record = try #require(report["fetch"])
+            #expect(log.begins(of: "fetch", from: position) == 0, "\(context): a body began after \(answer)")
+            #expect(log.attempts(of: "fetch").count <= record.attempts, "\(context)")
+            switch answer {
+            case .prevented, .abandoned:
+                #expect(record.outcome.kind == .cancelled, "\(context): \(answer), reported \(record.outcome)")
+            case .alreadyEnded:
+                #expect(!bodyFails, "\(context): ended after one failed attempt of three")
+                #expect(record.outcome.kind == .succeeded, "\(context)")
+                #expect(log.ends(of: "fetch") == [.returned], "\(context)")
+            case .stillRunning:
+                Issue.record("\(context): a timed task's body runs in a task of its own, never on a worker")
+            }
+            #expect(record.attempts <= 1, "\(context): \(record.attempts) attempts")
+            checkEvents(events, against: report, context: context)
+        }
+        // The seeds reach every answer the removal can give here (fixed seeds: deterministic).
+        let expected: Set<TaskRemoval> =
+            bodyFails ? [.prevented, .abandoned] : [.prevented, .abandoned, .alreadyEnded]
+        #expect(Set(answers.keys) == expected, "answers over the seeds: \(answers)")
+        print("removalAtEveryPointOfATimedAttempt(bodyFails: \(bodyFails)):", answers)
+    }
+
     // MARK: - The scenario
 
     private static func body(
