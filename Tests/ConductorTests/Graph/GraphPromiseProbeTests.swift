@@ -45,6 +45,94 @@ struct GraphPromiseProbeTests {
         checkEvents(events, against: report, context: "removal in backoff")
     }
 
+    /// `remove` of a task with retries while its body runs on a worker answers `stillRunning`:
+    /// the body runs to its end and no attempt follows it. If it then fails, the task ends as
+    /// cancelled with one attempt, however far the clock moves; if it returns, it succeeded
+    /// and its dependent runs.
+    @Test(arguments: [true, false])
+    func stillRunningMeansNoRetryFollows(bodyFails: Bool) async throws {
+        let clock = ManualClock()
+        let log = BodyLog()
+        let entered = Latch()
+        let release = Latch()
+        var graph = TaskGraph()
+        graph.add("work", retry: .attempts(3, backoff: .seconds(1))) { context in
+            log.begin("work", context.attempt)
+            entered.open()
+            await release.wait()
+            log.end("work", context.attempt, bodyFails ? .threw : .returned)
+            if bodyFails { throw Fault() }
+        }
+        graph.add("after", dependsOn: ["work"]) { context in log.begin("after", context.attempt) }
+        let run = try graph.start(clock: clock)
+        await entered.wait()
+        #expect(try run.remove("work") == .stillRunning)
+        release.open()
+        let finished = Mutex(false)
+        let reporter = Task {
+            let report = await run.report()
+            finished.withLock { $0 = true }
+            clock.stateChanged()
+            return report
+        }
+        #expect(try await clock.advance(by: .seconds(1), until: { finished.withLock { $0 } }, maxSteps: 20))
+        let report = await reporter.value
+        let events = await run.events.collected()
+        #expect(log.attempts(of: "work") == [1], "an attempt followed a removal that answered stillRunning")
+        #expect(report["work"]?.attempts == 1)
+        if bodyFails {
+            #expect(report["work"]?.outcome.kind == .cancelled)
+            #expect(report["after"]?.outcome.kind == .skipped(dependency: "work"))
+            #expect(log.begins(of: "after") == 0)
+        } else {
+            #expect(report["work"]?.outcome.kind == .succeeded)
+            #expect(report["after"]?.outcome.kind == .succeeded)
+        }
+        checkEvents(events, against: report, context: "stillRunning, body \(bodyFails ? "fails" : "returns")")
+    }
+
+    /// A task that needs two failed attempts before it succeeds, with a dependent that needs
+    /// its success: the dependent begins once, after the last attempt's body returned, and
+    /// reads that attempt's value; the report counts 3 attempts and the events say 2 retries.
+    @Test func aDependentWaitsForTheRetriedSuccess() async throws {
+        let clock = ManualClock()
+        let log = BodyLog()
+        let read = Recorder<Int>()
+        var graph = TaskGraph()
+        let flaky = graph.add("flaky", retry: .attempts(3, backoff: .seconds(1))) { context in
+            log.begin("flaky", context.attempt)
+            guard context.attempt == 3 else {
+                log.end("flaky", context.attempt, .threw)
+                throw Fault()
+            }
+            log.end("flaky", context.attempt, .returned)
+            return context.attempt * 10
+        }
+        graph.add("user", dependsOn: ["flaky"]) { context in
+            log.begin("user", context.attempt)
+            read.append(try context.value(of: flaky))
+        }
+        let run = try graph.start(clock: clock)
+        let finished = Mutex(false)
+        let reporter = Task {
+            let report = await run.report()
+            finished.withLock { $0 = true }
+            clock.stateChanged()
+            return report
+        }
+        #expect(try await clock.advance(by: .seconds(1), until: { finished.withLock { $0 } }, maxSteps: 20))
+        let report = await reporter.value
+        let events = await run.events.collected()
+        #expect(log.beginOrder == ["flaky", "flaky", "flaky", "user"])
+        #expect(log.entries.firstIndex { if case .begin("user", _, _, _) = $0 { true } else { false } }! > 5)
+        #expect(read.all == [30])
+        #expect(report["flaky"]?.attempts == 3)
+        #expect(report["user"]?.attempts == 1)
+        #expect(events.startedAttempts(of: "flaky") == [1, 2, 3])
+        #expect(events.count { if case .taskRetried("flaky", _, _, _, _) = $0 { true } else { false } } == 2)
+        checkEvents(events, against: report, context: "retried success")
+    }
+
     // MARK: - Removal racing a failing attempt in a task of its own
 
     /// A timed task with attempts left whose body throws just as it is removed: the removal
@@ -388,6 +476,12 @@ func checkEvents(_ events: [GraphEvent], against report: RunReport, context: Str
             starts.count == record.attempts,
             "\(context): \(record.id) started \(starts.count)×, \(record.attempts) attempts")
         #expect(starts.allSatisfy { $0.offset < ending.offset }, "\(context): \(record.id) started after it ended")
+        if let firstStart = starts.first {
+            let queued = mine.first { if case .taskQueued = $0.element { true } else { false } }
+            #expect(
+                queued.map { $0.offset < firstStart.offset } ?? false,
+                "\(context): \(record.id) started without being queued first")
+        }
     }
 }
 
