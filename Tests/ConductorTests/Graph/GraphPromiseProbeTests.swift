@@ -28,11 +28,21 @@ struct GraphPromiseProbeTests {
             throw Fault()
         }
         graph.add("dependent", dependsOn: ["flaky"]) { context in log.begin("dependent", context.attempt) }
+        // Keeps the run going past the backoff: once every task has ended, the run cancels a
+        // worker still sleeping out a backoff, and the retry would not be tried at all.
+        graph.add("other") { _ in try await clock.sleep(for: .seconds(5)) }
         let run = try graph.start(clock: clock)
         await clock.sleepers(atLeast: 1, for: .retryBackoff)
         #expect(try run.remove("flaky") == .prevented)
-        clock.advance(by: .seconds(10))
-        let report = await run.report()
+        let finished = Mutex(false)
+        let reporter = Task {
+            let report = await run.report()
+            finished.withLock { $0 = true }
+            clock.stateChanged()
+            return report
+        }
+        #expect(try await clock.advance(by: .seconds(1), until: { finished.withLock { $0 } }, maxSteps: 20))
+        let report = await reporter.value
         let events = await run.events.collected()
         #expect(log.begins(of: "flaky") == 1, "an attempt began after a removal that answered prevented")
         #expect(report["flaky"]?.attempts == 1)

@@ -89,6 +89,9 @@ struct GraphPromiseSimulationTests {
                     log.end("fetch", context.attempt, bodyFails ? .threw : .returned)
                     if bodyFails { throw Fault() }
                 }
+                // Keeps the run going past the backoff (a finished run cancels a worker still
+                // sleeping out one), so a retry that should not start has the chance to.
+                graph.add("other") { _ in try await simulation.clock.sleep(for: .seconds(5)) }
                 let run = try graph.start(clock: simulation.clock)
                 for _ in 0..<Int.random(in: 0...10, using: &generator) { await Task.yield() }
                 let answer = try run.remove("fetch")
