@@ -349,6 +349,40 @@ struct GraphPromiseProbeTests {
         #expect(report.outcome == .cancelled)
     }
 
+    /// Milestones added while the run goes on: one after tasks that have all ended already is
+    /// reached at once; one after a task still running is reached when it ends; one after no
+    /// task at all is reached at once; a task added after a milestone that was reached runs.
+    @Test func milestonesAddedWhileTheRunGoesOn() async throws {
+        let hold = Latch()
+        let entered = Latch()
+        var graph = TaskGraph()
+        graph.add("quick") { _ in }
+        graph.add("slow") { _ in
+            entered.open()
+            await hold.wait()
+        }
+        graph.addMilestone("first", after: ["quick"])
+        let run = try graph.start()
+        try await run.reached("first")
+        await entered.wait()
+        var more = TaskGraph()
+        more.addMilestone("afterQuick", after: ["quick"])
+        more.addMilestone("afterSlow", after: ["slow"])
+        more.addMilestone("afterNothing", after: [])
+        try run.add(more)
+        try await run.reached("afterQuick")
+        try await run.reached("afterNothing")
+        let ran = Mutex(false)
+        try run.add("late", dependsOn: ["afterQuick"]) { _ in ran.withLock { $0 = true } }
+        hold.open()
+        try await run.reached("afterSlow")
+        let report = await run.report()
+        #expect(ran.withLock { $0 })
+        #expect(report["late"]?.outcome.kind == .succeeded)
+        #expect(Set(report.milestones.map(\.name)) == ["first", "afterQuick", "afterSlow", "afterNothing"])
+        checkEvents(await run.events.collected(), against: report, context: "milestones added")
+    }
+
     /// `add` after `cancel()` throws `runFinished` and adds nothing; `remove` of a task of a
     /// stopped run finds it ended.
     @Test func addAndRemoveAfterCancel() async throws {
