@@ -283,6 +283,11 @@ struct GraphPromiseSimulationTests {
                     attempts == attempts.sorted() && Set(attempts).count == attempts.count
                         && attempts.allSatisfy { $0 <= record.attempts },
                     "\(context): \(id) reported \(record.attempts) attempts, its bodies began \(attempts)")
+            } else if attempts.isEmpty, record.attempts == 1, record.outcome.kind == .cancelled,
+                report.outcome != .completed
+            {
+                // Handed to a worker as the run stopped: the hop to it found the run stopped,
+                // and its body never began (its attempt was counted when it won its start).
             } else {
                 #expect(
                     attempts == Array(0..<record.attempts).map { $0 + 1 },
