@@ -186,6 +186,12 @@ final class GraphRunStorage: Sendable {
     /// `helper` says whether this worker was started on a thread of its own (see
     /// ``GraphStateMachine/nextForDriver(now:)``).
     private func work(_ first: GraphStateMachine.Assignment, helper: Bool) async {
+        // A helper starts on a thread of its own, after a hop: a stop that came meanwhile must
+        // not see the body of the task it was handed begin.
+        if helper, !stillRunning {
+            _ = endUnstarted(first, helper: helper)
+            return
+        }
         let workerPriority = first.spec.priorityRank
         var assignment = first
         // One context for the worker's plain tasks, its node set per task: it holds the
@@ -249,7 +255,10 @@ final class GraphRunStorage: Sendable {
         -> GraphStateMachine.Assignment?
     {
         await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
-            group.addTask(priority: assignment.spec.priority) { await self.runToEnd(assignment, helper: helper) }
+            group.addTask(priority: assignment.spec.priority) {
+                guard self.stillRunning else { return self.endUnstarted(assignment, helper: helper) }
+                return await self.runToEnd(assignment, helper: helper)
+            }
             return await group.next() ?? nil
         }
     }
@@ -266,6 +275,20 @@ final class GraphRunStorage: Sendable {
         }
         return end(
             assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, outcome: ran.outcome)
+    }
+
+    /// Whether the run has not stopped: asked after a hop to a new task (a helper, a child at
+    /// another priority), where a stop may have come between the hand-over and the body.
+    private var stillRunning: Bool { state.withLock { $0.isRunning } }
+
+    /// Ends a task handed to this worker whose body never began, because the run stopped
+    /// during the hop to it.
+    private func endUnstarted(_ assignment: GraphStateMachine.Assignment, helper: Bool)
+        -> GraphStateMachine.Assignment?
+    {
+        end(
+            assignment.node, startedAt: GraphStateMachine.Node.never, endedAt: clock.nanoseconds, helper: helper,
+            outcome: .cancelled)
     }
 
     /// Records the end of `node` and returns the next ready task for this worker: the hot

@@ -539,7 +539,12 @@ struct GraphStateMachine {
         helper: Bool = false,
         effects: inout Effects
     ) -> Assignment? {
-        running -= 1
+        // A task removed while it backed off gave its slot back then (`remove`); only a
+        // removal ends a task that backs off.
+        if _slowPath(nodes[node].flags.contains(.backingOff)), nodes[node].phase == .ended {
+        } else {
+            running -= 1
+        }
         if !attemptsInTasks.isEmpty { attemptsInTasks[node] = nil }
         if nodes[node].phase != .ended {
             if case .succeeded = outcome {
@@ -750,6 +755,10 @@ struct GraphStateMachine {
                 // The body cannot be stopped; no attempt follows it (`attemptFailed`).
                 nodes[index].flags.insert(.removedWhileRunning)
                 return .stillRunning
+            } else {
+                // Its worker sleeps out the backoff and records the end only when it wakes:
+                // the slot goes to the next ready task now, not then (`complete`).
+                running -= 1
             }
             end(index, outcome: .cancelled, now: now, effects: &effects)
         case .waiting, .ready:
