@@ -210,9 +210,20 @@ final class TaskSpec: Sendable {
     func call(_ context: TaskContext) async throws -> any Sendable {
         switch operation {
         case .global(let body): try await body(context)
-        case .mainActor(let body): try await body(context)
+        case .mainActor(let body): try await Self.callOnMainActor(body, context)
         case .globalVoid(let body): try await body(context)
         }
+    }
+
+    /// A main-actor body, called once the hop to the main actor is made: the hop can take
+    /// long — the main actor may be busy, even with the very code that stops the run — so a
+    /// run that stopped meanwhile does not see the body begin (it ends cancelled).
+    @MainActor
+    private static func callOnMainActor(
+        _ body: @MainActor @Sendable (TaskContext) async throws -> any Sendable, _ context: TaskContext
+    ) async throws -> any Sendable {
+        guard context.storage.isRunning else { throw CancellationError() }
+        return try await body(context)
     }
 }
 

@@ -188,7 +188,7 @@ final class GraphRunStorage: Sendable {
     private func work(_ first: GraphStateMachine.Assignment, helper: Bool) async {
         // A helper starts on a thread of its own, after a hop: a stop that came meanwhile must
         // not see the body of the task it was handed begin.
-        if helper, !stillRunning {
+        if helper, !isRunning {
             _ = endUnstarted(first, helper: helper)
             return
         }
@@ -256,7 +256,7 @@ final class GraphRunStorage: Sendable {
     {
         await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
             group.addTask(priority: assignment.spec.priority) {
-                guard self.stillRunning else { return self.endUnstarted(assignment, helper: helper) }
+                guard self.isRunning else { return self.endUnstarted(assignment, helper: helper) }
                 return await self.runToEnd(assignment, helper: helper)
             }
             return await group.next() ?? nil
@@ -277,9 +277,10 @@ final class GraphRunStorage: Sendable {
             assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, outcome: ran.outcome)
     }
 
-    /// Whether the run has not stopped: asked after a hop to a new task (a helper, a child at
-    /// another priority), where a stop may have come between the hand-over and the body.
-    private var stillRunning: Bool { state.withLock { $0.isRunning } }
+    /// Whether the run has not stopped: asked after a hop — to a new task (a helper, a child
+    /// at another priority) or to the main actor — where a stop may have come between the
+    /// hand-over and the body, so the body of a run stopped meanwhile never begins.
+    var isRunning: Bool { state.withLock { $0.isRunning } }
 
     /// Ends a task handed to this worker whose body never began, because the run stopped
     /// during the hop to it.

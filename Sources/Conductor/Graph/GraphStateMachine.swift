@@ -539,12 +539,10 @@ struct GraphStateMachine {
         helper: Bool = false,
         effects: inout Effects
     ) -> Assignment? {
-        // A task removed while it backed off gave its slot back then (`remove`); only a
-        // removal ends a task that backs off.
-        if _slowPath(nodes[node].flags.contains(.backingOff)), nodes[node].phase == .ended {
-        } else {
-            running -= 1
-        }
+        // A task removed while it backed off gave its slot back at the removal (`remove`): only
+        // a removal ends a task between its attempts, before its worker wakes to record it.
+        let slotGivenBack = nodes[node].phase == .ended && nodes[node].flags.contains(.backingOff)
+        if !slotGivenBack { running -= 1 }
         if !attemptsInTasks.isEmpty { attemptsInTasks[node] = nil }
         if nodes[node].phase != .ended {
             if case .succeeded = outcome {

@@ -25,10 +25,10 @@ public enum TaskRemoval: Sendable, Hashable, CustomStringConvertible {
     /// launcher task): it was cancelled and the run stopped waiting for it. It ends as
     /// `cancelled`; whatever the body does later is discarded.
     case abandoned
-    /// The task's body had started on one of the run's own workers (a task without a
-    /// timeout), which cannot be abandoned: it ends with whatever its body does, and no
-    /// further attempt follows — a task with retries whose body then fails ends as
-    /// `cancelled`.
+    /// The task had been handed to one of the run's own workers (a task without a timeout),
+    /// whose body cannot be abandoned — it may be about to begin, or running: it ends with
+    /// whatever its body does, and no further attempt follows — a task with retries whose
+    /// body then fails ends as `cancelled`.
     case stillRunning
     /// The task had already ended (or ended while being removed); nothing changed.
     case alreadyEnded
