@@ -34,15 +34,7 @@ struct GraphPromiseProbeTests {
         let run = try graph.start(clock: clock)
         await clock.sleepers(atLeast: 1, for: .retryBackoff)
         #expect(try run.remove("flaky") == .prevented)
-        let finished = Mutex(false)
-        let reporter = Task {
-            let report = await run.report()
-            finished.withLock { $0 = true }
-            clock.stateChanged()
-            return report
-        }
-        #expect(try await clock.advance(by: .seconds(1), until: { finished.withLock { $0 } }, maxSteps: 20))
-        let report = await reporter.value
+        let report = try await reportAdvancing(run, clock, by: .seconds(1), maxSteps: 20)
         let events = await run.events.collected()
         #expect(log.begins(of: "flaky") == 1, "an attempt began after a removal that answered prevented")
         #expect(report["flaky"]?.attempts == 1)
@@ -78,15 +70,7 @@ struct GraphPromiseProbeTests {
         await entered.wait()
         #expect(try run.remove("work") == .stillRunning)
         release.open()
-        let finished = Mutex(false)
-        let reporter = Task {
-            let report = await run.report()
-            finished.withLock { $0 = true }
-            clock.stateChanged()
-            return report
-        }
-        #expect(try await clock.advance(by: .seconds(1), until: { finished.withLock { $0 } }, maxSteps: 20))
-        let report = await reporter.value
+        let report = try await reportAdvancing(run, clock, by: .seconds(1), maxSteps: 20)
         let events = await run.events.collected()
         #expect(log.attempts(of: "work") == [1], "an attempt followed a removal that answered stillRunning")
         #expect(report["work"]?.attempts == 1)
@@ -123,15 +107,7 @@ struct GraphPromiseProbeTests {
             read.append(try context.value(of: flaky))
         }
         let run = try graph.start(clock: clock)
-        let finished = Mutex(false)
-        let reporter = Task {
-            let report = await run.report()
-            finished.withLock { $0 = true }
-            clock.stateChanged()
-            return report
-        }
-        #expect(try await clock.advance(by: .seconds(1), until: { finished.withLock { $0 } }, maxSteps: 20))
-        let report = await reporter.value
+        let report = try await reportAdvancing(run, clock, by: .seconds(1), maxSteps: 20)
         let events = await run.events.collected()
         #expect(log.beginOrder == ["flaky", "flaky", "flaky", "user"])
         #expect(log.entries.firstIndex { if case .begin("user", _, _, _) = $0 { true } else { false } }! > 5)
@@ -199,14 +175,7 @@ struct GraphPromiseProbeTests {
             let log = BodyLog()
             var graph = TaskGraph()
             let timed = graph.add("timed", timeout: .seconds(1), failure: .optional) { context in
-                log.begin("timed", context.attempt)
-                do {
-                    try await clock.sleep(for: .seconds(1))
-                } catch {
-                    log.end("timed", context.attempt, .threw)
-                    throw error
-                }
-                log.end("timed", context.attempt, .returned)
+                try await sleepLogged("timed", context, for: .seconds(1), on: clock, log: log)
                 return 42
             }
             let read = Recorder<Int>()
@@ -248,14 +217,7 @@ struct GraphPromiseProbeTests {
             let log = BodyLog()
             var graph = TaskGraph()
             graph.add("timed", timeout: .seconds(1)) { context in
-                log.begin("timed", context.attempt)
-                do {
-                    try await clock.sleep(for: .seconds(1))
-                } catch {
-                    log.end("timed", context.attempt, .threw)
-                    throw error
-                }
-                log.end("timed", context.attempt, .returned)
+                try await sleepLogged("timed", context, for: .seconds(1), on: clock, log: log)
             }
             graph.add("use", dependsOn: ["timed"]) { context in log.begin("use", context.attempt) }
             let run = try graph.start(clock: clock)
@@ -471,22 +433,47 @@ struct GraphPromiseProbeTests {
         // cancellation, so the count goes down with them.
         #expect(try run.remove("t0") == .abandoned)
         #expect(try run.remove("t7") == .prevented)
-        let finished = Mutex(false)
-        let reporter = Task {
-            let report = await run.report()
-            finished.withLock { $0 = true }
-            clock.stateChanged()
-            return report
-        }
-        let done = try await clock.advance(by: .seconds(1), until: { finished.withLock { $0 } }, maxSteps: 100)
-        #expect(done)
-        let report = await reporter.value
+        let report = try await reportAdvancing(run, clock, by: .seconds(1), maxSteps: 100)
         #expect(running.withLock { $0.most } <= 2, "more bodies ran at once than the limit")
         #expect(report["t0"]?.outcome.kind == .cancelled)
         #expect(report["t7"]?.outcome.kind == .cancelled)
         #expect(report["t7"]?.attempts == 0)
         for index in 1..<7 { #expect(report["t\(index)"]?.outcome.kind == .succeeded, "t\(index)") }
     }
+}
+
+// MARK: - Bodies and the clock
+
+/// A body that sleeps `duration` on `clock`, logging its beginning and how it ended.
+func sleepLogged(
+    _ id: String, _ context: TaskContext, for duration: Duration, on clock: ManualClock, log: BodyLog
+) async throws {
+    log.begin(id, context.attempt)
+    do {
+        try await clock.sleep(for: duration)
+    } catch {
+        log.end(id, context.attempt, .threw)
+        throw error
+    }
+    log.end(id, context.attempt, .returned)
+}
+
+/// The run's report, moving `clock` on by `step` until the run has finished: at most
+/// `maxSteps` steps, and the expectation fails if that is not enough.
+func reportAdvancing(
+    _ run: GraphRun, _ clock: ManualClock, by step: Duration, maxSteps: Int,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> RunReport {
+    let finished = Mutex(false)
+    let reporter = Task {
+        let report = await run.report()
+        finished.withLock { $0 = true }
+        clock.stateChanged()
+        return report
+    }
+    let done = try await clock.advance(by: step, until: { finished.withLock { $0 } }, maxSteps: maxSteps)
+    #expect(done, "the run did not finish within \(maxSteps) steps of \(step)", sourceLocation: sourceLocation)
+    return await reporter.value
 }
 
 // MARK: - Checking events against the report

@@ -21,10 +21,6 @@ import Testing
 struct GraphPromiseSimulationTests {
     private struct Fault: Error {}
 
-    private enum Behaviour: CaseIterable {
-        case succeeds, fails, failsOnce, sleeps, ignoresCancellation
-    }
-
     private enum Request: Sendable {
         case remove(String)
         case add(String, dependsOn: String, timeout: Duration?)
@@ -128,29 +124,9 @@ struct GraphPromiseSimulationTests {
     // MARK: - The scenario
 
     private static func body(
-        _ id: String, _ behaviour: Behaviour, log: BodyLog, simulation: Simulation
+        _ id: String, _ behaviour: SimulatedBody, log: BodyLog, simulation: Simulation
     ) -> @Sendable (TaskContext) async throws -> Void {
-        let clock = simulation.clock
-        return { context in
-            log.begin(id, context.attempt)
-            do {
-                switch behaviour {
-                case .succeeds: await Task.yield()
-                case .fails: throw Fault()
-                case .failsOnce: if context.attempt == 1 { throw Fault() }
-                case .sleeps: try await clock.sleep(for: .milliseconds(2))
-                case .ignoresCancellation:
-                    // Awaiting another task's value is not cancellable: the body runs on after
-                    // a stop or a removal, to its end.
-                    let sleeper = Task(executorPreference: simulation) { try? await clock.sleep(for: .milliseconds(3)) }
-                    await sleeper.value
-                }
-            } catch {
-                log.end(id, context.attempt, .threw)
-                throw error
-            }
-            log.end(id, context.attempt, .returned)
-        }
+        { context in try await behaviour.run(id, attempt: context.attempt, log: log, simulation: simulation) }
     }
 
     private static func scenario(seed: UInt64, simulation: Simulation, log: BodyLog) async throws -> Ending {
@@ -178,7 +154,7 @@ struct GraphPromiseSimulationTests {
             let failure: FailurePolicy = Int.random(in: 0..<5, using: &generator) == 0 ? .required : .optional
             let whenDependencyFails: DependencyFailureBehavior =
                 Bool.random(using: &generator) ? .runAnyway : .skip
-            let behaviour = Behaviour.allCases.randomElement(using: &generator)!
+            let behaviour = SimulatedBody.allCases.randomElement(using: &generator)!
             graph.add(
                 id, dependsOn: dependencies, priority: priority, timeout: timeout, retry: retry, failure: failure,
                 whenDependencyFails: whenDependencyFails, body(id, behaviour, log: log, simulation: simulation))
@@ -201,7 +177,7 @@ struct GraphPromiseSimulationTests {
                 }
             requests.append((Int.random(in: 0...6, using: &generator), request))
         }
-        let addedBehaviours = (0..<4).map { _ in Behaviour.allCases.randomElement(using: &generator)! }
+        let addedBehaviours = (0..<4).map { _ in SimulatedBody.allCases.randomElement(using: &generator)! }
         let limit: Int? = Bool.random(using: &generator) ? nil : Int.random(in: 1...2, using: &generator)
 
         let run = try graph.start(concurrencyLimit: limit, clock: simulation.clock)

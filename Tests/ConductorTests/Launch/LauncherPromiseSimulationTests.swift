@@ -17,12 +17,6 @@ import Testing
 /// `CONDUCTOR_REPLAY=<seed> swift test --filter LauncherPromiseSimulationTests` replays a seed.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct LauncherPromiseSimulationTests {
-    private struct Fault: Error {}
-
-    private enum Behaviour: CaseIterable {
-        case succeeds, fails, failsOnce, sleeps, ignoresCancellation
-    }
-
     private struct Removal: Sendable {
         let name: String
         let answer: TaskRemoval?
@@ -49,28 +43,11 @@ struct LauncherPromiseSimulationTests {
 
     private static func task(
         _ name: String, dependsOn dependencies: [String]?, required: Bool, retry: RetryPolicy,
-        _ behaviour: Behaviour, log: BodyLog, simulation: Simulation
+        _ behaviour: SimulatedBody, log: BodyLog, simulation: Simulation
     ) -> ClosureStartupTask {
-        let clock = simulation.clock
         let attempts = Attempts()
         return ClosureStartupTask(name, dependsOn: dependencies, isRequired: required, retry: retry) {
-            let attempt = attempts.next()
-            log.begin(name, attempt)
-            do {
-                switch behaviour {
-                case .succeeds: await Task.yield()
-                case .fails: throw Fault()
-                case .failsOnce: if attempt == 1 { throw Fault() }
-                case .sleeps: try await clock.sleep(for: .milliseconds(2))
-                case .ignoresCancellation:
-                    let sleeper = Task(executorPreference: simulation) { try? await clock.sleep(for: .milliseconds(3)) }
-                    await sleeper.value
-                }
-            } catch {
-                log.end(name, attempt, .threw)
-                throw error
-            }
-            log.end(name, attempt, .returned)
+            try await behaviour.run(name, attempt: attempts.next(), log: log, simulation: simulation)
         }
     }
 
@@ -93,7 +70,7 @@ struct LauncherPromiseSimulationTests {
                 ? .attempts(Int.random(in: 2...3, using: &generator), backoff: .milliseconds(1)) : .never
             return task(
                 name, dependsOn: dependencies, required: Int.random(in: 0..<5, using: &generator) == 0, retry: retry,
-                Behaviour.allCases.randomElement(using: &generator)!, log: log, simulation: simulation)
+                SimulatedBody.allCases.randomElement(using: &generator)!, log: log, simulation: simulation)
         }
         for index in 0..<Int.random(in: 2...7, using: &generator) {
             try launcher.add(randomTask("t\(index)", generator: &generator))
