@@ -1,6 +1,5 @@
 import Conductor
 import ConductorTestKit
-import Synchronization
 import Testing
 
 /// An outside tester's probes of the run's promises, through the public API only: races
@@ -334,7 +333,7 @@ struct GraphPromiseProbeTests {
         try run.add(more)
         try await run.reached("afterQuick")
         try await run.reached("afterNothing")
-        let ran = Mutex(false)
+        let ran = Lock(false)
         try run.add("late", dependsOn: ["afterQuick"]) { _ in ran.withLock { $0 = true } }
         hold.open()
         try await run.reached("afterSlow")
@@ -354,7 +353,7 @@ struct GraphPromiseProbeTests {
         graph.add("later", dependsOn: ["slow"]) { _ in }
         let run = try graph.start()
         run.cancel()
-        let extraRan = Mutex(false)
+        let extraRan = Lock(false)
         do throws(GraphError) {
             try run.add("extra") { _ in extraRan.withLock { $0 = true } }
             Issue.record("add after cancel() did not throw")
@@ -412,7 +411,7 @@ struct GraphPromiseProbeTests {
     /// abandoned body is not counted: the run stops waiting for it at once, by design.
     @Test func theLimitHoldsWhileRemovalsFreeSlots() async throws {
         let clock = ManualClock()
-        let running = Mutex((now: 0, most: 0))
+        let running = Lock((now: 0, most: 0))
         var graph = TaskGraph()
         for index in 0..<8 {
             let counted = index != 0
@@ -464,7 +463,7 @@ func reportAdvancing(
     _ run: GraphRun, _ clock: ManualClock, by step: Duration, maxSteps: Int,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> RunReport {
-    let finished = Mutex(false)
+    let finished = Lock(false)
     let reporter = Task {
         let report = await run.report()
         finished.withLock { $0 = true }
@@ -574,7 +573,7 @@ final class BodyLog: Sendable {
         case end(String, attempt: Int, End)
     }
 
-    private let state = Mutex((entries: [Entry](), stopped: false))
+    private let state = Lock((entries: [Entry](), stopped: false))
 
     func begin(_ id: String, _ attempt: Int) {
         let cancelled = Task.isCancelled
