@@ -1,4 +1,5 @@
 import Conductor
+import Logging
 import Synchronization
 import Testing
 
@@ -43,14 +44,18 @@ import Testing
         #expect(left.countDown("feed"))
         #expect(leftHarmonizer.count == 2)
         #expect(rightHarmonizer.count == 3)
-        #expect(!HarmonizerRegistry().countDown("feed"), "a new registry knows no names")
+        let log = CapturingLogHandler()
+        let fresh = HarmonizerRegistry(logger: Logger(label: "test") { _ in log })
+        #expect(!fresh.countDown("feed"), "a new registry knows no names")
+        #expect(log.lines.all.map(\.message) == ["countDown('feed') ignored: no harmonizer named 'feed' is waiting"])
     }
 
     /// The completion runs inside the count-down that completed it, while that count-down is
     /// still using the harmonizer it remembered; the completion's own lookups must not make the
     /// thread forget (and release) that harmonizer under it.
     @Test func aCompletionThatRecreatesAndCountsDownItsOwnName() throws {
-        let registry = HarmonizerRegistry()
+        let log = CapturingLogHandler()
+        let registry = HarmonizerRegistry(logger: Logger(label: "test") { _ in log })
         let recreated = Lock<Harmonizer?>(nil)
         // Not kept here: only the registry and this thread's memory hold the first harmonizer.
         try registry.create("feed", count: 1, on: .immediate) { _ in
@@ -65,6 +70,7 @@ import Testing
         #expect(second.count == 2)
         #expect(registry.countDown("feed"))
         #expect(second.count == 1)
+        #expect(log.lines.all.map(\.message) == ["countDown('other') ignored: no harmonizer named 'other' is waiting"])
     }
 
     // MARK: - Races

@@ -1,5 +1,6 @@
 import Conductor
 import ConductorTestKit
+import Logging
 import Synchronization
 import Testing
 
@@ -156,7 +157,8 @@ import Testing
     // MARK: - cancel
 
     @Test func cancelDropsTheCompletionAndTellsWaiters() async throws {
-        let registry = HarmonizerRegistry()
+        let log = CapturingLogHandler()
+        let registry = HarmonizerRegistry(logger: Logger(label: "test") { _ in log })
         let recorder = OutcomeRecorder()
         let harmonizer = try registry.create("page", count: 2, on: .immediate, completion: recorder.record)
         registry.stash("data", as: "key", in: "page")
@@ -167,13 +169,15 @@ import Testing
         #expect(await harmonizer.outcome.isCancelled)
         #expect(recorder.received.isEmpty, "the completion is dropped, never called")
         #expect(registry.harmonizer(named: "page") == nil)
+        #expect(log.lines.all.map(\.message) == ["countDown('page') ignored: no harmonizer named 'page' is waiting"])
     }
 
     // MARK: - timeout
 
     @Test func aTimeoutFiresTheCompletionWithWhatWasStashed() async throws {
         let clock = ManualClock()
-        let registry = HarmonizerRegistry(clock: clock)
+        let log = CapturingLogHandler()
+        let registry = HarmonizerRegistry(clock: clock, logger: Logger(label: "test") { _ in log })
         let recorder = OutcomeRecorder()
         try registry.create("page", participants: ["a", "b"], timeout: .seconds(2), on: .immediate) { outcome in
             recorder.record(outcome)
@@ -187,6 +191,7 @@ import Testing
         #expect(outcome.stash?["a"] as? Int == 1)
         #expect(registry.harmonizer(named: "page") == nil)
         #expect(!registry.countDown("page", participant: "b"))
+        #expect(log.lines.all.map(\.message) == ["countDown('page') ignored: no harmonizer named 'page' is waiting"])
     }
 
     /// Every harmonizer of a registry times out on the registry's one timer: one sleeper

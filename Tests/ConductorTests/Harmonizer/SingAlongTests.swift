@@ -1,5 +1,6 @@
 import Conductor
 import ConductorTestKit
+import Logging
 import Testing
 
 /// The seed's example: entering the sing-along page downloads the child's last recording
@@ -13,11 +14,16 @@ import Testing
         let clock = ManualClock()
         let registry: HarmonizerRegistry
         let curtain = OutcomeRecorder()
+        /// The registry's misuse warnings: a download or a prompt that ends after the page has
+        /// gone is logged, and each test says which it expects.
+        let log: CapturingLogHandler
         /// The prompt's count-down, which returns whether it still counted.
         let prompt: Task<Bool, Never>
 
         init(timeout: Duration) throws {
-            registry = HarmonizerRegistry(clock: clock)
+            let log = CapturingLogHandler()
+            self.log = log
+            registry = HarmonizerRegistry(clock: clock, logger: Logger(label: "test") { _ in log })
             try registry.create(
                 page,
                 participants: ["last-recording", "original-song", "lead-song", "prompt"],
@@ -30,6 +36,9 @@ import Testing
                 return registry.countDown(page, participant: "prompt")
             }
         }
+
+        /// The messages the registry logged, in order.
+        var warnings: [String] { log.lines.all.map(\.message) }
 
         /// A download finishing, from whichever module performs it.
         func download(_ participant: String, file: String?) {
@@ -55,6 +64,7 @@ import Testing
         scene.clock.advance(by: .seconds(1))
         #expect(await scene.prompt.value == false, "the prompt finishing late is harmless")
         #expect(scene.curtain.received.count == 1)
+        #expect(scene.warnings == ["countDown('sing-along') ignored: no harmonizer named 'sing-along' is waiting"])
     }
 
     @Test func onAWeakNetworkTheTimeoutNamesTheDownloadStillMissing() async throws {
@@ -65,7 +75,8 @@ import Testing
         scene.clock.advance(by: .seconds(2))
         #expect(await scene.curtain.next()?.missing == ["lead-song", "prompt"])
         scene.clock.advance(by: .seconds(1))
-        _ = await scene.prompt.value
+        #expect(await scene.prompt.value == false)
+        #expect(scene.warnings == ["countDown('sing-along') ignored: no harmonizer named 'sing-along' is waiting"])
     }
 
     @Test func aPatientPageRaisesTheCurtainWhenThePromptEnds() async throws {
@@ -81,6 +92,7 @@ import Testing
         #expect(outcome.isCompleted)
         #expect(outcome.stash?.count == 3)
         #expect(scene.clock.sleeperCount == 0, "the 5-second timeout was disarmed")
+        #expect(scene.warnings.isEmpty)
     }
 
     @Test func leavingThePageCancelsWithoutRaisingTheCurtain() async throws {
@@ -95,5 +107,7 @@ import Testing
         scene.clock.advance(by: .seconds(3))
         #expect(await scene.prompt.value == false)
         #expect(scene.curtain.received.isEmpty)
+        // The late download's stash and count-down, and the prompt's: the name is logged once.
+        #expect(scene.warnings == ["stash('sing-along') ignored: no harmonizer named 'sing-along' is waiting"])
     }
 }
