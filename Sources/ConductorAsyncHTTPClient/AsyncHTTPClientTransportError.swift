@@ -1,3 +1,4 @@
+public import Foundation
 import HTTPTypes
 
 /// An error of ``AsyncHTTPClientTransport`` itself (the rest are AsyncHTTPClient's and
@@ -53,4 +54,10 @@ public struct AsyncHTTPClientTransportError: Error, Hashable, Sendable, CustomSt
     static func invalidConfiguration(_ reason: String) -> Self {
         Self(code: .invalidConfiguration, message: "AsyncHTTPClientTransport: \(reason)")
     }
+}
+
+/// What an app shows: `error.localizedDescription` is the message that names the culprit,
+/// not Foundation's "The operation could not be completed".
+extension AsyncHTTPClientTransportError: LocalizedError {
+    public var errorDescription: String? { message }
 }

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An error from resolving a service of an ``Assembly``.
 ///
 /// Every message names the service: its type, its name, and for a cycle the whole path.
@@ -7,7 +9,7 @@
 /// do {
 ///     _ = try await assembly.resolve(Tracker.self)
 /// } catch let error as AssemblyError where error.code == .cycle {
-///     print(error.message)  // "cycle: Tracker → SecureStore → Tracker"
+///     print(error.message)  // "factories form a loop: Tracker → SecureStore → Tracker"
 /// }
 /// ```
 ///
@@ -53,7 +55,7 @@ public struct AssemblyError: Error, Hashable, Sendable, CustomStringConvertible 
 
     static func cycle(_ path: [ServiceKey]) -> AssemblyError {
         let names = path.map { "\($0)" }
-        return AssemblyError(.cycle, "cycle: \(names.joined(separator: " → "))", path: names)
+        return AssemblyError(.cycle, "factories form a loop: \(names.joined(separator: " → "))", path: names)
     }
 
     static func notOnMain(_ key: ServiceKey) -> AssemblyError {
@@ -63,4 +65,10 @@ public struct AssemblyError: Error, Hashable, Sendable, CustomStringConvertible 
             path: ["\(key)"]
         )
     }
+}
+
+/// What an app shows: `error.localizedDescription` is the message that names the culprit,
+/// not Foundation's "The operation could not be completed".
+extension AssemblyError: LocalizedError {
+    public var errorDescription: String? { message }
 }

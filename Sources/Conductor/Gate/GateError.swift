@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An error from a ``RequestGate``.
 ///
 /// Every message names the request it is about, as method and path — never a header, so
@@ -217,4 +219,10 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
             status: status
         )
     }
+}
+
+/// What an app shows: `error.localizedDescription` is the message that names the culprit,
+/// not Foundation's "The operation could not be completed".
+extension GateError: LocalizedError {
+    public var errorDescription: String? { message }
 }

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An error from a ``PriorityScheduler``.
 ///
 /// ```swift
@@ -45,4 +47,10 @@ public struct SchedulerError: Error, Hashable, Sendable, CustomStringConvertible
     static func invalidConfiguration(_ parameter: String, _ value: Int) -> SchedulerError {
         SchedulerError(.invalidConfiguration, "PriorityScheduler's \(parameter) must be at least 1 (got \(value))")
     }
+}
+
+/// What an app shows: `error.localizedDescription` is the message that names the culprit,
+/// not Foundation's "The operation could not be completed".
+extension SchedulerError: LocalizedError {
+    public var errorDescription: String? { message }
 }

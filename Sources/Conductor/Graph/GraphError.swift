@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An error from building, validating or running a ``TaskGraph``.
 ///
 /// Every message names the culprit: the task id, the missing dependency, the cycle's path.
@@ -7,7 +9,7 @@
 /// do {
 ///     try graph.validate()
 /// } catch let error where error.code == .cycle {
-///     print(error.message)  // "cycle: a → b → c → a"
+///     print(error.message)  // "dependencies form a loop: a → b → c → a"
 /// }
 /// ```
 public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -90,7 +92,7 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     static func cycle(_ path: [String]) -> GraphError {
-        GraphError(.cycle, "cycle: \(path.joined(separator: " → "))", taskID: path.first)
+        GraphError(.cycle, "dependencies form a loop: \(path.joined(separator: " → "))", taskID: path.first)
     }
 
     static func laterStage(_ task: String, in stage: String, dependsOn dependency: String, in later: String)
@@ -167,4 +169,10 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
             taskID: task
         )
     }
+}
+
+/// What an app shows: `error.localizedDescription` is the message that names the culprit,
+/// not Foundation's "The operation could not be completed".
+extension GraphError: LocalizedError {
+    public var errorDescription: String? { message }
 }

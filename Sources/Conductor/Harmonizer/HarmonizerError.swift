@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An error from creating or using a ``Harmonizer`` or a ``HarmonizerRegistry``.
 ///
 /// Misuse never crashes: creating a harmonizer with bad arguments throws one of these, and
@@ -141,4 +143,10 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
     private static func subject(_ name: String?) -> String {
         name.map { "harmonizer '\($0)'" } ?? "a harmonizer"
     }
+}
+
+/// What an app shows: `error.localizedDescription` is the message that names the culprit,
+/// not Foundation's "The operation could not be completed".
+extension HarmonizerError: LocalizedError {
+    public var errorDescription: String? { message }
 }

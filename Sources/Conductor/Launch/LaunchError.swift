@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An error from building or running a ``Launcher``; the message names the task.
 ///
 /// ```swift
@@ -82,7 +84,7 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// A task or readiness set that names itself: the graph would call it a cycle too.
     static func dependsOnItself(_ name: String) -> LaunchError {
-        LaunchError(.cycle, "cycle: \(name) → \(name)", taskName: name)
+        LaunchError(.cycle, "dependencies form a loop: \(name) → \(name)", taskName: name)
     }
 
     static func unknownReadiness(_ name: String) -> LaunchError {
@@ -139,4 +141,10 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         default: LaunchError(.unknownDependency, error.message, taskName: error.taskID)
         }
     }
+}
+
+/// What an app shows: `error.localizedDescription` is the message that names the culprit,
+/// not Foundation's "The operation could not be completed".
+extension LaunchError: LocalizedError {
+    public var errorDescription: String? { message }
 }

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Why a saved report could not be read.
 ///
 /// ```swift
@@ -57,4 +59,10 @@ public struct ReportFormatError: Error, Hashable, Sendable, CustomStringConverti
         ReportFormatError(
             .unknownValue, "unknown \(field) '\(value)': the report was written by a newer Conductor")
     }
+}
+
+/// What an app shows: `error.localizedDescription` is the message that names the culprit,
+/// not Foundation's "The operation could not be completed".
+extension ReportFormatError: LocalizedError {
+    public var errorDescription: String? { message }
 }

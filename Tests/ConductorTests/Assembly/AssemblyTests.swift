@@ -205,7 +205,7 @@ private let sharedAssembly: Assembly = {
         let error = await #expect(throws: AssemblyError.self) { try await assembly.resolve(CycleA.self) }
         #expect(error?.code == .cycle)
         #expect(error?.path == ["\(CycleA.self)", "\(CycleB.self)", "\(CycleA.self)"])
-        #expect(error?.message == "cycle: \(CycleA.self) → \(CycleB.self) → \(CycleA.self)")
+        #expect(error?.message == "factories form a loop: \(CycleA.self) → \(CycleB.self) → \(CycleA.self)")
     }
 
     @MainActor @Test func cycleResolvedSynchronouslyOnMainIsAnError() {

@@ -49,7 +49,7 @@ import Testing
             graph.add("c", dependsOn: ["b"]) { _ in }
             let error = await #expect(throws: GraphError.self) { try await graph.run() }
             #expect(error?.code == .cycle)
-            #expect(error?.message == "cycle: a → c → b → a")
+            #expect(error?.message == "dependencies form a loop: a → c → b → a")
         }
 
         @Test func graphLaterStage() throws {
@@ -567,7 +567,7 @@ import Testing
             }
             let error = await #expect(throws: AssemblyError.self) { try await assembly.resolve(Tracker.self) }
             #expect(error?.code == .cycle)
-            #expect(error?.message == "cycle: Tracker → SecureStore → Tracker")
+            #expect(error?.message == "factories form a loop: Tracker → SecureStore → Tracker")
             #expect(error?.path == ["Tracker", "SecureStore", "Tracker"])
         }
 
@@ -669,13 +669,13 @@ import Testing
             try launcher.add(TestStartupTask("a", dependencies: ["b"]))
             let error = try #require(throws: LaunchError.self) { try launcher.start() }
             #expect(error.code == .cycle)
-            #expect(error.message == "cycle: b → a → b")
+            #expect(error.message == "dependencies form a loop: b → a → b")
 
             let itself = try #require(throws: LaunchError.self) {
                 try Launcher().add(TestStartupTask("a", dependencies: ["a"]))
             }
             #expect(itself.code == .cycle)
-            #expect(itself.message == "cycle: a → a")
+            #expect(itself.message == "dependencies form a loop: a → a")
             #expect(itself.taskName == "a")
         }
 

@@ -47,7 +47,7 @@ import Testing
         let error = try #require(throws: GraphError.self) { try schedule.validate() }
         #expect(error.code == .cycle)
         #expect(!error.message.contains(Self.markerPrefix))
-        #expect(error.message == "cycle: x → t → y → stage 'b' → x")
+        #expect(error.message == "dependencies form a loop: x → t → y → stage 'b' → x")
     }
 
     /// Removing a step used to leave the next stage's barrier naming it: "task '\u{1}stage 1 b'
@@ -103,7 +103,7 @@ import Testing
         try launcher.add(TestStartupTask("last"))
         let error = try #require(throws: LaunchError.self) { try launcher.start() }
         #expect(error.code == .cycle)
-        #expect(error.message == "cycle: b → a → b")
+        #expect(error.message == "dependencies form a loop: b → a → b")
     }
 
     // MARK: - Everything a run shows

@@ -48,7 +48,7 @@ import Testing
         cyclic.add("p", dependsOn: ["q", "a"]) { _ in }
         cyclic.add("q", dependsOn: ["p"]) { _ in }
         let error = try #require(throws: GraphError.self) { try run.add(cyclic) }
-        #expect(error.message == "cycle: p → q → p")
+        #expect(error.message == "dependencies form a loop: p → q → p")
         gate.open()
         let report = await run.report()
         #expect(report.tasks.map(\.id) == ["a"])

@@ -10,14 +10,14 @@ import Testing
         graph.add("c", dependsOn: ["b"]) { _ in }
         let error = try #require(throws: GraphError.self) { try graph.validate() }
         #expect(error.code == .cycle)
-        #expect(error.message == "cycle: a → c → b → a")
+        #expect(error.message == "dependencies form a loop: a → c → b → a")
     }
 
     @Test func selfDependencyIsACycle() throws {
         var graph = TaskGraph()
         graph.add("a", dependsOn: ["a"]) { _ in }
         let error = try #require(throws: GraphError.self) { try graph.validate() }
-        #expect(error.message == "cycle: a → a")
+        #expect(error.message == "dependencies form a loop: a → a")
     }
 
     @Test func unknownDependencyNamesTaskAndMissingID() throws {

@@ -113,7 +113,7 @@ import Testing
         for node in shape { graph.add(node.id, dependsOn: node.dependencies) { _ in } }
         let error = try #require(throws: GraphError.self, "seed \(seed)") { try graph.validate() }
         #expect(error.code == .cycle, "seed \(seed)")
-        let path = error.message.dropFirst("cycle: ".count).split(separator: " → ").map(String.init)
+        let path = error.message.dropFirst("dependencies form a loop: ".count).split(separator: " → ").map(String.init)
         #expect(path.first == path.last, "seed \(seed)")
         let dependencies = Dictionary(uniqueKeysWithValues: shape.map { ($0.id, Set($0.dependencies)) })
         for (from, to) in zip(path, path.dropFirst()) {

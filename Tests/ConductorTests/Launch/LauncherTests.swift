@@ -120,13 +120,13 @@ import Testing
             try launcher.add(TestStartupTask("a", dependencies: ["a"]))
         }
         #expect(task.code == .cycle)
-        #expect(task.message == "cycle: a → a")
+        #expect(task.message == "dependencies form a loop: a → a")
         #expect(task.taskName == "a")
         let readiness = try #require(throws: LaunchError.self) {
             try launcher.addReadiness("firstScreen", after: ["firstScreen"])
         }
         #expect(readiness.code == .cycle)
-        #expect(readiness.message == "cycle: firstScreen → firstScreen")
+        #expect(readiness.message == "dependencies form a loop: firstScreen → firstScreen")
         // Neither was kept.
         try launcher.add(TestStartupTask("a", dependencies: []))
         try launcher.addReadiness("firstScreen", after: ["a"])
