@@ -47,7 +47,7 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         /// ``GateError/underlyingError``.
         public static let transport = Code(kind: .transport)
         /// The request did not finish within its deadline (``GateConfiguration/requestTimeout``
-        /// or the `timeout` of ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:)``).
+        /// or the `timeout` of ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:metadata:)``).
         /// A refresh that misses its own deadline is reported as ``refreshTimedOut``.
         public static let timedOut = Code(kind: .timedOut)
         /// The response was classified as a failure.
@@ -55,7 +55,7 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The request needed another attempt, but its body can be sent only once.
         public static let bodyNotReplayable = Code(kind: .bodyNotReplayable)
         /// A duration of the ``GateConfiguration``, or the `timeout` of
-        /// ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:)``, is negative; nothing was sent.
+        /// ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:metadata:)``, is negative; nothing was sent.
         public static let negativeDuration = Code(kind: .negativeDuration)
         /// A count in the ``GateConfiguration`` (or a ``RequestRetryPolicy``'s attempts) is below
         /// its minimum: the gate is not created, or the request is not sent.

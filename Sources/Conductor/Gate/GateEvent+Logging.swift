@@ -3,57 +3,93 @@ public import Logging
 extension GateEvent {
     /// Logs the event with its facts as swift-log metadata — request id, name, priority,
     /// attempt, credential version — never a header, so never a credential. Ends, refreshes
-    /// and sign-in/out log at `info` or above; the rest at `debug`.
+    /// and sign-in/out log at `info` or above, except a request cancelled by its caller, which
+    /// logs at `debug` like the other steps of a request.
     ///
     /// ```swift
     /// for await event in gate.events { event.log(to: logger) }
     /// ```
+    ///
+    /// The gate's own `logger` (``RequestGate/init(transport:credential:configuration:cache:clock:logger:authorize:classify:requiresRefresh:refresh:)``)
+    /// gets more: a request's lines also carry its method, host and path (never the query), the
+    /// metadata its caller passed to `send`, and, on a retry or a failure, the reason.
     public func log(to logger: Logger) {
-        var metadata: Logger.Metadata = [:]
+        log(to: logger, context: [:])
+    }
+
+    /// Logs the event with `context` (the request's facts beyond the event's own) added to its
+    /// metadata; the event's own keys win.
+    func log(to logger: Logger, context: Logger.Metadata) {
+        let (level, message, own) = line
+        var metadata = own
+        if !context.isEmpty { metadata.merge(context) { own, _ in own } }
+        logger.log(level: level, "\(message)", metadata: metadata)
+    }
+
+    /// The request the event is about, if it is about one.
+    var requestID: UInt64? {
+        switch self {
+        case .initial(let id, _, _), .queued(let id, _), .running(let id, _, _), .retry(let id, _, _),
+            .redirect(let id, _), .parked(let id, _), .success(let id, _), .failure(let id, _), .useCache(let id):
+            id
+        case .refreshStarted(_, let id): id
+        case .coalesced, .refreshSucceeded, .refreshFailed, .refreshCancelled, .refreshWindowExceeded, .signedIn,
+            .signedOut:
+            nil
+        }
+    }
+
+    private var line: (Logger.Level, String, Logger.Metadata) {
         switch self {
         case .initial(let id, let name, let priority):
-            metadata = ["request": "\(id)", "name": "\(name)", "priority": "\(priority)"]
-            logger.debug("request entered the gate", metadata: metadata)
+            (.debug, "request entered the gate", ["request": "\(id)", "name": "\(name)", "priority": "\(priority)"])
         case .coalesced(let name):
-            logger.debug("request joined a flight", metadata: ["name": "\(name)"])
+            (.debug, "request joined a flight", ["name": "\(name)"])
         case .queued(let id, let priority):
-            logger.debug("request waiting for a slot", metadata: ["request": "\(id)", "priority": "\(priority)"])
+            (.debug, "request waiting for a slot", ["request": "\(id)", "priority": "\(priority)"])
         case .running(let id, let attempt, let version):
-            metadata = ["request": "\(id)", "attempt": "\(attempt)", "credential_version": "\(version)"]
-            logger.debug("request sent", metadata: metadata)
+            (
+                .debug, "request sent",
+                ["request": "\(id)", "attempt": "\(attempt)", "credential_version": "\(version)"]
+            )
         case .retry(let id, let attempt, let delay):
-            metadata = ["request": "\(id)", "attempt": "\(attempt)", "delay_us": "\(delay.microseconds)"]
-            logger.notice("request retrying", metadata: metadata)
+            (
+                .notice, "request retrying",
+                ["request": "\(id)", "attempt": "\(attempt)", "delay_us": "\(delay.microseconds)"]
+            )
         case .redirect(let id, let version):
-            logger.debug(
-                "request's credential rejected; parked behind the refresh",
-                metadata: ["request": "\(id)", "credential_version": "\(version)"])
+            (
+                .debug, "request's credential rejected; parked behind the refresh",
+                ["request": "\(id)", "credential_version": "\(version)"]
+            )
         case .parked(let id, let version):
-            logger.debug(
-                "request parked behind the refresh", metadata: ["request": "\(id)", "credential_version": "\(version)"])
+            (.debug, "request parked behind the refresh", ["request": "\(id)", "credential_version": "\(version)"])
         case .success(let id, let status):
-            logger.debug("request succeeded", metadata: ["request": "\(id)", "status": "\(status)"])
+            (.debug, "request succeeded", ["request": "\(id)", "status": "\(status)"])
         case .failure(let id, let code):
-            logger.notice("request failed", metadata: ["request": "\(id)", "code": "\(code)"])
+            // The caller's own cancel is no incident of the gate's.
+            (code == .cancelled ? .debug : .notice, "request failed", ["request": "\(id)", "code": "\(code)"])
         case .useCache(let id):
-            logger.notice("request answered from the cache", metadata: ["request": "\(id)"])
-        case .refreshStarted(let version, let id):
-            metadata = ["credential_version": "\(version)"]
-            if let id { metadata["request"] = "\(id)" }
-            logger.info("refresh started", metadata: metadata)
+            (.notice, "request answered from the cache", ["request": "\(id)"])
+        case .refreshStarted(let version, nil):
+            (.info, "refresh started", ["credential_version": "\(version)"])
+        case .refreshStarted(let version, let id?):
+            (.info, "refresh started", ["credential_version": "\(version)", "request": "\(id)"])
         case .refreshSucceeded(let version):
-            logger.info("refresh succeeded", metadata: ["credential_version": "\(version)"])
+            (.info, "refresh succeeded", ["credential_version": "\(version)"])
         case .refreshFailed(let version):
-            logger.error("refresh failed", metadata: ["credential_version": "\(version)"])
+            (.error, "refresh failed", ["credential_version": "\(version)"])
         case .refreshCancelled(let version):
-            logger.info("refresh cancelled", metadata: ["credential_version": "\(version)"])
+            (.info, "refresh cancelled", ["credential_version": "\(version)"])
         case .refreshWindowExceeded(let refreshes, let period):
-            metadata = ["refreshes": "\(refreshes)", "period_us": "\(period.microseconds)"]
-            logger.error("refresh refused by the refresh window", metadata: metadata)
+            (
+                .error, "refresh refused by the refresh window",
+                ["refreshes": "\(refreshes)", "period_us": "\(period.microseconds)"]
+            )
         case .signedIn(let version):
-            logger.info("signed in", metadata: ["credential_version": "\(version)"])
+            (.info, "signed in", ["credential_version": "\(version)"])
         case .signedOut:
-            logger.info("signed out")
+            (.info, "signed out", [:])
         }
     }
 }

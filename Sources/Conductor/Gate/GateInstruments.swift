@@ -1,12 +1,13 @@
 import CoreMetrics
 import HTTPTypes
 import Instrumentation
+import Logging
 import Tracing
 
 /// A gate's spans and metrics, made once per gate and only when its ``Telemetry`` records
 /// something; the gate's storage calls it at the points where it emits events.
 ///
-/// A request's span is started and ended by ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:)``
+/// A request's span is started and ended by ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:metadata:)``
 /// in the caller's task; ``record(_:)`` turns the events the storage emits into span events
 /// and metrics. It runs with no Conductor lock held, after the transition that journaled the
 /// events, so the tracer and the metrics handlers (user code) are never called under a lock. The lock here guards the map from
@@ -35,25 +36,35 @@ final class GateInstruments: Sendable {
 
     let tracer: (any Tracer)?
     private let metrics: GateMetrics?
+    /// The gate's clock, which times requests for ``GateMetrics``.
+    private let clock: ClockSource
     private let state = Lock(State())
 
     /// `nil` when `telemetry` records nothing.
-    init?(_ telemetry: Telemetry) {
+    init?(_ telemetry: Telemetry, clock: ClockSource) {
         let tracer = telemetry.activeTracer
         let factory = telemetry.activeMetrics
         guard tracer != nil || factory != nil else { return nil }
         self.tracer = tracer
         self.metrics = factory.map(GateMetrics.init)
+        self.clock = clock
     }
+
+    /// Now on the gate's clock, for ``end(_:_:startedAt:)``; `nil` without metrics.
+    var requestStart: Duration? { metrics == nil ? nil : clock.now }
 
     // MARK: - Requests
 
     /// Starts a request's span, a child of the caller's `ServiceContext`. Its attributes name
-    /// the method and path (never the query, never a header: no credential).
-    func startRequest(_ request: HTTPRequest, name: String, priority: PriorityScheduler.Priority) -> RequestTrace? {
+    /// the method and path (never the query, never a header: no credential), and carry the
+    /// caller's `metadata`, each key an attribute of its own.
+    func startRequest(
+        _ request: HTTPRequest, name: String, priority: PriorityScheduler.Priority, metadata: Logger.Metadata
+    ) -> RequestTrace? {
         guard let tracer else { return nil }
         let span = tracer.startSpan(
             request.method.rawValue, context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        for (key, value) in metadata { span.attributes[key] = "\(value)" }
         span.attributes[Attribute.method] = request.method.rawValue
         span.attributes[Attribute.request] = name
         span.attributes[Attribute.priority] = "\(priority)"
@@ -67,7 +78,14 @@ final class GateInstruments: Sendable {
         state.withLock { $0.traces[id] = trace }
     }
 
-    func end(_ trace: RequestTrace, _ result: Result<GateResponse, GateError>) {
+    /// One caller's request ended: its span, if it has one, and its duration since
+    /// `startedAt` (``requestStart``), if metrics are recorded.
+    func end(_ trace: RequestTrace?, _ result: Result<GateResponse, GateError>, startedAt: Duration?) {
+        if let metrics, let startedAt { metrics.requestTimed(result, duration: clock.now - startedAt) }
+        if let trace { end(trace, result) }
+    }
+
+    private func end(_ trace: RequestTrace, _ result: Result<GateResponse, GateError>) {
         if let id = trace.id.withLock({ $0 }) {
             state.withLock { state in
                 if state.traces[id] === trace { state.traces[id] = nil }
@@ -123,9 +141,14 @@ final class GateInstruments: Sendable {
 
     // MARK: - Events
 
-    /// Called with the events of one transition, after the gate's lock is released;
-    /// `queueDepth` is how many attempts waited for a slot when the transition ended.
-    func record(_ events: some Collection<GateEvent>, queueDepth: Int) {
+    /// Called with the queue depth a transition left, after the gate's lock is released, in
+    /// any order with other transitions' (the gauge keeps the newest).
+    func record(_ depth: GateStorage.QueueDepth.Sample) {
+        metrics?.queueDepth.offer(depth.depth, sequence: depth.sequence)
+    }
+
+    /// Called with the events of one transition, after the gate's lock is released.
+    func record(_ events: some Collection<GateEvent>) {
         var spanEvents: [(any Span, SpanEvent)] = []
         var links: [(any Span, ServiceContext)] = []
         var ended: [(outcome: String, priority: PriorityScheduler.Priority?)] = []
@@ -194,7 +217,7 @@ final class GateInstruments: Sendable {
             span.addLink(SpanLink(context: context, attributes: [Attribute.link: "refresh"]))
         }
         guard let metrics else { return }
-        for event in events { metrics.record(event, queueDepth: queueDepth) }
+        for event in events { metrics.record(event) }
         for (outcome, priority) in ended { metrics.requestEnded(outcome, priority: priority) }
     }
 

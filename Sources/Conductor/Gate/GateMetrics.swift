@@ -5,20 +5,19 @@ struct GateMetrics: Sendable {
     private let factory: any MetricsFactory
     private let retries: Counter
     private let cacheFallbacks: Counter
-    private let queueDepth: Gauge
+    /// Requests waiting for a slot: 0 from the gate's start, then every change.
+    let queueDepth: SequencedGauge
 
     init(_ factory: any MetricsFactory) {
         self.factory = factory
         retries = Counter(label: Name.retries, factory: factory)
         cacheFallbacks = Counter(label: Name.cacheFallbacks, factory: factory)
-        queueDepth = Gauge(label: Name.queueDepth, factory: factory)
+        queueDepth = SequencedGauge(Gauge(label: Name.queueDepth, factory: factory), initial: 0)
     }
 
     /// Called with no lock held; `initial` records nothing (a request is counted when it ends).
-    func record(_ event: GateEvent, queueDepth: Int) {
+    func record(_ event: GateEvent) {
         switch event {
-        case .queued, .running:
-            self.queueDepth.record(queueDepth)
         case .retry:
             retries.increment()
         case .useCache:
@@ -29,8 +28,8 @@ struct GateMetrics: Sendable {
             refreshEnded("failed")
         case .refreshCancelled:
             refreshEnded("cancelled")
-        case .initial, .coalesced, .redirect, .parked, .success, .failure, .refreshStarted, .refreshWindowExceeded,
-            .signedIn, .signedOut:
+        case .initial, .coalesced, .queued, .running, .redirect, .parked, .success, .failure, .refreshStarted,
+            .refreshWindowExceeded, .signedIn, .signedOut:
             break
         }
     }
@@ -44,12 +43,32 @@ struct GateMetrics: Sendable {
         ).increment()
     }
 
+    /// One caller's `send` returned, after `duration` on the gate's clock.
+    func requestTimed(_ result: Result<GateResponse, GateError>, duration: Duration) {
+        Timer(label: Name.requestDuration, dimensions: [("outcome", Self.outcome(result))], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// `success`, `cache`, or the error's code in snake case (`timed_out`, `shut_down`, …).
+    static func outcome(_ result: Result<GateResponse, GateError>) -> String {
+        switch result {
+        case .success(let reply): return reply.isFromCache ? "cache" : "success"
+        case .failure(let error):
+            var name = ""
+            for character in "\(error.code)" {
+                if character.isUppercase { name += "_" + character.lowercased() } else { name.append(character) }
+            }
+            return name
+        }
+    }
+
     private func refreshEnded(_ outcome: String) {
         Counter(label: Name.refreshes, dimensions: [("outcome", outcome)], factory: factory).increment()
     }
 
     enum Name {
         static let requests = "conductor_gate_requests_total"
+        static let requestDuration = "conductor_gate_request_duration_seconds"
         static let queueDepth = "conductor_gate_queue_depth"
         static let refreshes = "conductor_gate_refreshes_total"
         static let retries = "conductor_gate_retries_total"

@@ -60,7 +60,7 @@ final class GateStorage: Sendable {
         case shutDown
     }
 
-    /// What a caller of ``send(_:body:priority:coalescingKey:timeout:authorization:retry:trace:)``
+    /// What a caller of ``send(_:body:priority:coalescingKey:timeout:authorization:retry:metadata:trace:)``
     /// is woken with.
     enum Delivery: Sendable {
         /// The flight ended: its outcome, shared by every caller on it.
@@ -139,13 +139,14 @@ final class GateStorage: Sendable {
         var slotStarts: [Machine.SlotStart] = []
         /// Set by the shutdown: its transition's events are the journal's last.
         var finishesJournal = false
+        var queueDepth = QueueDepth()
 
         /// Ends a transition: journals its events and takes what must be told or resumed once
         /// the lock is released.
         mutating func commit(_ events: [GateEvent]) -> Publication {
             var readers = journal.append(contentsOf: events)
             if finishesJournal && !journal.isFinished { readers += journal.finish() }
-            var publication = Publication(events: events, queueDepth: machine.slots.queuedCount)
+            var publication = Publication(events: events, queueDepth: queueDepth.sample(machine.slots.queuedCount))
             // Most transitions wake nobody: then nothing but the events is carried out.
             guard
                 !slotStarts.isEmpty || !readers.isEmpty || !parkedWaiters.isEmpty || !queuedWaiters.isEmpty
@@ -173,25 +174,6 @@ final class GateStorage: Sendable {
         mutating func start(_ starts: [Machine.SlotStart]) {
             if slotStarts.isEmpty { slotStarts = starts } else if !starts.isEmpty { slotStarts += starts }
         }
-    }
-
-    /// What a transition leaves to do once no lock is held.
-    struct Publication: Sendable {
-        /// Nothing to tell or wake.
-        static let none = Publication(events: [], queueDepth: 0)
-
-        var events: [GateEvent]
-        var queueDepth: Int
-        /// `nil` unless the transition woke someone: most do not.
-        var wakeups: Wakeups?
-    }
-
-    /// Tasks a transition lets go, to resume once no lock is held.
-    struct Wakeups: Sendable {
-        var slotStarts: [Machine.SlotStart]
-        var readers: [WaiterSet<Void>.Waiter]
-        var hooks: [CountWaiters<Void>.Continuation] = []
-        var idle: [WaiterSet<Bool>.Waiter] = []
     }
 
     /// A refresh a transition decided, to start once the lock is released.
@@ -228,7 +210,8 @@ final class GateStorage: Sendable {
     private let refreshTimer: DeadlineTimer
     /// Sleeps between a request's attempts.
     private let backoffClock: ClockSource
-    private let logger: Logger?
+    /// The log, when the gate has a logger.
+    private let requestLog: GateRequestLog?
     private let classify: @Sendable (HTTPResponse) -> ResponseVerdict
     private let refresher: @Sendable (ErasedCredential?) async throws -> ErasedCredential
     private let state: Lock<State>
@@ -257,9 +240,9 @@ final class GateStorage: Sendable {
         self.requestTimer = DeadlineTimer(clock: clock.purpose(.requestTimeout))
         self.refreshTimer = DeadlineTimer(clock: clock.purpose(.refreshTimeout))
         self.backoffClock = clock.purpose(.gateBackoff)
-        self.logger = logger
+        self.requestLog = logger.map(GateRequestLog.init)
         self.classify = classify
-        let instruments = GateInstruments(configuration.telemetry)
+        let instruments = GateInstruments(configuration.telemetry, clock: clock)
         self.instruments = instruments
         self.refresher = instruments?.traced(refresh) ?? refresh
         let window = configuration.refreshWindow.map { ($0.maxRefreshes, $0.period) }
@@ -298,6 +281,8 @@ final class GateStorage: Sendable {
     }
 
     private func publish(_ publication: Publication) {
+        // First: whoever this wakes finds the gauge as this transition left it.
+        if let depth = publication.queueDepth { instruments?.record(depth) }
         if let wakeups = publication.wakeups {
             for start in wakeups.slotStarts { start.waiter.resume(returning: .started(start.slot)) }
             for reader in wakeups.readers { reader.resume(returning: ()) }
@@ -305,8 +290,8 @@ final class GateStorage: Sendable {
             for waiter in wakeups.idle { waiter.resume(returning: true) }
         }
         guard !publication.events.isEmpty else { return }
-        if let logger { for event in publication.events { event.log(to: logger) } }
-        instruments?.record(publication.events, queueDepth: publication.queueDepth)
+        requestLog?.log(publication.events)
+        instruments?.record(publication.events)
     }
 
     // MARK: - Sending
@@ -319,6 +304,7 @@ final class GateStorage: Sendable {
         timeout: Duration?,
         authorization: RequestAuthorization,
         retry: RequestRetryPolicy,
+        metadata: Logger.Metadata = [:],
         trace: GateInstruments.RequestTrace? = nil
     ) async throws(GateError) -> GateResponse {
         let name = Self.name(of: request)
@@ -361,6 +347,7 @@ final class GateStorage: Sendable {
             perform: { opened in
                 self.publish(opened.publication)
                 if let start = opened.start {
+                    self.requestLog?.open(id, request, metadata: metadata)
                     start.work.attach(Task(executorPreference: TaskPlacement.executor, operation: start.run))
                 }
             },
@@ -435,9 +422,11 @@ final class GateStorage: Sendable {
             case .success(let reply): .success(request: id, status: reply.response.status.code)
             case .failure(let error): .failure(request: id, code: error.code)
             }
+        if case .failure(let error) = result { requestLog?.noteFailure(id, reason: error.message) }
         let callers = transition { state, events -> [WaiterSet<Delivery>.Waiter] in
             state.machine.settle(key, request: id, end: end, events: &events).callers
         }
+        requestLog?.close(id)
         guard !callers.isEmpty else { return }
         let outcome = Handoff(result)
         for caller in callers { caller.resume(returning: .ended(outcome)) }
@@ -612,7 +601,7 @@ final class GateStorage: Sendable {
                     }
                     try await backOff(
                         id: id, attempt: sent, name: name, releasing: slot.priority,
-                        retryAfter: retryAfter(in: response), status: status)
+                        retryAfter: retryAfter(in: response), status: status, reason: "status \(status)")
                 default:
                     releaseSlot(slot.priority)
                     throw GateError.rejected(name, status: status)
@@ -639,7 +628,8 @@ final class GateStorage: Sendable {
                     throw GateError.transport(name, attempts: sent, error, why: why, status: lastStatus)
                 }
                 try await backOff(
-                    id: id, attempt: sent, name: name, releasing: slot.priority, retryAfter: nil, status: lastStatus)
+                    id: id, attempt: sent, name: name, releasing: slot.priority, retryAfter: nil, status: lastStatus,
+                    reason: "transport error: \(error)")
             }
         }
     }
@@ -882,7 +872,8 @@ final class GateStorage: Sendable {
         name: String,
         releasing slot: Priority,
         retryAfter: Duration?,
-        status: Int?
+        status: Int?,
+        reason: @autoclosure () -> String
     ) async throws {
         if let retryAfter, retryAfter > configuration.maxRetryAfter {
             releaseSlot(slot)
@@ -893,6 +884,7 @@ final class GateStorage: Sendable {
                 status: status
             )
         }
+        requestLog?.noteRetry(id, reason: reason())
         let delay = transition { state, events -> Duration in
             let backOff = state.machine.backOff(
                 request: id, attempt: attempt, retryAfter: retryAfter, slot: slot, events: &events)
@@ -1096,9 +1088,7 @@ final class GateStorage: Sendable {
 
     /// Method and path without the query, where tokens sometimes hide.
     static func name(of request: HTTPRequest) -> String {
-        let path = request.path ?? "/"
-        let query = path.firstIndex(of: "?") ?? path.endIndex
-        return request.method.rawValue + " " + path[..<query]
+        request.method.rawValue + " " + path(of: request)
     }
 
     /// The error `failure` ends request `name` with (`nil`: a ``RequestGate/refresh()``);

@@ -134,6 +134,10 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     ///   - retry: which failures may be answered by sending again, and how many sends the
     ///     request gets: by default only idempotent requests are retried (see
     ///     ``RequestRetryPolicy``). A shared flight keeps the policy of the request that started it.
+    ///   - metadata: what ties the request to the work that caused it (an incoming request's
+    ///     id, say): every line the gate's `logger` writes about the request carries it, and so
+    ///     does the request's span, one attribute per key. A shared flight's lines carry the
+    ///     metadata of the request that started it.
     /// - Throws: ``GateError``: ``GateError/Code/negativeDuration`` at once for a negative
     ///   `timeout`; ``GateError/Code/invalidConfiguration`` for a `retry` of fewer than 1 attempt;
     ///   ``GateError/Code/signedOut`` at once after ``signOut()`` for a request that needs the
@@ -146,29 +150,31 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         coalescingKey: String? = nil,
         timeout: Duration? = nil,
         authorization: RequestAuthorization = .required,
-        retry: RequestRetryPolicy = .automatic
+        retry: RequestRetryPolicy = .automatic,
+        metadata: Logger.Metadata = [:]
     ) async throws(GateError) -> GateResponse {
-        guard let instruments = storage.instruments,
-            let trace = instruments.startRequest(request, name: GateStorage.name(of: request), priority: priority)
-        else {
+        guard let instruments = storage.instruments else {
             return try await storage.send(
                 request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
-                authorization: authorization, retry: retry)
+                authorization: authorization, retry: retry, metadata: metadata)
         }
+        let startedAt = instruments.requestStart
+        let trace = instruments.startRequest(
+            request, name: GateStorage.name(of: request), priority: priority, metadata: metadata)
         // The request's span is the flight's `ServiceContext.current` (its task copies it), so
         // the transport's request carries it and a refresh it starts is its child.
-        let result = await ServiceContext.$current.withValue(trace.span.context) {
+        let result = await ServiceContext.$current.withValue(trace?.span.context ?? ServiceContext.current) {
             () async -> Result<GateResponse, GateError> in
             do throws(GateError) {
                 return .success(
                     try await storage.send(
                         request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
-                        authorization: authorization, retry: retry, trace: trace))
+                        authorization: authorization, retry: retry, metadata: metadata, trace: trace))
             } catch {
                 return .failure(error)
             }
         }
-        instruments.end(trace, result)
+        instruments.end(trace, result, startedAt: startedAt)
         return try result.get()
     }
 

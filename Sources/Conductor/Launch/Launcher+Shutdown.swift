@@ -63,6 +63,7 @@ extension Launcher {
         let undoable = succeeded.filter { tasks[$0] != nil }
         let report = await undo(
             ShutdownOrder(succeeded: undoable, prerequisites: prerequisites), tasks: tasks, clock: clock)
+        ShutdownMetrics(telemetry)?.record(report)
         let waiters = state.withLock { $0.shutdown.settle(report) } ?? []
         for waiter in waiters { waiter.resume(returning: ()) }
         return report

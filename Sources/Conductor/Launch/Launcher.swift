@@ -95,7 +95,7 @@ public final class Launcher: StartupTask, Sendable {
     private let timer: DeadlineTimer
     /// Makes the launch's own clock source when it starts, so its times count from then.
     let makeLaunchClock: @Sendable () -> ClockSource
-    private let telemetry: Telemetry
+    let telemetry: Telemetry
     /// Each undo's deadline during `shutdown()`.
     let undoTimeout: Duration
     /// Undo deadlines: one timer task however many undos run at once.

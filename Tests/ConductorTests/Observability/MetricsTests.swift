@@ -95,8 +95,8 @@ import Testing
         #expect(try metrics.expectCounter(requests, [("outcome", "failed"), ("priority", "high")]).totalValue == 1)
         #expect(try metrics.expectCounter("conductor_gate_refreshes_total", [("outcome", "succeeded")]).totalValue == 1)
         #expect(try metrics.expectCounter("conductor_gate_retries_total").totalValue == 0)
-        // Recorded as each request got its slot: nobody was waiting.
-        #expect(try metrics.expectGauge("conductor_gate_queue_depth").values == [0, 0])
+        // 0 from the gate's start, and never changed: nobody waited for a slot.
+        #expect(try metrics.expectGauge("conductor_gate_queue_depth").values == [0])
     }
 
     @Test func retriesAndCacheFallbacksAreCounted() async throws {
