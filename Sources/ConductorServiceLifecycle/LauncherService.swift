@@ -101,11 +101,8 @@ public final class LauncherService: Service, Sendable {
     /// meanwhile cancels it.
     private func launch() async -> Result<Void, LaunchError> {
         let launcher = self.launcher
-        do {
-            try launcher.start()
-        } catch {
-            return .failure(error)
-        }
+        // `run()` starts the launch under its own cancellation handler: started here, before
+        // any handler, a cancelled service would let the launch's first tasks begin.
         return await withTaskCancellationOrGracefulShutdownHandler {
             do {
                 try await launcher.run()

@@ -47,7 +47,10 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let milestoneMissed = Code(kind: .milestoneMissed)
         /// A task was added to a run that has already finished.
         public static let runFinished = Code(kind: .runFinished)
-        /// A required task failed, which ended the run.
+        /// A required task did not succeed, which ended the run: it failed, it was skipped
+        /// because a dependency did not succeed, or its body threw `CancellationError` while
+        /// the run went on. The message says which. A removed task is no failure (see
+        /// ``RunOutcome/completed``).
         public static let taskFailed = Code(kind: .taskFailed)
         /// A task did not finish within its timeout.
         public static let timedOut = Code(kind: .timedOut)
@@ -151,6 +154,21 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func taskFailed(_ id: String, _ error: any Error) -> GraphError {
         GraphError(.taskFailed, "required task '\(id)' failed: \(error)", taskID: id)
+    }
+
+    /// A required task skipped because `dependency` did not succeed (for a reason other than
+    /// a removal).
+    static func taskSkipped(_ id: String, dependency: String) -> GraphError {
+        GraphError(.taskFailed, "required task '\(id)' was skipped: '\(dependency)' did not succeed", taskID: id)
+    }
+
+    /// A required task whose body threw `CancellationError` while the run went on: no removal
+    /// and no stop cancelled it.
+    static func taskCancelled(_ id: String) -> GraphError {
+        GraphError(
+            .taskFailed,
+            "required task '\(id)' ended cancelled (its body threw CancellationError) while the run went on",
+            taskID: id)
     }
 
     static func timedOut(_ id: String, after duration: Duration) -> GraphError {

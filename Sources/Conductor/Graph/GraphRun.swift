@@ -95,6 +95,9 @@ public final class GraphRun: Sendable {
     /// a running one with a timeout runs in a task of its own and is cancelled and abandoned
     /// (`abandoned`); a running one without a timeout cannot be stopped and ends with what its
     /// body does (`stillRunning`). A removed task ends as cancelled, and its dependents see that.
+    /// Removing is deliberate, so it is no failure, even of a required task: the run goes on
+    /// and can still end ``RunOutcome/completed``, and so can a required task skipped because
+    /// it needed the removed one (a body that still runs ends the task with what it does).
     /// Throws ``GraphError/Code/unknownTask`` for an id the run does not have.
     @discardableResult
     public func remove(_ id: String) throws(GraphError) -> TaskRemoval {

@@ -231,6 +231,10 @@ struct GraphStateMachine {
     /// its worker has recorded how it went (``complete(_:outcome:startedAt:now:helper:effects:)``
     /// or ``attemptFailed(_:attempt:error:delay:now:effects:)``).
     private var attemptsInTasks: [Int: AttemptInTask] = [:]
+    /// Tasks taken out with ``remove(_:now:effects:)`` before they ended: a deliberate act, so
+    /// neither their end nor the skips it causes is a failure of the run. Written only by a
+    /// removal and read only when a required task ends without succeeding.
+    private var removed: Set<Int32> = []
     /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
     private var readyScratch: [Int32] = []
     /// The run's events, in the order of the transitions that made them: kept under the
@@ -742,6 +746,7 @@ struct GraphStateMachine {
     /// - A body running on a worker cannot be stopped and is left to end (`stillRunning`).
     mutating func remove(_ id: String, now: Int64, effects: inout Effects) -> TaskRemoval? {
         guard let index = indexByID[id].map(Int.init), !definitions[index].isHidden else { return nil }
+        if nodes[index].phase != .ended { removed.insert(Int32(index)) }
         switch nodes[index].phase {
         case .ended:
             return .alreadyEnded
@@ -803,6 +808,10 @@ struct GraphStateMachine {
                 return
             case .timedOut(let after):
                 stop(.failed(.timedOut(definitions[index].id, after: after)), now: now, effects: &effects)
+                return
+            case .cancelled where !removed.contains(Int32(index)):
+                // Neither removed nor stopped: its own body threw `CancellationError`.
+                stop(.failed(.taskCancelled(definitions[index].id)), now: now, effects: &effects)
                 return
             default:
                 break
@@ -965,6 +974,14 @@ struct GraphStateMachine {
                 if node.blockedBy >= 0, !node.flags.contains(.runsAnywayAfterFailure) {
                     let dependency = definitions[Int(node.blockedBy)].id
                     endQuietly(index, outcome: .skipped(dependency: dependency), now: now)
+                    // A required task that cannot run fails the run, like its failure would,
+                    // unless a removal is what it lacks.
+                    if node.flags.contains(.failureIsRequired), !lacksOnlyRemoved(index) {
+                        stop(
+                            .failed(.taskSkipped(definitions[index].id, dependency: dependency)), now: now,
+                            effects: &effects)
+                        continue
+                    }
                     appendSuccessorsMadeReady(by: index, to: &work)
                 } else {
                     node.phase = .ready
@@ -987,6 +1004,18 @@ struct GraphStateMachine {
             }
             appendSuccessorsMadeReady(by: index, to: &work)
         }
+    }
+
+    /// Whether skipped `index` lacks a removed task: the dependency it names was removed, or
+    /// was itself skipped for lack of a removed one.
+    private func lacksOnlyRemoved(_ index: Int) -> Bool {
+        var cursor = index
+        while !removed.isEmpty {
+            if removed.contains(Int32(cursor)) { return true }
+            guard nodes[cursor].ending == .skipped, nodes[cursor].blockedBy >= 0 else { return false }
+            cursor = Int(nodes[cursor].blockedBy)
+        }
+        return false
     }
 
     /// Inlined: every transition asks, and almost always the answer is no.
@@ -1065,9 +1094,15 @@ struct GraphStateMachine {
     /// state only if someone reads them.
     func makeReport() -> RunReport {
         var last = -1
-        for index in nodes.indices where last < 0 || nodes[index].endedAt >= nodes[last].endedAt {
-            // Ties go to the later node: a dependent ends no earlier than its dependencies.
-            last = index
+        if case .failed(let error)? = outcome, let id = error.taskID, let failing = self.indexByID[id] {
+            // A failed run ends at the required task that ended it, whatever ended later (an
+            // optional task's body still running, tasks cancelled by the stop).
+            last = Int(failing)
+        } else {
+            for index in nodes.indices where last < 0 || nodes[index].endedAt >= nodes[last].endedAt {
+                // Ties go to the later node: a dependent ends no earlier than its dependencies.
+                last = index
+            }
         }
         var path: [String] = []
         var cursor = last

@@ -13,7 +13,8 @@ public enum TaskOutcome: Sendable, CustomStringConvertible {
     case timedOut(after: Duration)
     /// Not run because `dependency` did not succeed.
     case skipped(dependency: String)
-    /// Cancelled, removed, or never started because the run stopped.
+    /// Cancelled, removed, or never started because the run stopped; also a body that threw
+    /// `CancellationError`.
     case cancelled
 
     /// Whether the task succeeded.
@@ -65,9 +66,13 @@ public enum TaskOutcome: Sendable, CustomStringConvertible {
 /// if case .failed(let error) = report.outcome { log(error.message) }  // names the task
 /// ```
 public enum RunOutcome: Hashable, Sendable, CustomStringConvertible {
-    /// Every required task succeeded (optional ones may have failed).
+    /// Every required task succeeded (optional ones may have failed), except those removed
+    /// with ``GraphRun/remove(_:)`` or ``Launcher/remove(_:)`` and those skipped because
+    /// they needed a removed task: removing is deliberate, not a failure.
     case completed
-    /// A required task failed; the error names it.
+    /// A required task did not succeed, which ended the run: it failed or timed out, was
+    /// skipped because a dependency did not succeed (other than by a removal), or its body
+    /// threw `CancellationError` while the run went on. The error names it (``GraphError/taskID``).
     case failed(GraphError)
     /// The run was cancelled.
     case cancelled
@@ -145,8 +150,10 @@ public struct RunReport: Sendable {
     public let milestones: [(name: String, at: Duration)]
     /// From the start of the run to its end.
     public let duration: Duration
-    /// The chain of tasks that determined the run's duration: from the task that ended last,
-    /// back through the dependency that ended last, to a task with none.
+    /// The chain of tasks that determined when the run ended: from the task that ended last —
+    /// for a failed run, the required task that ended it, whatever ended after — back through
+    /// the dependency that ended last, to a task with none. Tasks that never started (a
+    /// skipped required task among them) are left out.
     public let criticalPath: [String]
     /// A launcher's undos, once its ``Launcher/shutdown()`` has returned; `nil` otherwise and
     /// for every other run.
@@ -177,7 +184,8 @@ public struct RunReport: Sendable {
         tasks.first { $0.id == id }
     }
 
-    /// Whether every required task succeeded.
+    /// Whether the run completed: every required task succeeded, removed ones excepted (see
+    /// ``RunOutcome/completed``).
     public var isSuccess: Bool {
         if case .completed = outcome { return true }
         return false

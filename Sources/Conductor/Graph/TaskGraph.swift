@@ -16,6 +16,10 @@
 /// let report = try await graph.run()
 /// ```
 ///
+/// A graph is a value: each ``run(concurrencyLimit:clock:telemetry:)`` and each
+/// ``start(concurrencyLimit:clock:telemetry:)`` is a new, independent run of its tasks, so one
+/// graph can run many times, even at once (unlike a ``Launcher``, which launches once).
+///
 /// Validation (``validate()``, and every way of starting) rejects an empty or duplicate id,
 /// a negative timeout or retry backoff, a retry policy of fewer than 1 attempt or with a
 /// multiplier below 1, a dependency on an unknown id, and a cycle, with a ``GraphError`` that names the culprit; starting also
@@ -169,6 +173,10 @@ public struct TaskGraph: Sendable {
     /// Validates the graph and starts running it in a task of its own, returning at once.
     /// Like `Task {}`, that task carries the caller's task-local values to every operation.
     ///
+    /// Every call starts a new run: calling it twice runs every task twice, side effects
+    /// included. (``Launcher/start()`` differs: a launcher launches once, and a second call
+    /// does nothing.)
+    ///
     /// Like `Task {}`, the run is unstructured: it goes on until it ends or you cancel it.
     /// Awaiting ``GraphRun/report()`` makes the awaiting task its owner: cancelling that task
     /// cancels the run. Prefer ``run(concurrencyLimit:clock:telemetry:)`` where the run should be bound
@@ -197,8 +205,9 @@ public struct TaskGraph: Sendable {
     }
 
     /// Validates the graph and runs it to the end in the current task; cancelling the current
-    /// task cancels the run. Returns the report, whose ``RunReport/outcome`` says whether
-    /// every required task succeeded. `concurrencyLimit` is as for
+    /// task cancels the run, and from a task cancelled already no task begins and the run
+    /// ends ``RunOutcome/cancelled``. Returns the report, whose ``RunReport/outcome`` says
+    /// whether every required task succeeded. `concurrencyLimit` is as for
     /// ``start(concurrencyLimit:clock:telemetry:)``: at least 1, or `nil`.
     public func run(
         concurrencyLimit: Int? = nil,
@@ -210,7 +219,8 @@ public struct TaskGraph: Sendable {
 
     /// Validates the graph and runs it in the current task while `body` runs beside it with
     /// the run's handle (to watch events, await milestones, add tasks). Returns the report
-    /// once both have ended; cancelling the current task cancels the run.
+    /// once both have ended; cancelling the current task cancels the run (from a task
+    /// cancelled already, no task begins).
     public func run(
         concurrencyLimit: Int? = nil,
         clock: some Clock<Duration> = ContinuousClock(),
@@ -226,11 +236,13 @@ public struct TaskGraph: Sendable {
         )
         await withDiscardingTaskGroup { group in
             group.addTask { await body(run) }
-            // Driven in a task of its own (which inherits this task's task-locals and
-            // priority), so `cancel()` reaches running bodies at once; cancelling the
-            // current task cancels the run.
-            let driver = run.storage.startDriving()
+            // The handler is in place before the driver exists: a caller cancelled already has
+            // cancelled the run when the driver starts, so it hands out no body. Driven in a
+            // task of its own (which inherits this task's task-locals and priority), so
+            // `cancel()` reaches running bodies at once.
             await withTaskCancellationHandler {
+                let driver = run.storage.startDriving()
+                await run.storage.afterStartingDriver()
                 await driver.value
             } onCancel: {
                 run.storage.cancel()

@@ -7,7 +7,9 @@ public struct FailurePolicy: Hashable, Sendable, CustomStringConvertible {
     private enum Kind: Hashable, Sendable { case required, optional }
     private let kind: Kind
 
-    /// The task's failure ends the run: running tasks are cancelled, pending ones end as cancelled.
+    /// The task must succeed: if it fails, times out, or is skipped because a dependency did
+    /// not succeed, the run ends as failed — running tasks are cancelled, pending ones end as
+    /// cancelled. Removing it (``GraphRun/remove(_:)``, ``Launcher/remove(_:)``) is no failure.
     public static let required = FailurePolicy(kind: .required)
     /// The task's failure is recorded; tasks that need its result are skipped, unless they
     /// declared that they can do without it.
@@ -19,7 +21,9 @@ public struct FailurePolicy: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// What a task does when a dependency it requires did not succeed (failed, timed out, was
-/// skipped or removed). Only optional dependencies can fail without ending the run.
+/// skipped or removed). Only optional dependencies can fail without ending the run, and a
+/// required task skipped for such a failure ends it too: give a task that may be skipped the
+/// ``FailurePolicy/optional`` policy, or let it run anyway.
 ///
 /// ```swift
 /// graph.add("page", dependsOn: ["comments"], whenDependencyFails: .runAnyway) { context in

@@ -30,7 +30,8 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unknownReadiness = Code(kind: .unknownReadiness)
         /// A task was added after the launch had ended.
         public static let launchFinished = Code(kind: .launchFinished)
-        /// A required task failed, which ended the launch.
+        /// A required task failed, timed out or was skipped (a task it needs did not succeed),
+        /// which ended the launch; the message says which. Removing a task is no failure.
         public static let taskFailed = Code(kind: .taskFailed)
         /// The launch ended (cancelled, or failed) before a readiness set was ready.
         public static let launchEnded = Code(kind: .launchEnded)

@@ -6,3 +6,14 @@ extension Launcher {
         state.withLockIfAvailable { _ in } == nil
     }
 }
+
+extension Launcher {
+    /// ``run()`` calls the graph's hook (``TaskGraph/holdsCallerAfterStartingDriver``) here,
+    /// once ``start()`` has started the launch's driver.
+    func afterStartingLaunch() async {
+        guard TaskGraph.holdsCallerAfterStartingDriver, let storage = state.withLock({ $0.launch.outcome }) else {
+            return
+        }
+        await storage.afterStartingDriver()
+    }
+}

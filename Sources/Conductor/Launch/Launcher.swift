@@ -230,7 +230,9 @@ public final class Launcher: StartupTask, Sendable {
     /// Removes a task that has not ended, and says what that did: before the launch, or
     /// before the task has started, it never runs (`prevented`); a running one is cancelled
     /// and abandoned at once (`abandoned`: launcher tasks run in tasks of their own); tasks
-    /// that need it are skipped. Returns `nil` if the launcher has no task of that name.
+    /// that need it are skipped. Removing is no failure, even of a required task or of the
+    /// required tasks it skips: the launch can still complete (``RunOutcome/completed``).
+    /// Returns `nil` if the launcher has no task of that name.
     /// Before the launch its name is freed.
     @discardableResult
     public func remove(_ name: String) -> TaskRemoval? {
@@ -346,11 +348,20 @@ public final class Launcher: StartupTask, Sendable {
 
     /// Runs the launch to its end in the current task (starting it if needed) and throws if
     /// it did not complete: a required task failed (the error names it) or it was cancelled.
-    /// Cancelling the current task cancels the launch. This is what an outer launcher calls.
+    /// Cancelling the current task cancels the launch; from a task cancelled already, no task
+    /// begins and it throws ``LaunchError/Code/cancelled``. This is what an outer launcher calls.
     public func run() async throws {
-        try start()
-        let report = await report()
-        switch report.outcome {
+        // The handler is in place before the launch starts: a caller cancelled already has
+        // cancelled it then (`start()` reads the request before the driver exists), so no
+        // task begins.
+        let outcome = try await withTaskCancellationHandler {
+            try start()
+            await afterStartingLaunch()
+            return await report().outcome
+        } onCancel: {
+            cancel()
+        }
+        switch outcome {
         case .completed: return
         case .cancelled: throw LaunchError.cancelled()
         case .failed(let error): throw LaunchError.from(error)

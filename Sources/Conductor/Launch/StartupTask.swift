@@ -39,8 +39,9 @@ public protocol StartupTask: Sendable {
     /// too, so that its body stays there after its first suspension.
     var runsOnMainActor: Bool { get }
 
-    /// Whether the launch fails when this task fails (the default). An optional task's
-    /// failure is reported, and the launch goes on.
+    /// Whether the launch fails when this task fails (the default), or is skipped because a
+    /// task it depends on did not succeed. An optional task's failure is reported, and the
+    /// launch goes on. Removing a task is no failure.
     var isRequired: Bool { get }
 
     /// How often to try again after a failure; waits are measured on the launcher's clock.

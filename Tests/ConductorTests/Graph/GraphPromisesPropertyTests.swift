@@ -110,8 +110,8 @@ struct GraphPromisesPropertyTests {
         }
         let requiredStop = events.firstIndex { event in
             switch event {
-            case .taskFailed(let id, _, _), .taskTimedOut(let id, _):
-                report[id]?.outcome != nil && isRequired(id, report)
+            case .taskFailed(let id, _, _), .taskTimedOut(let id, _), .taskSkipped(let id, _, _):
+                isRequired(id, report)
             default: false
             }
         }
@@ -137,9 +137,11 @@ struct GraphPromisesPropertyTests {
         }
     }
 
-    /// Required tasks are the ones whose failure stopped the run: the run's outcome names one.
+    /// Whether `id` is the required task whose failure, timeout or skip stopped the run: the
+    /// run's outcome names it.
     private func isRequired(_ id: String, _ report: RunReport) -> Bool {
-        "\(report.outcome)".contains("'\(id)'")
+        if case .failed(let error) = report.outcome { return error.taskID == id }
+        return false
     }
 }
 

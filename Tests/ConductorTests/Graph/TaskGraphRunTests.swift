@@ -93,8 +93,11 @@ import Testing
         struct Boom: Error {}
         var graph = TaskGraph()
         let comments = graph.add("comments", failure: .optional) { _ -> [String] in throw Boom() }
-        graph.add("commentCount", dependsOn: ["comments"]) { context in try context.value(of: comments).count }
-        graph.add("grandchild", dependsOn: ["commentCount"]) { _ in }
+        // Optional too: a required task skipped would end the run (RequiredOutcomeTests).
+        graph.add("commentCount", dependsOn: ["comments"], failure: .optional) { context in
+            try context.value(of: comments).count
+        }
+        graph.add("grandchild", dependsOn: ["commentCount"], failure: .optional) { _ in }
         let fallback = Recorder<String>()
         graph.add("page", dependsOn: ["comments"], whenDependencyFails: .runAnyway) { context in
             do throws(GraphError) {

@@ -68,7 +68,7 @@ struct TestKitTests {
         let clock = ManualClock()
         var graph = TaskGraph()
         graph.add("broken", failure: .optional) { _ in throw Flaky() }
-        graph.add("needsBroken", dependsOn: ["broken"]) { _ in }
+        graph.add("needsBroken", dependsOn: ["broken"], failure: .optional) { _ in }
         graph.add("fine") { _ in }
         let report = try await graph.start(clock: clock).report()
         #expect(report.outcome == .completed)

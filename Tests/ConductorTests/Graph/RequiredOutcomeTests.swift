@@ -1,0 +1,190 @@
+import Conductor
+import ConductorTestKit
+import Testing
+
+/// `RunOutcome.completed` means every required task succeeded, removed ones excepted; a failed
+/// run's critical path ends at the required task that failed it.
+@Suite struct RequiredOutcomeTests {
+    private struct Boom: Error {}
+
+    // MARK: - A required task that did not succeed
+
+    /// Before, the run completed with a required task skipped.
+    @Test func aRequiredTaskSkippedForAnOptionalFailureFailsTheRun() async throws {
+        var graph = TaskGraph()
+        graph.add("comments", failure: .optional) { _ in throw Boom() }
+        graph.add("commentCount", dependsOn: ["comments"]) { _ in }
+        let report = try await graph.run()
+        #expect(!report.isSuccess)
+        guard case .failed(let error) = report.outcome else {
+            Issue.record("the run ended \(report.outcome)")
+            return
+        }
+        #expect(error.code == .taskFailed)
+        #expect(error.taskID == "commentCount")
+        #expect(error.message == "required task 'commentCount' was skipped: 'comments' did not succeed")
+        #expect(report["commentCount"]?.outcome.kind == .skipped(dependency: "comments"))
+    }
+
+    /// The skip stops the run like a failure: a task still waiting ends cancelled.
+    @Test func aRequiredSkipStopsTheRun() async throws {
+        let ran = Recorder<String>()
+        var graph = TaskGraph()
+        graph.add("comments", failure: .optional) { _ in throw Boom() }
+        graph.add("commentCount", dependsOn: ["comments"]) { _ in }
+        graph.add("later", dependsOn: ["comments"], failure: .optional, whenDependencyFails: .runAnyway) { _ in
+            ran.append("later")
+        }
+        let report = try await graph.run(concurrencyLimit: 1)
+        #expect(!report.isSuccess)
+        // Released by the same end as the skip, after it: the stop came first.
+        #expect(report["later"]?.outcome.kind == .cancelled)
+        #expect(ran.all.isEmpty)
+    }
+
+    /// A required body that throws `CancellationError` while the run goes on (no removal, no
+    /// stop) did not succeed. Before, the run completed.
+    @Test func aRequiredTaskWhoseBodyCancelsItselfFailsTheRun() async throws {
+        var graph = TaskGraph()
+        graph.add("config") { _ in throw CancellationError() }
+        let report = try await graph.run()
+        #expect(!report.isSuccess)
+        guard case .failed(let error) = report.outcome else {
+            Issue.record("the run ended \(report.outcome)")
+            return
+        }
+        #expect(error.taskID == "config")
+        #expect(report["config"]?.outcome.kind == .cancelled)
+    }
+
+    @Test func anOptionalTaskSkippedOrCancellingItselfLeavesTheRunCompleted() async throws {
+        var graph = TaskGraph()
+        graph.add("comments", failure: .optional) { _ in throw Boom() }
+        graph.add("commentCount", dependsOn: ["comments"], failure: .optional) { _ in }
+        graph.add("ads", failure: .optional) { _ in throw CancellationError() }
+        let report = try await graph.run()
+        #expect(report.outcome == .completed)
+    }
+
+    // MARK: - Removal is no failure
+
+    /// Removing a required task is deliberate: the run completes, and so it does when required
+    /// tasks that needed it (directly or through another skip) are skipped.
+    @Test func removingARequiredTaskLeavesTheRunCompleted() async throws {
+        let gate = Latch()
+        var graph = TaskGraph()
+        graph.add("first") { _ in await gate.wait() }
+        graph.add("removed", dependsOn: ["first"]) { _ in }
+        graph.add("dependent", dependsOn: ["removed"]) { _ in }
+        graph.add("grandchild", dependsOn: ["dependent"]) { _ in }
+        let run = try graph.start()
+        #expect(try run.remove("removed") == .prevented)
+        gate.open()
+        let report = await run.report()
+        #expect(report.outcome == .completed)
+        #expect(report["removed"]?.outcome.kind == .cancelled)
+        #expect(report["dependent"]?.outcome.kind == .skipped(dependency: "removed"))
+        #expect(report["grandchild"]?.outcome.kind == .skipped(dependency: "dependent"))
+    }
+
+    /// A required task skipped because an optional task failed still fails the run when a
+    /// removal happened elsewhere.
+    @Test func aRemovalElsewhereDoesNotExcuseAFailureSkip() async throws {
+        let gate = Latch()
+        var graph = TaskGraph()
+        graph.add("first") { _ in await gate.wait() }
+        graph.add("removed", dependsOn: ["first"]) { _ in }
+        graph.add("comments", dependsOn: ["first"], failure: .optional) { _ in throw Boom() }
+        graph.add("commentCount", dependsOn: ["comments"]) { _ in }
+        let run = try graph.start()
+        #expect(try run.remove("removed") == .prevented)
+        gate.open()
+        let report = await run.report()
+        guard case .failed(let error) = report.outcome else {
+            Issue.record("the run ended \(report.outcome)")
+            return
+        }
+        #expect(error.taskID == "commentCount")
+    }
+
+    // MARK: - The launcher
+
+    /// Before, the launch completed and `run()` returned.
+    @Test func aLaunchWithARequiredTaskSkippedFails() async throws {
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("version", isRequired: false) { throw Boom() })
+        try launcher.add(TestStartupTask("promo", dependencies: ["version"]))
+        await #expect {
+            try await launcher.run()
+        } throws: { error in
+            (error as? LaunchError)?.code == .taskFailed && (error as? LaunchError)?.taskName == "promo"
+        }
+        #expect(await launcher.report().isSuccess == false)
+    }
+
+    @Test func aLaunchWithARequiredTaskRemovedCompletes() async throws {
+        let gate = Latch()
+        let ran = Recorder<String>()
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("first") { await gate.wait() })
+        try launcher.add(TestStartupTask("middle") { ran.append("middle") })
+        try launcher.add(TestStartupTask("needsMiddle", dependencies: ["middle"]) { ran.append("needsMiddle") })
+        try launcher.add(TestStartupTask("last") { ran.append("last") })
+        try launcher.start()
+        #expect(launcher.remove("middle") == .prevented)
+        gate.open()
+        try await launcher.run()
+        #expect(ran.all == ["last"])
+        #expect(await launcher.report().outcome == .completed)
+    }
+
+    // MARK: - The critical path of a failed run
+
+    /// An optional task that ends after the failure (its body ignores cancellation) is not
+    /// the end of the critical path. Before, the path was `["slow"]`.
+    @Test func aFailedRunsCriticalPathEndsAtTheFailingTask() async throws {
+        let slowStarted = Latch()
+        let release = Latch()
+        var graph = TaskGraph()
+        graph.add("root") { _ in }
+        graph.add("fails", dependsOn: ["root"]) { _ in
+            await slowStarted.wait()
+            throw Boom()
+        }
+        graph.add("slow", failure: .optional) { _ in
+            slowStarted.open()
+            await release.wait()
+        }
+        let run = try graph.start()
+        let recorder = EventRecorder(run.events)
+        _ = await recorder.first { if case .taskFailed("fails", _, _) = $0 { true } else { false } }
+        release.open()
+        let report = await run.report()
+        #expect(report["slow"]!.endedAt >= report["fails"]!.endedAt)
+        #expect(report.criticalPath == ["root", "fails"])
+    }
+
+    /// The same for a launch, whose abandoned optional task ends after the failure. Before,
+    /// the path was `["slow"]`.
+    @Test func aFailedLaunchsCriticalPathEndsAtTheFailingTask() async throws {
+        let slowStarted = Latch()
+        let release = Latch()
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("root"))
+        try launcher.add(
+            TestStartupTask("fails", dependencies: ["root"]) {
+                await slowStarted.wait()
+                throw Boom()
+            })
+        try launcher.add(
+            TestStartupTask("slow", dependencies: [], isRequired: false) {
+                slowStarted.open()
+                await release.wait()
+            })
+        try launcher.start()
+        let report = await launcher.report()
+        release.open()
+        #expect(report["slow"]!.endedAt >= report["fails"]!.endedAt)
+        #expect(report.criticalPath == ["root", "fails"])
+    }
+}
