@@ -49,7 +49,8 @@ import Testing
         #expect(report.network.parked > 0)
 
         // The time axis at the top and at the bottom, with the same ticks.
-        let svg = try #require(collector.elements.first { $0.name == "svg" })
+        // The chart, not a legend's swatch.
+        let svg = try #require(collector.elements.first { $0.name == "svg" && $0.attributes["class"] == "gantt" })
         let topAxis = try #require(
             collector.elements.firstIndex { $0.name == "g" && $0.attributes["class"] == "axis top" })
         let bottomAxis = try #require(

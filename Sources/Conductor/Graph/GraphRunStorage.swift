@@ -32,6 +32,8 @@ final class GraphRunStorage: Sendable {
     /// Whether each attempt gets a span: decided once, so a plain task without tracing takes
     /// the fast path after one load and one test.
     private let tracesAttempts: Bool
+    /// What the report says ran: made when the run is, which is when it starts.
+    private let identity: RunIdentity
 
     convenience init(
         definitions: [NodeDefinition],
@@ -40,7 +42,7 @@ final class GraphRunStorage: Sendable {
         clock: ClockSource,
         instruments: RunInstruments? = nil
     ) {
-        self.init(concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments)
+        self.init(concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments, name: nil)
         var effects = GraphStateMachine.Effects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: 0, effects: &effects) }
         apply(effects)
@@ -50,7 +52,8 @@ final class GraphRunStorage: Sendable {
     /// may have come earlier, wait in its ``GraphEventLog`` until then) and adds the first
     /// nodes with ``addLeavingWakeups(_:now:)``. Until something is added, the run neither
     /// starts nor finishes.
-    init(concurrencyLimit: Int?, clock: ClockSource, instruments: RunInstruments? = nil) {
+    init(concurrencyLimit: Int?, clock: ClockSource, instruments: RunInstruments? = nil, name: String?) {
+        self.identity = RunIdentity(name: name)
         self.clock = clock
         self.instruments = instruments
         self.tracesAttempts = instruments?.tracer != nil
@@ -619,7 +622,9 @@ final class GraphRunStorage: Sendable {
     // MARK: - Report
 
     private func makeReport() -> RunReport {
-        state.withLock { $0.makeReport() }
+        var report = state.withLock { $0.makeReport() }
+        report.identity = identity
+        return report
     }
 }
 

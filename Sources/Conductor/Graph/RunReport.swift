@@ -158,6 +158,9 @@ public struct RunReport: Sendable {
     /// A launcher's undos, once its ``Launcher/shutdown()`` has returned; `nil` otherwise and
     /// for every other run.
     public internal(set) var shutdown: ShutdownReport?
+    /// What ran: the launcher's name, the run's id and when it started. `nil` only for a
+    /// report read from a file saved before format 1.1, which did not record it.
+    public internal(set) var identity: RunIdentity?
 
     init(
         outcome: RunOutcome, tasks: [TaskRecord], milestones: [(name: String, at: Duration)], duration: Duration,

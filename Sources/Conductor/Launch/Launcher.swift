@@ -287,7 +287,8 @@ public final class Launcher: StartupTask, Sendable {
         let launchClock = makeLaunchClock()
         // Made outside the lock too: a metrics factory is user code.
         let instruments = RunInstruments(telemetry, kind: .launch, spanName: name)
-        let storage = GraphRunStorage(concurrencyLimit: nil, clock: launchClock, instruments: instruments)
+        let storage = GraphRunStorage(
+            concurrencyLimit: nil, clock: launchClock, instruments: instruments, name: name)
         let ticket = try state.withLock { (state) throws(LaunchError) -> UInt64? in
             guard case .idle = state.phase else { return nil }
             // Compiled on a copy and validated here (a pure check, no lock of the graph's), so
@@ -450,7 +451,9 @@ public final class Launcher: StartupTask, Sendable {
     private func launchReport() async -> RunReport {
         guard let storage = await state.wait(for: \.launch) else {
             // Cancelled before the launch started: there is nothing to wind down.
-            return RunReport(outcome: .cancelled, tasks: [], milestones: [], duration: .zero, criticalPath: [])
+            var report = RunReport(outcome: .cancelled, tasks: [], milestones: [], duration: .zero, criticalPath: [])
+            report.identity = RunIdentity(name: name)
+            return report
         }
         if let report = await storage.reportCell.wait() { return report }
         storage.cancel()

@@ -102,9 +102,8 @@ public struct HTMLTimelineRenderer: Sendable {
         for wait in row.waits where wait.end > wait.start {
             let title =
                 "\(row.name) \(wait.kind.label) \(wait.start.shortDescription) → \(wait.end.shortDescription)"
-            let outline = wait.kind.outline.map { #" stroke="\#(escape($0))" stroke-dasharray="3 2""# } ?? ""
             lines.append(
-                #"<rect class="wait \#(escape(wait.kind.name.replacingSpaces))" x="\#(f(x(wait.start)))" y="\#(f(y + 3))" width="\#(f(max(1, x(wait.end) - x(wait.start))))" height="\#(f(rowHeight - 6))"\#(outline)><title>\#(escape(title))</title></rect>"#
+                #"<rect \#(waitLook(wait.kind)) x="\#(f(x(wait.start)))" y="\#(f(y + 3))" width="\#(f(max(1, x(wait.end) - x(wait.start))))" height="\#(f(rowHeight - 6))"><title>\#(escape(title))</title></rect>"#
             )
         }
         lines.append("</g>")
@@ -162,22 +161,36 @@ public struct HTMLTimelineRenderer: Sendable {
         return lines
     }
 
-    /// The outcomes and kinds of wait that appear, in the order they first appear.
+    /// The class and outline of a wait's rectangle, drawn over its bar: the same in the chart
+    /// and in the legend, so a swatch looks like the stretches it names.
+    private func waitLook(_ kind: TimelineChart.Wait.Kind) -> String {
+        let outline = kind.outline.map { #" stroke="\#(escape($0))" stroke-dasharray="3 2""# } ?? ""
+        return #"class="wait \#(escape(kind.name.replacingSpaces))"\#(outline)"#
+    }
+
+    /// A swatch's overlay covers the swatch, or sits half a pixel in so that its outline shows whole.
+    private func inset(_ kind: TimelineChart.Wait.Kind) -> String {
+        kind.outline == nil ? #"width="12" height="12""# : #"x="0.5" y="0.5" width="11" height="11""#
+    }
+
+    /// The outcomes and kinds of wait that appear, in the order they first appear. A wait's
+    /// swatch is drawn as the wait is: its pale rectangle over the colour of the first bar
+    /// that has such a wait.
     private func legend(_ chart: TimelineChart) -> String {
         var outcomes: [TimelineChart.Outcome] = []
-        var waits: [TimelineChart.Wait.Kind] = []
+        var waits: [(kind: TimelineChart.Wait.Kind, colour: String)] = []
         for row in chart.rows {
             if !outcomes.contains(row.outcome) { outcomes.append(row.outcome) }
-            for wait in row.waits where !waits.contains(wait.kind) { waits.append(wait.kind) }
+            for wait in row.waits where wait.end > wait.start && !waits.contains(where: { $0.kind == wait.kind }) {
+                waits.append((wait.kind, row.outcome.colour))
+            }
         }
         let keys =
             outcomes.map {
                 #"<span class="key"><span class="swatch" style="background:\#(escape($0.colour))"></span>\#(escape($0.name))</span>"#
             }
             + waits.map {
-                let border = $0.outline.map { "border:1px dashed \(escape($0))" } ?? "background:#e1e4e8"
-                return
-                    #"<span class="key"><span class="swatch wait" style="\#(border)"></span>\#(escape($0.label))</span>"#
+                #"<span class="key"><svg xmlns="http://www.w3.org/2000/svg" class="swatch" width="12" height="12" viewBox="0 0 12 12"><rect width="12" height="12" fill="\#(escape($0.colour))"/><rect \#(waitLook($0.kind)) \#(inset($0.kind))/></svg>\#(escape($0.kind.label))</span>"#
             }
         return keys.joined(separator: " ")
     }
@@ -195,7 +208,7 @@ public struct HTMLTimelineRenderer: Sendable {
         .gantt .tick { stroke: #e1e4e8; stroke-width: 1; }
         .gantt .tick-label { fill: #6a737d; text-anchor: middle; font-size: 11px; }
         .gantt .task:hover .bar { stroke: #1f2328; stroke-width: 1.5; }
-        .gantt .wait { fill: #fff; fill-opacity: 0.55; stroke-width: 1; }
+        .wait { fill: #fff; fill-opacity: 0.55; stroke-width: 1; }
         .gantt .marker line { stroke-width: 1.5; stroke-dasharray: 4 3; }
         .gantt .marker text { font-size: 11px; font-weight: 600; }
         .gantt .marker .span { fill-opacity: 0.12; }

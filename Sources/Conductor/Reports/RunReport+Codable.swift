@@ -16,11 +16,11 @@
 extension RunReport: Codable {
     /// The format's name, in every report's `format` field.
     static let formatName = "conductor.run-report"
-    /// The version this Conductor writes; it reads every `1.x`.
-    static let formatVersion = (major: 1, minor: 0)
+    /// The version this Conductor writes; it reads every `1.x`. 1.1 added `run`.
+    static let formatVersion = (major: 1, minor: 1)
 
     private enum CodingKeys: String, CodingKey {
-        case format, version, outcome, durationNs, criticalPath, milestones, tasks, shutdown
+        case format, version, run, outcome, durationNs, criticalPath, milestones, tasks, shutdown
     }
 
     public init(from decoder: any Decoder) throws {
@@ -46,12 +46,14 @@ extension RunReport: Codable {
             duration: .nanoseconds(try container.decode(Int64.self, forKey: .durationNs)),
             criticalPath: try container.decode([String].self, forKey: .criticalPath))
         shutdown = try container.decodeIfPresent(SavedShutdown.self, forKey: .shutdown)?.report
+        identity = try container.decodeIfPresent(SavedIdentity.self, forKey: .run)?.identity
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(Self.formatName, forKey: .format)
         try container.encode("\(Self.formatVersion.major).\(Self.formatVersion.minor)", forKey: .version)
+        try container.encodeIfPresent(identity.map(SavedIdentity.init), forKey: .run)
         try container.encode(SavedRunOutcome(outcome), forKey: .outcome)
         try container.encode(duration.nanoseconds, forKey: .durationNs)
         try container.encode(criticalPath, forKey: .criticalPath)
@@ -62,6 +64,29 @@ extension RunReport: Codable {
 }
 
 // MARK: - The parts of a saved report
+
+/// `{"name": "launch", "id": "0F5B…", "startedAt": "2026-11-27T12:49:02.123Z"}`; no `name` for
+/// a graph's run.
+private struct SavedIdentity: Codable {
+    var name: String?
+    var id: String
+    var startedAt: String
+
+    init(_ identity: RunIdentity) {
+        name = identity.name
+        id = identity.id
+        startedAt = RunIdentity.timeText(identity.startedAt)
+    }
+
+    var identity: RunIdentity {
+        get throws {
+            guard let date = RunIdentity.time(startedAt) else {
+                throw ReportFormatError.notAReport("its run's startedAt '\(startedAt)' is not an ISO 8601 time")
+            }
+            return RunIdentity(name: name, id: id, startedAt: date)
+        }
+    }
+}
 
 /// `{"name": "firstScreen", "atNs": 300000000}`
 private struct SavedMilestone: Codable {

@@ -51,8 +51,9 @@ import Testing
         #expect(
             tasks.filter { $0.attributes["class"] == "task critical" }.compactMap { $0.attributes["data-task"] }
                 == report.criticalPath)
-        // config waited 50 ms for a worker after channel ended.
-        let waits = elements.filter { $0.name == "rect" && $0.attributes["class"] == "wait queued" }
+        // config waited 50 ms for a worker after channel ended (the legend's swatch aside).
+        let chart = try #require(elements.firstIndex { $0.attributes["class"] == "gantt" })
+        let waits = elements[chart...].filter { $0.name == "rect" && $0.attributes["class"] == "wait queued" }
         #expect(waits.count == 1)
         let milestones = elements.filter { $0.name == "g" && $0.attributes["class"] == "marker milestone" }
         #expect(milestones.compactMap { $0.attributes["data-name"] } == ["firstScreen"])
@@ -73,6 +74,45 @@ import Testing
         }
         #expect(!html.contains("url("))
         #expect(!html.contains("@import"))
+    }
+
+    // MARK: - Legend
+
+    /// Each wait's swatch is drawn as its waits are: the same class (the pale overlay) and
+    /// outline over the colour of a bar that has such a wait, not a grey square of its own.
+    @Test func aWaitsSwatchLooksLikeItsWaits() throws {
+        let parked = TimelineChart.Wait.Kind(name: "parked here", label: "parked", outline: "#6f42c1")
+        let chart = TimelineChart(
+            title: "waits",
+            rows: [
+                .init(
+                    group: "calls", name: "a", start: .zero, end: .milliseconds(10), outcome: .succeeded,
+                    waits: [.init(kind: .queued, start: .zero, end: .milliseconds(2))]),
+                .init(
+                    group: "calls", name: "b", start: .zero, end: .milliseconds(10), outcome: .failed,
+                    waits: [.init(kind: parked, start: .milliseconds(1), end: .milliseconds(4))]),
+            ])
+        let html = HTMLTimelineRenderer().render(chart)
+        let elements = try elements(of: html)
+        let swatches = elements.indices.filter {
+            elements[$0].name == "svg" && elements[$0].attributes["class"] == "swatch"
+        }
+        let chartStart = try #require(elements.firstIndex { $0.attributes["class"] == "gantt" })
+        let expected = [("wait queued", TimelineChart.Outcome.succeeded), ("wait parked-here", .failed)]
+        try #require(swatches.count == expected.count)
+        for (swatch, (waitClass, outcome)) in zip(swatches, expected) {
+            let (bar, overlay) = (elements[swatch + 1], elements[swatch + 2])
+            #expect(bar.name == "rect" && bar.attributes["fill"] == outcome.colour)
+            let drawn = try #require(elements[chartStart...].first { $0.attributes["class"] == waitClass })
+            #expect(overlay.name == "rect")
+            for attribute in ["class", "stroke", "stroke-dasharray"] {
+                #expect(overlay.attributes[attribute] == drawn.attributes[attribute], "\(attribute) of \(waitClass)")
+            }
+        }
+        #expect(elements[swatches[1] + 2].attributes["stroke"] == "#6f42c1")
+        // The overlay's look is the page's one `.wait` rule, which applies to the legend too.
+        #expect(html.contains("\n.wait { fill: #fff; fill-opacity: 0.55;"))
+        #expect(!html.contains("background:#e1e4e8"))
     }
 
     @Test(arguments: [(0.5, 0.05), (3.0, 0.5), (1200.0, 200.0), (9_000.0, 1000.0), (10.0, 1.0)])

@@ -161,6 +161,81 @@ import Testing
         #expect(
             "\(report["feed"]!.outcome)"
                 == "failed: GraphError.resultUnavailable: task 'feed' read the result of 'sku', which did not succeed")
+        // Format 1.0 did not say what ran.
+        #expect(report.identity == nil)
+    }
+
+    /// Format 1.1 says what ran: the launcher's name, the run's id and when it started.
+    @Test func theCommittedVersion1_1FixtureSaysWhatRan() throws {
+        let report = try JSONDecoder().decode(
+            RunReport.self, from: Data(contentsOf: Self.fixture("run-report-1.1.json")))
+        let identity = try #require(report.identity)
+        #expect(identity.name == "launch")
+        #expect(identity.id == "5C1D0E2A-3B4F-4C6D-8E9F-0A1B2C3D4E5F")
+        #expect(RunIdentity.timeText(identity.startedAt) == "2026-11-27T12:49:02.125Z")
+        #expect(abs(identity.startedAt.timeIntervalSince1970 - 1_795_783_742.125) < 0.000_1)
+        #expect(report.tasks.map(\.id) == ["channel", "config", "home"])
+    }
+
+    /// A launch's report names its launcher; a graph's run has no name; every run has an id of
+    /// its own and its start by the wall clock; all of it survives a round trip.
+    @Test func aReportSaysWhatRan() async throws {
+        let before = Date()
+        let launcher = Launcher("coldStart")
+        try launcher.add(ClosureStartupTask("config", run: {}))
+        try await launcher.run()
+        let launch = await launcher.report()
+        var graph = TaskGraph()
+        graph.add("a") { _ in }
+        let first = try await graph.run()
+        let second = try await graph.run()
+        let after = Date()
+
+        let identity = try #require(launch.identity)
+        #expect(identity.name == "coldStart")
+        #expect(first.identity?.name == nil)
+        let ids = [launch, first, second].compactMap { $0.identity?.id }
+        #expect(Set(ids).count == 3)
+        for report in [launch, first, second] {
+            let startedAt = try #require(report.identity?.startedAt)
+            #expect(startedAt >= before && startedAt <= after)
+        }
+        let read = try roundTrip(launch)
+        #expect(read.identity?.name == "coldStart")
+        #expect(read.identity?.id == identity.id)
+        #expect(RunIdentity.timeText(try #require(read.identity).startedAt) == RunIdentity.timeText(identity.startedAt))
+        let json = String(decoding: try JSONEncoder().encode(first), as: UTF8.self)
+        #expect(json.contains(#""version":"1.1""#))
+        #expect(!json.contains(#""name""#))
+    }
+
+    /// A start time read back is written again as the same text, whatever its fraction of a
+    /// millisecond was: a baseline that CI reads and rewrites does not drift.
+    @Test(arguments: [1_795_783_742.1235, 1_795_783_742.9996, 1_795_783_742.0004, 1_795_783_742.125, 0.5, -1.25])
+    func aStartTimeIsWrittenAgainUnchanged(seconds: Double) throws {
+        let text = RunIdentity.timeText(Date(timeIntervalSince1970: seconds))
+        #expect(RunIdentity.timeText(try #require(RunIdentity.time(text))) == text)
+        let milliseconds = (seconds * 1000).rounded() / 1000
+        #expect(abs(try #require(RunIdentity.time(text)).timeIntervalSince1970 - milliseconds) < 0.000_01)
+    }
+
+    @Test func startTimesAreISO8601InUTC() throws {
+        #expect(RunIdentity.timeText(Date(timeIntervalSince1970: 1_795_783_742.9996)) == "2026-11-27T12:49:03.000Z")
+        #expect(RunIdentity.timeText(Date(timeIntervalSince1970: 0.007)) == "1970-01-01T00:00:00.007Z")
+        let plain = try #require(RunIdentity.time("2026-11-27T12:49:02Z"))
+        #expect(plain.timeIntervalSince1970 == 1_795_783_742)
+        #expect(RunIdentity.time("yesterday") == nil)
+    }
+
+    /// A launcher cancelled before its launch started still says what it was.
+    @Test func aLaunchCancelledBeforeItStartedIsNamed() async throws {
+        let launcher = Launcher("coldStart")
+        let report = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await launcher.report()
+        }.value
+        #expect(report.outcome == .cancelled)
+        #expect(report.identity?.name == "coldStart")
     }
 
     @Test func aNewerMajorVersionIsRefusedByName() throws {

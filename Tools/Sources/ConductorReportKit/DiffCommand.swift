@@ -7,9 +7,10 @@
 /// exit(result.status)
 /// ```
 ///
-/// The status: 0 when nothing regressed, 1 when the critical path or a named milestone grew
-/// over the threshold (or the new runs did not complete), 2 when a report could not be read or
-/// an argument could not be used.
+/// The status: 0 when nothing regressed; 1 when the critical path or a named milestone grew
+/// over the threshold, or when the new runs did not complete (with or without a threshold);
+/// 2 when a report could not be read, an argument could not be used, or the reports are not
+/// runs of the same launch.
 public struct DiffCommand: Sendable {
     public static let passed: Int32 = 0
     public static let regressed: Int32 = 1

@@ -62,9 +62,18 @@ extension ReportComparison {
         if let delta = change.delta, let relative = change.relative {
             text += " " + leftPad(TimeText.signed(delta), 9) + "  " + leftPad(TimeText.percent(relative), 7)
         } else {
-            text += " " + leftPad(change.base == nil ? "new" : "gone", 9)
+            text += " " + leftPad(Self.missing(change), 9)
         }
         return text
+    }
+
+    /// Why a task has no change: how it ended on the side where it did not run ("cancelled",
+    /// "was skipped"), or "new" or "gone" when that side's reports lack it.
+    private static func missing(_ change: Change) -> String {
+        guard change.new == nil else { return change.baseEnding.map { "was \($0)" } ?? "new" }
+        guard let ending = change.newEnding else { return "gone" }
+        let isNew = change.base == nil && change.baseEnding == nil
+        return isNew ? "new, \(ending)" : ending
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {

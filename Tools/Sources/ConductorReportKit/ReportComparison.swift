@@ -32,6 +32,11 @@ public struct ReportComparison: Sendable {
         public let subject: Subject
         public let base: Duration?
         public let new: Duration?
+        /// For a task the base reports have but never ran: how it ended there, `"skipped"` or
+        /// `"cancelled"`; `nil` when it ran, or no base report has it.
+        public internal(set) var baseEnding: String? = nil
+        /// The same for the new reports: a task cancelled in the new run is not gone.
+        public internal(set) var newEnding: String? = nil
 
         /// New minus base, when both sides have it.
         public var delta: Duration? {
@@ -70,11 +75,14 @@ public struct ReportComparison: Sendable {
     /// Compares the medians of `base` and `new`.
     ///
     /// - Throws: ``ReportToolError/Code/badArgument`` when a set is empty or a named
-    ///   milestone is in none of the base reports, which no comparison can judge.
+    ///   milestone is in none of the base reports, which no comparison can judge;
+    ///   ``ReportToolError/Code/differentRuns`` when the reports are not of the same launch
+    ///   (see ``checkSameLaunch(base:new:)``).
     public init(base: [RunReport], new: [RunReport], thresholds: Thresholds) throws(ReportToolError) {
         guard !base.isEmpty, !new.isEmpty else {
             throw .badArgument("diff needs at least one base report and one new report")
         }
+        try Self.checkSameLaunch(base: base, new: new)
         self.thresholds = thresholds
         baseCount = base.count
         newCount = new.count
@@ -101,8 +109,12 @@ public struct ReportComparison: Sendable {
         func runTimes(_ reports: [RunReport], _ id: String) -> [Duration] {
             reports.compactMap { $0[id]?.runTime }
         }
-        let changes = ids.map {
-            Change(subject: .task($0), base: Self.median(runTimes(base, $0)), new: Self.median(runTimes(new, $0)))
+        let changes = ids.map { id in
+            var change = Change(
+                subject: .task(id), base: Self.median(runTimes(base, id)), new: Self.median(runTimes(new, id)))
+            if change.base == nil { change.baseEnding = Self.ending(of: id, in: base) }
+            if change.new == nil { change.newEnding = Self.ending(of: id, in: new) }
+            return change
         }
         tasks = changes.sorted { a, b in
             switch (a.delta, b.delta) {
@@ -124,6 +136,49 @@ public struct ReportComparison: Sendable {
                 Regression(subject: .criticalPath, description: "the new runs did not complete: \(new.last!.outcome)"))
         }
         self.regressions = regressions
+    }
+
+    /// Refuses to compare reports that are not runs of the same launch: two reports that name
+    /// different launchers (a run of a ``TaskGraph`` has no name, and is not compared by
+    /// name), or a base and a new side that both have tasks but none in common. Reports saved
+    /// before format 1.1 have no name, so only their tasks are compared.
+    ///
+    /// - Throws: ``ReportToolError/Code/differentRuns``, naming the launchers or the tasks.
+    public static func checkSameLaunch(base: [RunReport], new: [RunReport]) throws(ReportToolError) {
+        var names: [(name: String, side: String)] = []
+        for (side, reports) in [("base", base), ("new", new)] {
+            for name in reports.compactMap({ $0.identity?.name }) where !names.contains(where: { $0.name == name }) {
+                names.append((name, side))
+            }
+        }
+        if names.count > 1 {
+            let list = names.map { "'\($0.name)' (\($0.side))" }.joined(separator: ", ")
+            throw .differentRuns("the reports are of different launchers, \(list): compare runs of one launcher")
+        }
+        func ids(_ reports: [RunReport]) -> [String] {
+            var ids: [String] = []
+            for report in reports { for task in report.tasks where !ids.contains(task.id) { ids.append(task.id) } }
+            return ids
+        }
+        let (baseIDs, newIDs) = (ids(base), ids(new))
+        if !baseIDs.isEmpty, !newIDs.isEmpty, Set(baseIDs).isDisjoint(with: newIDs) {
+            func some(_ ids: [String]) -> String {
+                ids.prefix(3).joined(separator: ", ") + (ids.count > 3 ? ", …" : "")
+            }
+            throw .differentRuns(
+                "the base and new reports share no task, so they are not runs of the same launch "
+                    + "(base: \(some(baseIDs)); new: \(some(newIDs)))")
+        }
+    }
+
+    /// How a task that has no run time in `reports` ended in the last of them that has it.
+    private static func ending(of id: String, in reports: [RunReport]) -> String? {
+        guard let outcome = reports.last(where: { $0[id] != nil })?[id]?.outcome else { return nil }
+        switch outcome {
+        case .skipped: return "skipped"
+        case .cancelled: return "cancelled"
+        default: return "not run"
+        }
     }
 
     /// The tasks whose run time changed by at least the noise floor, or ran on one side only.

@@ -1,10 +1,11 @@
 public import Conductor
 import Foundation
 
-/// Reads saved reports from files.
+/// Reads saved reports from files, and writes what the tool draws of them.
 ///
 /// ```swift
 /// let reports = try ReportFiles.load(["launch-1.json", "launch-2.json"])
+/// try ReportFiles.write(HTMLTimelineRenderer().render(reports[0]), to: "launch.html")
 /// ```
 public enum ReportFiles {
     public static func load(_ paths: [String]) throws(ReportToolError) -> [RunReport] {
@@ -28,6 +29,17 @@ public enum ReportFiles {
             throw .unreadableReport(path, describe(error))
         } catch {
             throw .unreadableReport(path, "\(error)")
+        }
+    }
+
+    /// Writes `text` to the file at `path`, replacing it.
+    ///
+    /// - Throws: ``ReportToolError/Code/unwritableOutput``, naming the path.
+    public static func write(_ text: String, to path: String) throws(ReportToolError) {
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw .unwritableOutput(path)
         }
     }
 

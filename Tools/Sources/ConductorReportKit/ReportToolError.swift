@@ -1,6 +1,6 @@
-/// Why `conductor-report` could not do what it was asked: a file it could not read, or an
-/// argument it could not use. The tool prints the message and exits with status 2, which is
-/// not the status of a regression (1).
+/// Why `conductor-report` could not do what it was asked: a file it could not read or write,
+/// an argument it could not use, or reports that are not runs of the same launch. The tool
+/// prints the message and exits with status 2, which is not the status of a regression (1).
 ///
 /// ```swift
 /// do { _ = try ReportFiles.load(["base.json"]) } catch { print(error.message) }
@@ -12,6 +12,11 @@ public struct ReportToolError: Error, Hashable, Sendable, CustomStringConvertibl
         case unreadableReport
         /// An argument has the wrong form or names something no report has.
         case badArgument
+        /// The base and new reports are not runs of the same launch: they name different
+        /// launchers, or share no task.
+        case differentRuns
+        /// An output file could not be written.
+        case unwritableOutput
     }
 
     public let code: Code
@@ -26,5 +31,15 @@ public struct ReportToolError: Error, Hashable, Sendable, CustomStringConvertibl
 
     static func badArgument(_ message: String) -> ReportToolError {
         ReportToolError(code: .badArgument, message: message)
+    }
+
+    static func differentRuns(_ message: String) -> ReportToolError {
+        ReportToolError(code: .differentRuns, message: message)
+    }
+
+    static func unwritableOutput(_ path: String) -> ReportToolError {
+        ReportToolError(
+            code: .unwritableOutput,
+            message: "cannot write \(path): its folder does not exist, or it cannot be written there")
     }
 }

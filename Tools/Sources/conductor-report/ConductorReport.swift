@@ -11,6 +11,22 @@ struct ConductorReport: ParsableCommand {
         abstract: "Compare and draw saved Conductor run reports (JSON written with JSONEncoder).",
         subcommands: [Diff.self, Timeline.self, HTML.self, Trace.self]
     )
+
+    /// Parses and runs the command like ArgumentParser's own `main()`, but exits with 2, the
+    /// status of every unusable input, for an argument the parser or a `validate()` refused
+    /// (its 64), so a script tells a bad call from a regression (1) by one status.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                exit(withError: ExitCode(DiffCommand.unusable))
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 struct Diff: ParsableCommand {
@@ -19,8 +35,9 @@ struct Diff: ParsableCommand {
         discussion: """
             Give one report a side (diff BASE NEW), or several runs a side with --base and --new: \
             each side is then the median of its runs, so one slow run neither fails nor passes CI. \
-            Exit status: 0 no regression, 1 regression, 2 a report could not be read or an argument \
-            could not be used.
+            Exit status: 0 no regression; 1 a regression, or new runs that did not complete (with or \
+            without --fail-over); 2 a report could not be read, an argument could not be used, or \
+            the reports are not runs of the same launch (different launchers, or no task in common).
             """
     )
 
@@ -43,6 +60,7 @@ struct Diff: ParsableCommand {
     var milestone: [String] = []
 
     func validate() throws {
+        _ = try thresholds()
         if reports.isEmpty {
             guard !base.isEmpty, !new.isEmpty else {
                 throw ValidationError("give BASE NEW, or --base and --new with a report each at least")
@@ -54,18 +72,22 @@ struct Diff: ParsableCommand {
         }
     }
 
-    func run() throws {
-        let thresholds: Thresholds
-        do {
-            thresholds = Thresholds(
+    /// The thresholds the options give; a ``ValidationError`` for one that is not a percentage
+    /// or a duration, which `validate()` throws before anything is read.
+    private func thresholds() throws(ValidationError) -> Thresholds {
+        do throws(ReportToolError) {
+            return Thresholds(
                 failOver: try failOver.map(Thresholds.percentage), minChange: try Thresholds.duration(minChange),
                 milestones: milestone)
         } catch {
             throw ValidationError(error.message)
         }
+    }
+
+    func run() throws {
         let command = DiffCommand(
             base: reports.isEmpty ? base : [reports[0]], new: reports.isEmpty ? new : [reports[1]],
-            thresholds: thresholds)
+            thresholds: try thresholds())
         let result = command.run()
         if result.status == DiffCommand.unusable {
             FileHandle.standardError.write(Data((result.output + "\n").utf8))
@@ -139,10 +161,17 @@ struct Trace: ParsableCommand {
     }
 }
 
+/// Prints `text`, or writes it to `path`; a path that cannot be written is an unusable
+/// input: its sentence on standard error, and status 2.
 private func write(_ text: String, to path: String?) throws {
     guard let path else {
         print(text)
         return
     }
-    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    do {
+        try ReportFiles.write(text, to: path)
+    } catch {
+        FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+        throw ExitCode(DiffCommand.unusable)
+    }
 }

@@ -75,6 +75,27 @@ import Testing
             result.output.contains("✘ the new runs did not complete: failed (required task 'home' failed: offline)"))
     }
 
+    /// A new run that did not complete fails the check with no threshold as well: there is no
+    /// launch time to compare.
+    @Test func aNewRunThatDidNotCompleteFailsWithoutAThreshold() {
+        let result = diff([Self.fixture("base-1.json")], [Self.fixture("cancelled.json")], failOver: nil)
+        #expect(result.status == 1)
+        #expect(result.output.hasSuffix("✘ the new runs did not complete: cancelled"))
+    }
+
+    /// A task the new run cancelled before it began is listed as cancelled, not as gone.
+    @Test func aCancelledTaskIsListedAsCancelled() {
+        let result = diff([Self.fixture("base-1.json")], [Self.fixture("cancelled.json")], failOver: nil)
+        let lines = result.output.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("  feed ") && $0.contains(" 500 ms → - ") && $0.hasSuffix(" cancelled") })
+        #expect(lines.contains { $0.hasPrefix("  home ") && $0.hasSuffix("cancelled") })
+        #expect(!result.output.contains("gone"))
+        // The other way round: it ran in the new run only.
+        let back = diff([Self.fixture("cancelled.json")], [Self.fixture("base-1.json")], failOver: nil)
+        #expect(
+            back.output.split(separator: "\n").contains { $0.hasPrefix("  feed ") && $0.hasSuffix("was cancelled") })
+    }
+
     @Test func anUnreadableReportIsNotARegression() {
         let missing = diff([Self.fixture("base-1.json")], [Self.fixture("no-such.json")])
         #expect(missing.status == 2)
