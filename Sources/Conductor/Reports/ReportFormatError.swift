@@ -1,6 +1,8 @@
 /// Why a saved report could not be read.
 ///
 /// ```swift
+/// import Foundation
+///
 /// do {
 ///     let report = try JSONDecoder().decode(RunReport.self, from: data)
 /// } catch let error as ReportFormatError where error.code == .unsupportedVersion {
