@@ -12,8 +12,8 @@ import Tracing
 /// ```swift
 /// var configuration = HTTPClient.Configuration()
 /// configuration.tracing.tracer = nil  // the gate's span is the request's client span
-/// let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-/// defer { try? await client.shutdown() }  // yours: the transport never shuts it down
+/// let client = HTTPClient(configuration: configuration)  // on AsyncHTTPClient's shared event loops
+/// // … and once the gate is shut down: `try await client.shutdown()` — the client is yours
 ///
 /// let gate = try RequestGate<String>(
 ///     transport: try AsyncHTTPClientTransport(client: client, maxResponseBytes: 1 << 20),

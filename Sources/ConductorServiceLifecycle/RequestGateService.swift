@@ -6,7 +6,7 @@ public import ServiceLifecycle
 /// pending request ends once with ``GateError/Code/shutDown``, and later ones are refused.
 ///
 /// ```swift
-/// let gate = try RequestGate<Token>(transport: transport, authorize: authorize, refresh: refresh)
+/// let gate = try RequestGate<String>(transport: transport, authorize: authorize, refresh: refresh)
 /// let group = ServiceGroup(
 ///     services: [LauncherService(launcher), RequestGateService(gate), httpServer],
 ///     gracefulShutdownSignals: [.sigterm],

@@ -5,7 +5,7 @@ public import Conductor
 ///
 /// ```swift
 /// let recorder = EventRecorder(run.events)
-/// let started = await recorder.first { if case .started = $0 { true } else { false } }
+/// let started = await recorder.first { if case .taskStarted = $0 { true } else { false } }
 /// release.open()
 /// let all = await recorder.finished()   // every event, once the run's journal ends
 /// ```

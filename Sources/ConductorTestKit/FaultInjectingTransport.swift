@@ -5,9 +5,9 @@ public import HTTPTypes
 /// delays the send at `point` as the seed draws, then hands the request to `base`.
 ///
 /// ```swift
-/// let transport = FaultInjectingTransport(InMemoryServer(clock: simulation.clock), simulation: simulation)
-/// let gate = try RequestGate<String>(transport: transport, clock: simulation.clock, …)
-/// try await Simulation.explore(seeds: 1...500, faults: FaultPlan().failing("send", rate: 0.1), page)
+/// let transport = FaultInjectingTransport(Canned(), simulation: simulation)  // any transport
+/// let gate = try RequestGate<String>(transport: transport, clock: simulation.clock, authorize: authorize, refresh: refresh)
+/// try await Simulation.explore(seeds: 1...500, faults: FaultPlan().failing("send", rate: 0.1), loadPage)
 /// ```
 ///
 /// Each send is a visit keyed by its method and path, so a path's faults do not depend on the

@@ -8,7 +8,7 @@ package import Conductor
 ///
 /// ```swift
 /// let clock = ManualClock()
-/// let harmonizer = Harmonizer(count: 1, timeout: .seconds(2), clock: clock)
+/// let harmonizer = try Harmonizer(count: 1, timeout: .seconds(2), clock: clock)
 /// await clock.sleepers(atLeast: 1)   // the timeout is armed
 /// clock.advance(by: .seconds(2))     // and now it fires
 /// ```
@@ -17,7 +17,7 @@ package import Conductor
 /// ``advance(by:until:maxSteps:isolation:)`` instead of writing a loop:
 ///
 /// ```swift
-/// let done = try await clock.advance(by: .milliseconds(10), until: { ledger.isComplete }, maxSteps: 10_000)
+/// let done = try await clock.advance(by: .milliseconds(10), until: { ledger.endedCount == 100 }, maxSteps: 10_000)
 /// #expect(done)
 /// ```
 ///
@@ -145,6 +145,8 @@ public final class ManualClock: Clock, Sendable {
     /// the clock, typically at the end of the scenario the test drives:
     ///
     /// ```swift
+    /// import Synchronization
+    ///
     /// let finished = Atomic(false)
     /// let scenario = Task {
     ///     await runScenario(clock: clock)

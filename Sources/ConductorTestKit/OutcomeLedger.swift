@@ -9,16 +9,16 @@ import Conductor
 ///
 /// ```swift
 /// let ledger = OutcomeLedger<Int>()
-/// for request in 0..<100 {
+/// let sends = (0..<100).map { request in
 ///     ledger.expect(request)
-///     Task {
-///         let result = await gate.send(...)
-///         ledger.record(request, "\(result)")
+///     return Task {
+///         let sent = (try? await gate.send(feedRequest)) != nil
+///         ledger.record(request, sent ? "sent" : "failed")
 ///     }
 /// }
-/// … wait for the tasks …
+/// for send in sends { await send.value }
 /// ledger.verify()   // Swift Testing: an Issue for each unit that ended twice or never
-/// XCTAssertEqual(ledger.violations, [])   // XCTest
+/// // XCTest: XCTAssertEqual(ledger.violations, [])
 /// ```
 public final class OutcomeLedger<ID: Hashable & Sendable & CustomStringConvertible>: Sendable {
     /// Something the ledger found wrong.

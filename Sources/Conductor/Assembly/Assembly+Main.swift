@@ -4,9 +4,11 @@ extension Assembly {
     /// The service, handed back synchronously to main-thread code that cannot `await`.
     ///
     /// ```swift
-    /// override func viewDidLoad() {
-    ///     super.viewDidLoad()
-    ///     let provider = try! assembly.resolveOnMain(AccountInfoProvider.self)
+    /// final class AccountViewController: UIViewController {
+    ///     override func viewDidLoad() {
+    ///         super.viewDidLoad()
+    ///         let provider = try! assembly.resolveOnMain(AccountInfoProvider.self)
+    ///     }
     /// }
     /// ```
     ///

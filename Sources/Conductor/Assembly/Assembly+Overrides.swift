@@ -5,10 +5,10 @@ extension Assembly {
     ///
     /// ```swift
     /// try await assembly.withOverrides {
-    ///     $0.override(Logger.self) { _ in TestLogger() }
-    ///     $0.override(Clock.self, with: manualClock)
+    ///     $0.override(LogSink.self) { _ in TestLogSink() }
+    ///     $0.override((any Clock<Duration>).self, with: manualClock)
     /// } operation: {
-    ///     let tracker = try await assembly.resolve(Tracker.self)  // built with TestLogger
+    ///     let tracker = try await assembly.resolve(Tracker.self)  // built with TestLogSink
     /// }
     /// ```
     public struct Overrides: Sendable {

@@ -7,9 +7,9 @@ public import Dispatch
 /// per batch rather than one per event.
 ///
 /// ```swift
-/// run.observe(on: .mainActor) { event in label.text = "\(event)" }
+/// run.observe(on: .mainActor) { event in MainActor.assumeIsolated { label.text = "\(event)" } }
 /// run.observe(on: .queue(myQueue)) { event in log(event) }
-/// run.observe(on: .actor(cache)) { event in … }
+/// run.observe(on: .actor(cache)) { event in /* … */ }
 /// ```
 public struct CallbackTarget: Sendable {
     package enum Kind: Sendable {

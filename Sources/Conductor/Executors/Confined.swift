@@ -3,7 +3,7 @@ import Dispatch
 /// A value that may only be used on one executor: for classes that cannot be actors.
 ///
 /// ```swift
-/// let tracker = Confined(AppTracker(), on: background)
+/// let tracker = Confined(LegacyTracker(), on: background)
 ///
 /// background.queue.async {
 ///     tracker.withValue { $0.add(ConsoleTracker()) }  // checked: runs on `background`

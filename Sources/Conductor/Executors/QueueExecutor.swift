@@ -12,7 +12,9 @@ import Synchronization
 /// actor Store: Schedulable {
 ///     nonisolated let executor: QueueExecutor
 ///     init(executor: QueueExecutor) { self.executor = executor }
+///     func flush() {}
 /// }
+/// let store = Store(executor: database)
 ///
 /// // Legacy GCD code on the same queue may step into the actor without a hop:
 /// database.queue.async { store.assumeOnExecutor { store in store.flush() } }

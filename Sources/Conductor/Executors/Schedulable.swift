@@ -6,8 +6,10 @@ import Dispatch
 /// actor AccountInfoProvider: Schedulable {
 ///     nonisolated let executor: QueueExecutor
 ///     init(executor: QueueExecutor) { self.executor = executor }
-///     func fetchAccountInfo() async throws -> AccountInfo { … }
+///     func fetchAccountInfo() async throws -> AccountInfo { try await api.accountInfo() }
+///     func invalidateCache() {}
 /// }
+/// let provider = AccountInfoProvider(executor: QueueExecutor(label: "account"))
 ///
 /// let info = try await provider.schedule { provider in try await provider.fetchAccountInfo() }
 /// provider.scheduleBlock { provider in provider.invalidateCache() }  // fire and forget, in order

@@ -5,7 +5,7 @@
 /// configuration.maxConcurrentRequests = 6
 /// configuration.maxAttempts = 4
 /// configuration.jitterSeed = 42          // reproducible backoff in tests
-/// let gate = try RequestGate(transport: transport, configuration: configuration, authorize: …, refresh: …)
+/// let gate = try RequestGate(transport: transport, configuration: configuration, authorize: authorize, refresh: refresh)
 /// ```
 ///
 /// Setting a field checks nothing; the ``RequestGate`` initializer checks them all and throws

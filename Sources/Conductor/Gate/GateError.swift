@@ -7,7 +7,7 @@ public import Foundation
 ///
 /// ```swift
 /// do {
-///     let response = try await gate.send(HTTPRequest(method: .get, scheme: "https", authority: host, path: "/feed"))
+///     let response = try await gate.send(feedRequest)
 /// } catch let error where error.code == .refreshFailed {
 ///     showLogin()  // "GET /feed: the credential refresh failed: …"
 /// }
@@ -78,6 +78,8 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// the transport threw (``Code/transport``).
     ///
     /// ```swift
+    /// do {
+    ///     _ = try await gate.send(request)
     /// } catch where error.code == .refreshFailed {
     ///     if let auth = error.underlyingError as? AuthError, auth == .revoked { showLogin() } else { retryLater() }
     /// }

@@ -4,11 +4,11 @@ import Synchronization
 /// exclusive `unique` barrier and coalescing of identical work.
 ///
 /// ```swift
-/// let scheduler = PriorityScheduler(maxConcurrent: 4)
+/// let scheduler = try PriorityScheduler(maxConcurrent: 4)
 /// let feed = try await scheduler.run(priority: .high) { try await api.feed() }
 /// // A token refresh: waits for running work, then runs alone; everything submitted
 /// // meanwhile waits for it.
-/// try await scheduler.run(priority: .unique) { token = try await api.refreshToken() }
+/// let token = try await scheduler.run(priority: .unique) { try await api.refreshToken() }
 /// // Fifty callers, one download:
 /// let avatar = try await scheduler.run(coalescingKey: url) { try await download(url) }
 /// ```

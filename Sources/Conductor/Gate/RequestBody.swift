@@ -32,7 +32,7 @@ public struct RequestBody: Sendable {
     ///
     /// ```swift
     /// if body.isReplayable {
-    ///     upload(await body.collect())          // the length is known
+    ///     send(await body.collect())            // the length is known
     /// } else {
     ///     for await chunk in body.chunks { write(chunk) }
     /// }

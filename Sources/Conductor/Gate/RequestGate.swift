@@ -7,11 +7,13 @@ import Tracing
 /// moment, refreshing it once however many requests notice.
 ///
 /// ```swift
+/// import ConductorURLSession
+///
 /// let gate = try RequestGate<Token>(
 ///     transport: URLSessionTransport(),
 ///     authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token.value)" },
 ///     requiresRefresh: { token, now in token.expires < now + .seconds(30) },  // optional
-///     refresh: { _ in try await auth.fetchToken() }   // must not go through this gate
+///     refresh: { _ in try await auth.fetchExpiringToken() }   // must not go through this gate
 /// )
 /// let feed = try await gate.send(HTTPRequest(method: .get, scheme: "https", authority: host, path: "/feed"),
 ///                                priority: .high)

@@ -12,11 +12,11 @@ import HTTPTypes
 ///
 /// ```swift
 /// // The server deduplicates by the order's id, so retrying the POST is safe:
-/// try await gate.send(placeOrder, body: .bytes(json), retry: .always())
+/// try await gate.send(placeOrder, body: .bytes(Array(json.utf8)), retry: .always())
 /// // A search that is worthless once stale: one send, whatever happens.
 /// try await gate.send(search, retry: .never)
 /// // A slow endpoint that deserves more tries than the gate's default.
-/// try await gate.send(report, retry: .automatic(maxAttempts: 6))
+/// try await gate.send(export, retry: .automatic(maxAttempts: 6))
 /// ```
 ///
 /// Whatever the policy, a request is re-sent after a refresh when the server rejected its

@@ -4,13 +4,13 @@ public import HTTPTypes
 /// has expired, or a failure.
 ///
 /// ```swift
-/// let gate = RequestGate(
+/// let gate = try RequestGate<String>(
 ///     transport: transport,
+///     authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
 ///     classify: { response in
 ///         response.headerFields[HTTPField.Name("X-Error")!] == "token-expired"
 ///             ? .credentialExpired : ResponseVerdict.standard(for: response)
 ///     },
-///     authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
 ///     refresh: { _ in try await auth.fetchToken() }
 /// )
 /// ```

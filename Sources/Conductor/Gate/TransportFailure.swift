@@ -1,11 +1,15 @@
 /// Whether an error a ``GateTransport`` threw is worth another attempt.
 ///
 /// ```swift
+/// import HTTPTypes
+///
 /// struct MyTransport: GateTransport {
 ///     func classify(_ error: any Error) -> TransportFailure {
 ///         (error as? MyClientError)?.isTimeout == true ? .transient : .permanent
 ///     }
-///     …
+///     func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+///         try await myClient.send(request, body: body)
+///     }
 /// }
 /// ```
 ///

@@ -28,7 +28,7 @@ public struct FailurePolicy: Hashable, Sendable, CustomStringConvertible {
 /// ```swift
 /// graph.add("page", dependsOn: ["comments"], whenDependencyFails: .runAnyway) { context in
 ///     let comments = try? context.value(of: commentsHandle)   // nil if it failed
-///     …
+///     return comments ?? []
 /// }
 /// ```
 public struct DependencyFailureBehavior: Hashable, Sendable {

@@ -10,6 +10,8 @@ import Synchronization
 /// (``leave(_:)``, ``arrive(_:)``), so it completes when those it names have left and no sooner:
 ///
 /// ```swift
+/// import Foundation
+///
 /// let harmonizer = try Harmonizer(participants: ["recording", "original", "lead", "prompt"],
 ///                                 timeout: .seconds(2))
 /// // Each download, in whatever module it lives:

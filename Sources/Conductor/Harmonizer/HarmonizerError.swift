@@ -10,7 +10,7 @@ public import Foundation
 ///
 /// ```swift
 /// do {
-///     try registry.create("sing-along", count: 3) { outcome in … }
+///     try registry.create("sing-along", count: 3) { outcome in /* … */ }
 /// } catch let error where error.code == .duplicateName {
 ///     print(error.message)  // "a harmonizer named 'sing-along' is still waiting"
 /// }

@@ -1,13 +1,15 @@
 /// A typed name for a value stashed in a ``Harmonizer``, so reading it back needs no cast.
 ///
 /// ```swift
+/// import Foundation
+///
 /// extension HarmonizerKey where Value == URL {
 ///     static let originalSong = HarmonizerKey("original-song")
 /// }
 ///
 /// harmonizer.stash(fileURL, as: .originalSong)
-/// // later, in the completion:
-/// let url: URL? = stash[.originalSong]
+/// // later, with the outcome:
+/// if case .completed(let stash) = await harmonizer.outcome { let url: URL? = stash[.originalSong] }
 /// ```
 ///
 /// A typed key and a string key with the same name refer to the same entry.

@@ -5,7 +5,7 @@ extension HarmonizerRegistry {
     /// Take it once, where the participant starts, and use it from any thread:
     ///
     /// ```swift
-    /// try registry.create("sing-along", count: 4, timeout: .seconds(2)) { outcome in … }
+    /// try registry.create("sing-along", count: 4, timeout: .seconds(2)) { outcome in /* … */ }
     /// // In the download module, once:
     /// let download = try registry.participant(of: "sing-along")
     /// // …and when each download is done:

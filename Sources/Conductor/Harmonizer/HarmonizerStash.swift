@@ -4,6 +4,8 @@
 /// or thread it runs on; whoever waits for the outcome reads them all at once:
 ///
 /// ```swift
+/// import Foundation
+///
 /// harmonizer.stash(recordingURL, as: "last-recording")
 /// harmonizer.stash(songURL, as: .originalSong)  // a typed HarmonizerKey<URL>
 ///

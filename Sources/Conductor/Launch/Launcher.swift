@@ -10,7 +10,7 @@ public import Logging
 /// try launcher.add(LoadServerConfig())
 /// try launcher.add(CheckForNewVersion())               // optional: its failure is reported
 /// try launcher.addReadiness("firstScreen", after: ["channel", "config"])
-/// let observation = launcher.observe(on: .mainActor, splash)   // hears each task start and end
+/// let observation = launcher.observe(on: .mainActor, splashObserver)   // hears each task start and end
 /// try launcher.start()
 ///
 /// switch await launcher.ready("firstScreen", timeout: .seconds(2)) {

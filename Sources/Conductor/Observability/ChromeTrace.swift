@@ -8,6 +8,8 @@
 /// `chrome://tracing`.
 ///
 /// ```swift
+/// import Foundation
+///
 /// let report = await launcher.report()
 /// try ChromeTrace(report, processName: "MyApp launch").json
 ///     .write(to: URL(filePath: "launch.json"), atomically: true, encoding: .utf8)

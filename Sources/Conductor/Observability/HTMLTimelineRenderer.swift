@@ -3,6 +3,8 @@
 /// with each bar's timings on hover.
 ///
 /// ```swift
+/// import Foundation
+///
 /// let page = HTMLTimelineRenderer().render(await launcher.report(), title: "MyApp launch")
 /// try page.write(to: URL(filePath: "launch.html"), atomically: true, encoding: .utf8)
 /// ```

@@ -11,8 +11,9 @@ public import Tracing
 /// let report = try await graph.run()
 ///
 /// // A test: its own in-memory tracer, whatever other tests run beside it.
+/// import InMemoryTracing
 /// let tracer = InMemoryTracer()
-/// let report = try await graph.run(telemetry: Telemetry(tracer: tracer))
+/// let tested = try await graph.run(telemetry: Telemetry(tracer: tracer))
 /// ```
 ///
 /// The default, ``bootstrapped``, reads `InstrumentationSystem.tracer` and

@@ -3,6 +3,8 @@
 /// to put several runs, or work that is not a task, on one page.
 ///
 /// ```swift
+/// import Foundation
+///
 /// var chart = TimelineChart(await launcher.report(), title: "MyApp launch")
 /// chart.markers.append(.init(kind: .milestone, name: "first frame", at: .milliseconds(640)))
 /// try HTMLTimelineRenderer().render(chart).write(to: URL(filePath: "launch.html"), atomically: true, encoding: .utf8)

@@ -3,6 +3,8 @@
 /// a file cannot hold.
 ///
 /// ```swift
+/// import Foundation
+///
 /// let report = try JSONDecoder().decode(RunReport.self, from: data)
 /// if case .failed(let error as RecordedFailure) = report["config"]?.outcome {
 ///     print(error.typeName, error.code ?? "-", error.message)  // "MyApp.ConfigError", nil, "offline"

@@ -3,6 +3,8 @@ public import Foundation
 /// Why a saved report could not be read.
 ///
 /// ```swift
+/// import Foundation
+///
 /// do {
 ///     let report = try JSONDecoder().decode(RunReport.self, from: data)
 /// } catch let error as ReportFormatError where error.code == .unsupportedVersion {
