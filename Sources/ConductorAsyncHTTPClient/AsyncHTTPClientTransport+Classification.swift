@@ -24,10 +24,10 @@ extension AsyncHTTPClientTransport {
     ///   an `IOError` whose `errno` says the connection or the network failed, or the system
     ///   ran short of sockets for now (`ECONNRESET`, `ECONNABORTED`, `ECONNREFUSED`, `EPIPE`,
     ///   `ETIMEDOUT`, `ENOTCONN`, `EHOSTUNREACH`, `EHOSTDOWN`, `ENETUNREACH`, `ENETDOWN`,
-    ///   `ENETRESET`, `EADDRNOTAVAIL`, `EMFILE`, `ENFILE`, `ENOBUFS`), the `ChannelError`s of a connection closed or timed
-    ///   out (`connectTimeout`, `ioOnClosedChannel`, `alreadyClosed`, `eof`, `inputClosed`,
-    ///   `outputClosed`, `writeHostUnreachable`), and `HTTPParserError.invalidEOFState` (the
-    ///   server closed the connection inside a response).
+    ///   `ENETRESET`, `EADDRNOTAVAIL`, `EMFILE`, `ENFILE`, `ENOBUFS`), the `ChannelError`s of a
+    ///   connection closed or timed out (`connectTimeout`, `ioOnClosedChannel`, `alreadyClosed`,
+    ///   `eof`, `inputClosed`, `outputClosed`, `writeHostUnreachable`), and
+    ///   `HTTPParserError.invalidEOFState` (the server closed the connection inside a response).
     ///
     /// Permanent — another attempt would fail the same way: every other `HTTPClientError`
     /// (a bad URL or scheme, invalid header fields, redirect loops, a client already shut
