@@ -12,6 +12,7 @@ import Tracing
 /// ```swift
 /// var configuration = HTTPClient.Configuration()
 /// configuration.tracing.tracer = nil  // the gate's span is the request's client span
+/// configuration.connectionPool.retryConnectionEstablishment = false  // the gate retries
 /// let client = HTTPClient(configuration: configuration)  // on AsyncHTTPClient's shared event loops
 /// // … and once the gate is shut down: `try await client.shutdown()` — the client is yours
 ///
@@ -31,11 +32,19 @@ import Tracing
 /// - `attemptTimeout` is AsyncHTTPClient's deadline for one attempt, and also bounds reading
 ///   the body; past it the send throws `HTTPClientError.deadlineExceeded`, which is transient.
 ///   The gate's own `requestTimeout` bounds the whole request across attempts.
+/// - Set the client's `connectionPool.retryConnectionEstablishment` to `false`, as above. By
+///   default AsyncHTTPClient keeps trying to open a connection that was refused until the
+///   attempt's deadline (or its connect timeout), so an attempt to a server that is down
+///   takes its whole deadline and its cause may be lost; with `false` the attempt fails at
+///   once with SwiftNIO's error for it ("Connection refused"), which is transient, and the
+///   gate tries again after its backoff, within the request's budget and deadline.
 /// - The response body is read up to `maxResponseBytes`: a larger one ends the send with
 ///   ``AsyncHTTPClientTransportError/Code/responseTooLarge`` (permanent) — at once when its
 ///   `Content-Length` says so, otherwise as soon as a chunk would pass the limit, which is
 ///   not kept (only the chunk AsyncHTTPClient hands over is in memory) — and the connection
-///   is closed.
+///   is closed. The limit is on bytes that can arrive: a response to a HEAD, and a 204 or
+///   304, has no body, and its `Content-Length` (the size of a body it does not carry) is
+///   not held against the limit.
 /// - A ``RequestBody`` made of bytes is sent with its length; a streamed one is sent chunk by
 ///   chunk as it is read (chunked transfer encoding), never held in memory whole.
 /// - Trace context: the gate writes the request span's `traceparent` into the request. An
@@ -91,7 +100,9 @@ public struct AsyncHTTPClientTransport: GateTransport {
         let deadline = attemptTimeout.map { NIODeadline.now() + TimeAmount.nanoseconds($0.nanosecondsUpToAYear) }
         let response = try await client.execute(outgoing, deadline: deadline ?? .distantFuture)
         let head = HTTPResponse(response)
-        if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > maxResponseBytes {
+        if Self.hasBody(responseTo: request.method, status: response.status.code),
+            let length = response.headers.first(name: "content-length").flatMap(Int.init), length > maxResponseBytes
+        {
             // The body stays unread: dropping it makes AsyncHTTPClient close the connection.
             throw AsyncHTTPClientTransportError.responseTooLarge(request, declared: length, limit: maxResponseBytes)
         }
@@ -105,6 +116,13 @@ public struct AsyncHTTPClientTransport: GateTransport {
     }
 
     // MARK: - The response body
+
+    /// Whether a response can carry a body at all (RFC 9110, section 6.4.1): not one to a HEAD,
+    /// and not a 1xx, 204 or 304, whatever their `Content-Length` says (AsyncHTTPClient reads
+    /// none, so none can pass the limit).
+    private static func hasBody(responseTo method: HTTPRequest.Method, status: UInt) -> Bool {
+        method != .head && status >= 200 && status != 204 && status != 304
+    }
 
     /// The body, chunk by chunk, refusing the chunk that would pass the limit before keeping
     /// any of it.

@@ -33,25 +33,43 @@ public struct URLSessionTransport: GateTransport {
         self.session = session
     }
 
-    /// Permanent — another attempt would fail the same way: a malformed URL or unsupported
-    /// scheme, a TLS or certificate failure, a cancelled request, authentication the user
-    /// refused, too many redirects, a body over the limit, and any error that is not a
-    /// `URLError`. Every other `URLError` is transient: a timeout, a connection lost, reset or
-    /// refused, a name that did not resolve, no network — and whatever code the platform picks
-    /// for a connection dropped mid-response (FoundationNetworking on Linux says `.unknown`).
+    /// Transient — another attempt may succeed — is a `URLError` whose code says the network
+    /// or the server failed this time: `timedOut`, `networkConnectionLost`,
+    /// `notConnectedToInternet`, `cannotConnectToHost` (refused), `cannotFindHost`,
+    /// `dnsLookupFailed`, `cannotLoadFromNetwork`, `badServerResponse`, `secureConnectionFailed`,
+    /// `serverCertificateHasBadDate`, `serverCertificateNotYetValid` (a clock that may be put
+    /// right), `dataNotAllowed`, `internationalRoamingOff`, `callIsActive`,
+    /// `backgroundSessionInUseByAnotherProcess`, `backgroundSessionWasDisconnected`,
+    /// `downloadDecodingFailedMidStream` and `downloadDecodingFailedToComplete` — the codes
+    /// Alamofire retries — and, on Linux only, `unknown`, which is how FoundationNetworking
+    /// reports a connection dropped mid-response.
+    ///
+    /// Permanent — another attempt would fail the same way — is every other `URLError` (a
+    /// malformed URL or unsupported scheme, a certificate that is not trusted, a cancelled
+    /// request, authentication the user refused, a response that cannot be decoded or parsed,
+    /// a file that cannot be read or written, a body stream already used up, …) and any error
+    /// that is not a `URLError`.
     public func classify(_ error: any Error) -> TransportFailure {
         guard let error = error as? URLError else { return .permanent }
-        switch error.code {
-        case .badURL, .unsupportedURL, .cancelled, .secureConnectionFailed, .serverCertificateHasBadDate,
-            .serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid,
-            .clientCertificateRejected, .clientCertificateRequired, .userCancelledAuthentication,
-            .userAuthenticationRequired, .httpTooManyRedirects, .redirectToNonExistentLocation,
-            .dataLengthExceedsMaximum:
-            return .permanent
-        default:
-            return .transient
-        }
+        return Self.transientCodes.contains(error.code) ? .transient : .permanent
     }
+
+    /// The codes a later attempt may not see again. A list of what is known to pass, not of
+    /// what is known to last: a code a platform adds is permanent until it is listed here.
+    private static let transientCodes: Set<URLError.Code> = {
+        var codes: Set<URLError.Code> = [
+            .timedOut, .networkConnectionLost, .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost,
+            .dnsLookupFailed, .cannotLoadFromNetwork, .badServerResponse, .secureConnectionFailed,
+            .serverCertificateHasBadDate, .serverCertificateNotYetValid, .dataNotAllowed, .internationalRoamingOff,
+            .callIsActive, .backgroundSessionInUseByAnotherProcess, .backgroundSessionWasDisconnected,
+            .downloadDecodingFailedMidStream, .downloadDecodingFailedToComplete,
+        ]
+        #if canImport(FoundationNetworking)
+            // NB: FoundationNetworking reports a connection dropped mid-response as `unknown`.
+            codes.insert(.unknown)
+        #endif
+        return codes
+    }()
 
     public func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
         guard let urlRequest = URLRequest(httpRequest: request) else { throw URLError(.badURL) }

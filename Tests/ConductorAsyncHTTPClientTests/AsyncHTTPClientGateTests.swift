@@ -4,6 +4,7 @@ import ConductorAsyncHTTPClient
 import ConductorTestKit
 import HTTPTypes
 import InMemoryTracing
+import NIOCore
 import Testing
 import Tracing
 
@@ -71,6 +72,73 @@ struct AsyncHTTPClientGateTests {
             gate.shutdown()
         }
         await server.stop()
+    }
+
+    // MARK: - A server that is down
+
+    /// Nothing listens on the port. With the client set up as the transport's docs say, each
+    /// attempt fails at once with SwiftNIO's error for it, which is transient: the gate
+    /// sends the GET through its budget, and the request ends `transport` with that error,
+    /// naming the refused connection, as its cause. Nothing bounds an attempt here but the
+    /// suite's time limit — no attempt timeout, no request timeout, a connect timeout of ten
+    /// minutes — so a pool that kept trying to connect would hold the first attempt past it.
+    @Test func aRefusedConnectionFailsEachAttemptAtOnce() async throws {
+        let authority = try await closedPortAuthority()
+        try await withClient(connectTimeout: .minutes(10)) { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 1 << 16)
+            let gate = try Self.gate(
+                transport, GateConfiguration(maxAttempts: 3, initialBackoff: .zero, maxBackoff: .zero))
+            let down = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/down")
+            let error = await #expect(throws: GateError.self) { try await gate.send(down) }
+            #expect(error?.code == .transport)
+            #expect(
+                error?.message.hasPrefix("GET /down: transport failed after 3 attempt(s): ") == true,
+                "\(error?.message ?? "")")
+            let cause = try #require(error?.underlyingError)
+            #expect(isARefusedConnection(cause), "\(type(of: cause)): \(cause)")
+            gate.shutdown()
+        }
+    }
+
+    /// The request's deadline runs out while the gate backs off after a refused connection
+    /// (the gate's clock is manual: the test moves it past the deadline once the backoff
+    /// sleeps): the request ends `timedOut`, and keeps what its last attempt threw as its
+    /// cause, in the message and as the underlying error.
+    @Test func aRequestThatTimesOutKeepsItsLastAttemptsCause() async throws {
+        let authority = try await closedPortAuthority()
+        let clock = ManualClock()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 1 << 16)
+            let gate = try Self.gate(
+                transport,
+                GateConfiguration(
+                    maxAttempts: 3, initialBackoff: .seconds(60), maxBackoff: .seconds(60),
+                    requestTimeout: .seconds(5)),
+                clock: clock)
+            let down = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/down")
+            let send = Task { try await gate.send(down) }
+            await clock.sleepers(atLeast: 1, for: .gateBackoff)
+            clock.advance(by: .seconds(5))
+            let error = await #expect(throws: GateError.self) { try await send.value }
+            #expect(error?.code == .timedOut)
+            #expect(
+                error?.message.hasPrefix("GET /down timed out after 5.0 seconds; the last attempt failed: ") == true,
+                "\(error?.message ?? "")")
+            let cause = try #require(error?.underlyingError)
+            #expect(isARefusedConnection(cause), "\(type(of: cause)): \(cause)")
+            gate.shutdown()
+        }
+    }
+
+    /// A gate that needs no server for its credential.
+    private static func gate(
+        _ transport: AsyncHTTPClientTransport, _ configuration: GateConfiguration,
+        clock: some Clock<Duration> = ContinuousClock()
+    ) throws -> RequestGate<String> {
+        try RequestGate<String>(
+            transport: transport, credential: "c", configuration: configuration, clock: clock,
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in "c" })
     }
 
     /// Cancelling the caller while the body is half sent ends the request `cancelled` before

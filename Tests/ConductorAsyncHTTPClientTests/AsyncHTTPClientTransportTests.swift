@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Conductor
 import ConductorAsyncHTTPClient
 import ConductorTestKit
+import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -207,6 +208,28 @@ struct AsyncHTTPClientTransportTests {
         await server.stop()
     }
 
+    /// The limit is on bytes that can arrive: a response to a HEAD, a 204 and a 304 carry no
+    /// body, so their `Content-Length` — over the limit here — is no reason to refuse them. A
+    /// GET of the same length after each is still refused: the limit still holds.
+    @Test(arguments: [
+        ("/large/5000", true, 200), ("/bodiless/204/5000", false, 204), ("/bodiless/304/5000", false, 304),
+    ])
+    func aResponseWithoutABodyIsAcceptedWhateverItsContentLength(path: String, isHead: Bool, status: Int) async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let request = server.request(path, method: isHead ? .head : .get)
+            let (response, body) = try await transport.send(request, body: nil)
+            #expect(response.status.code == status && body.isEmpty)
+            #expect(response.headerFields[.contentLength] == "5000")
+            let declared = await #expect(throws: AsyncHTTPClientTransportError.self) {
+                try await transport.send(server.request("/large/5000"), body: nil)
+            }
+            #expect(declared?.code == .responseTooLarge)
+        }
+        await server.stop()
+    }
+
     // MARK: - Classification
 
     /// A connection the server closes after the response head is transient, whatever error
@@ -225,17 +248,18 @@ struct AsyncHTTPClientTransportTests {
         await server.stop()
     }
 
-    /// A refused connection (nothing listens on the port any more) is transient.
+    /// A refused connection (nothing listens on the port) fails the send at once, with the
+    /// client set up as the docs say, with SwiftNIO's error naming it; it is transient.
     @Test func aRefusedConnectionIsTransient() async throws {
-        let server = try await FaultServer.start()
-        let request = server.request("/public/1")
-        await server.stop()
-        try await withClient(connectTimeout: .milliseconds(100)) { client in
+        let authority = try await closedPortAuthority()
+        try await withClient { client in
             let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/down")
             do {
                 _ = try await transport.send(request, body: nil)
-                Issue.record("a stopped server answered")
+                Issue.record("a closed port answered")
             } catch {
+                #expect(isARefusedConnection(error), "\(type(of: error)): \(error)")
                 #expect(transport.classify(error) == .transient, "\(type(of: error)): \(error)")
             }
         }
@@ -248,7 +272,9 @@ struct AsyncHTTPClientTransportTests {
                 HTTPClientError.readTimeout, HTTPClientError.writeTimeout, HTTPClientError.connectTimeout,
                 HTTPClientError.tlsHandshakeTimeout, HTTPClientError.getConnectionFromPoolTimeout,
                 HTTPClientError.deadlineExceeded, HTTPClientError.remoteConnectionClosed,
-                HTTPClientError.uncleanShutdown, IOError(errnoCode: 104, reason: "read"),
+                HTTPClientError.uncleanShutdown, IOError(errnoCode: ECONNRESET, reason: "read"),
+                IOError(errnoCode: EPIPE, reason: "write"), IOError(errnoCode: ECONNREFUSED, reason: "connect"),
+                IOError(errnoCode: ETIMEDOUT, reason: "read"), IOError(errnoCode: EMFILE, reason: "socket"),
                 ChannelError.ioOnClosedChannel,
                 ChannelError.eof, ChannelError.connectTimeout(.seconds(1)), HTTPParserError.invalidEOFState,
             ]
@@ -259,6 +285,9 @@ struct AsyncHTTPClientTransportTests {
                 HTTPClientError.alreadyShutdown, HTTPClientError.cancelled, HTTPClientError.redirectCycleDetected,
                 HTTPClientError.redirectLimitReached, HTTPClientError.invalidHeaderFieldNames(["a b"]),
                 ChannelError.operationUnsupported, HTTPParserError.invalidStatus, CancellationError(), Other(),
+                // An errno that says something another attempt would meet again.
+                IOError(errnoCode: EINVAL, reason: "setsockopt"), IOError(errnoCode: EBADF, reason: "read"),
+                IOError(errnoCode: EACCES, reason: "connect"),
             ]
             for error in permanent { #expect(transport.classify(error) == .permanent, "\(error)") }
         }

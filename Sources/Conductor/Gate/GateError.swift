@@ -48,7 +48,10 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let transport = Code(kind: .transport)
         /// The request did not finish within its deadline (``GateConfiguration/requestTimeout``
         /// or the `timeout` of ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:metadata:)``).
-        /// A refresh that misses its own deadline is reported as ``refreshTimedOut``.
+        /// A refresh that misses its own deadline is reported as ``refreshTimedOut``. When the
+        /// request's last finished attempt failed in the transport (a connection refused, say,
+        /// before the backoff the deadline cut short), what the transport threw is
+        /// ``GateError/underlyingError`` and the message says it.
         public static let timedOut = Code(kind: .timedOut)
         /// The response was classified as a failure.
         public static let rejected = Code(kind: .rejected)
@@ -75,7 +78,8 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     public let status: Int?
     /// The error behind this one, as it was thrown, so a caller can tell causes apart without
     /// reading the message: what the `refresh` closure threw (``Code/refreshFailed``), or what
-    /// the transport threw (``Code/transport``).
+    /// the transport threw (``Code/transport``, and ``Code/timedOut`` when the last finished
+    /// attempt failed in the transport).
     ///
     /// ```swift
     /// do {
@@ -189,8 +193,12 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
             request: request, status: status, underlying: error)
     }
 
-    static func timedOut(_ request: String, after duration: Duration) -> GateError {
-        GateError(.timedOut, "\(request) timed out after \(duration)", request: request)
+    /// `lastError`: what the transport threw on the last attempt, when it threw.
+    static func timedOut(_ request: String, after duration: Duration, lastError: (any Error)? = nil) -> GateError {
+        GateError(
+            .timedOut,
+            "\(request) timed out after \(duration)\(lastError.map { "; the last attempt failed: \($0)" } ?? "")",
+            request: request, underlying: lastError)
     }
 
     /// `parameter` as the API spells it: `GateConfiguration.requestTimeout`, `timeout`.

@@ -442,10 +442,11 @@ final class GateStorage: Sendable {
         needsAuthorization: Bool,
         retry: RequestRetryPolicy
     ) async throws -> GateResponse {
+        let lastError = LastTransportError()
         let work: @Sendable () async throws -> GateResponse = {
             try await self.attemptUntilSettled(
                 request, body: body, key: key, id: id, name: name, needsAuthorization: needsAuthorization,
-                retry: retry)
+                retry: retry, lastError: lastError)
         }
         do {
             guard let timeout else { return try await work() }
@@ -454,7 +455,7 @@ final class GateStorage: Sendable {
                     do { return .success(try await work()) } catch { return .failure(error) }
                 },
                 until: clock.now + timeout,
-                onDeadline: { .failure(GateError.timedOut(name, after: timeout)) },
+                onDeadline: { .failure(GateError.timedOut(name, after: timeout, lastError: lastError.value)) },
                 onCancel: { .failure(GateError.cancelled(name)) }
             )
             return try outcome.get()
@@ -472,7 +473,8 @@ final class GateStorage: Sendable {
         id: UInt64,
         name: String,
         needsAuthorization: Bool,
-        retry: RequestRetryPolicy
+        retry: RequestRetryPolicy,
+        lastError: LastTransportError
     ) async throws -> GateResponse {
         let budget = retry.maxAttempts ?? configuration.maxAttempts
         let replayable = body?.isReplayable ?? true
@@ -546,6 +548,7 @@ final class GateStorage: Sendable {
             }
 
             let outcome = await sendOnce(request, body: body, credential: credential)
+            if case .transportFailed(let error) = outcome { lastError.record(error) } else { lastError.record(nil) }
             if case .response(let response, _, .credentialExpired) = outcome, needsAuthorization {
                 lastStatus = response.status.code
                 // The slot is given back in the rejection's transition: the request that takes

@@ -20,7 +20,9 @@ import Foundation
 /// - `GET /dribble/<anything>`: 200 whose chunked body sends `first`, opens
 ///   ``firstChunkSent``, and sends the rest only once ``release`` opens.
 /// - `GET /large/<n>`: `n` bytes with a `Content-Length`; `GET /chunked/<n>`: `n` bytes in
-///   chunks of 1000, without one.
+///   chunks of 1000, without one. `HEAD /large/<n>`: the GET's head (`Content-Length: n`),
+///   no body.
+/// - `GET /bodiless/<status>/<n>`: `status` (204 or 304) with `Content-Length: n`, no body.
 final class FaultServer: Sendable {
     struct Hit: Sendable, Hashable {
         var path: String
@@ -160,6 +162,18 @@ final class FaultServer: Sendable {
             let count = Int(request.path.split(separator: "/").last ?? "") ?? 0
             return HTTPResponse(statusCode: .ok, body: Data(repeating: 0x61, count: count))
         }
+        await server.appendRoute("HEAD /large/*") { [self] request in
+            _ = record(request)
+            return HTTPResponse(statusCode: .ok, headers: Self.declaredLength(lastComponentOf: request.path))
+        }
+        await server.appendRoute("GET /bodiless/*") { [self] request in
+            _ = record(request)
+            let components = request.path.split(separator: "/")
+            let status = components.dropLast().last.flatMap { Int($0) } ?? 204
+            return HTTPResponse(
+                statusCode: HTTPStatusCode(status, phrase: status == 304 ? "Not Modified" : "No Content"),
+                headers: Self.declaredLength(lastComponentOf: request.path))
+        }
         await server.appendRoute("GET /chunked/*") { [self] request in
             _ = record(request)
             let count = Int(request.path.split(separator: "/").last ?? "") ?? 0
@@ -168,6 +182,12 @@ final class FaultServer: Sendable {
             }
             return HTTPResponse(statusCode: .ok, body: HTTPBodySequence(from: ScriptedBody(chunks: chunks)))
         }
+    }
+
+    /// `Content-Length: <n>` for a path ending in `/<n>`, sent as it is: FlyingFox writes a
+    /// `Content-Length` of its own only when the response has none.
+    private static func declaredLength(lastComponentOf path: String) -> HTTPHeaders {
+        HTTPHeaders([HTTPHeader("Content-Length"): String(path.split(separator: "/").last ?? "0")])
     }
 
     private func hold() async {

@@ -1,4 +1,5 @@
 import Conductor
+import ConductorTestKit
 import ConductorURLSession
 import Foundation
 import HTTPTypes
@@ -9,32 +10,68 @@ import Testing
 #endif
 
 @Suite struct URLSessionTransportTests {
-    /// Timeouts, lost or refused connections and no network are worth another attempt; a bad
-    /// URL, an unsupported scheme, a certificate the client rejects and a cancelled request are
-    /// not, and neither is an error that is not a `URLError`.
-    @Test func urlErrorsAreClassifiedTransientOrPermanent() {
+    /// The codes another attempt may not see again — the 18 Alamofire retries, and on Linux
+    /// `unknown` (FoundationNetworking's word for a connection dropped mid-response) — are
+    /// transient; every other `URLError` code is permanent, and so is an error that is not a
+    /// `URLError`. "Every other" is every code from -4000 to 0, which holds every code
+    /// Foundation defines (-3007 to -995, and -1; on Apple's platforms any raw value is a code,
+    /// named or not): a code the platform adds is permanent until it is known to pass.
+    @Test func onlyURLErrorCodesKnownToPassAreTransient() {
         let transport = URLSessionTransport()
-        let transient: [URLError.Code] = [
-            .timedOut, .networkConnectionLost, .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost,
-            .dnsLookupFailed, .badServerResponse, .unknown,
+        var transient: Set<URLError.Code> = [
+            .backgroundSessionInUseByAnotherProcess, .backgroundSessionWasDisconnected, .badServerResponse,
+            .callIsActive, .cannotConnectToHost, .cannotFindHost, .cannotLoadFromNetwork, .dataNotAllowed,
+            .dnsLookupFailed, .downloadDecodingFailedMidStream, .downloadDecodingFailedToComplete,
+            .internationalRoamingOff, .networkConnectionLost, .notConnectedToInternet, .secureConnectionFailed,
+            .serverCertificateHasBadDate, .serverCertificateNotYetValid, .timedOut,
         ]
-        for code in transient { #expect(transport.classify(URLError(code)) == .transient, "\(code)") }
+        #expect(transient.count == 18)
+        #if canImport(FoundationNetworking)
+            transient.insert(.unknown)
+        #endif
+        var codes: Set<URLError.Code> = []
+        for raw in -4000...0 {
+            // Failable on Linux (`nil` for a raw value Foundation does not name), not on Apple's.
+            let code: URLError.Code? = URLError.Code(rawValue: raw)
+            guard let code else { continue }
+            codes.insert(code)
+            let expected: TransportFailure = transient.contains(code) ? .transient : .permanent
+            #expect(transport.classify(URLError(code)) == expected, "URLError code \(raw)")
+        }
+        #expect(codes.isSuperset(of: transient), "every transient code is among those checked")
+        #expect(codes.count >= 48, "FoundationNetworking names 48 codes, Apple's more; \(codes.count) checked")
+        // Some of the permanent ones by name, the ones a first version retried among them.
         let permanent: [URLError.Code] = [
-            .badURL, .unsupportedURL, .secureConnectionFailed, .serverCertificateUntrusted, .cancelled,
+            .cancelled, .badURL, .unsupportedURL, .cannotDecodeContentData, .cannotDecodeRawData,
+            .cannotParseResponse, .resourceUnavailable, .zeroByteResource, .requestBodyStreamExhausted,
+            .fileDoesNotExist, .fileIsDirectory, .noPermissionsToReadFile, .cannotCreateFile, .cannotOpenFile,
+            .cannotWriteToFile, .cannotMoveFile, .serverCertificateUntrusted, .serverCertificateHasUnknownRoot,
+            .clientCertificateRejected, .userAuthenticationRequired, .httpTooManyRedirects,
+            .dataLengthExceedsMaximum,
         ]
         for code in permanent { #expect(transport.classify(URLError(code)) == .permanent, "\(code)") }
+        #if !canImport(FoundationNetworking)
+            #expect(transport.classify(URLError(.unknown)) == .permanent)
+        #endif
         struct Other: Error {}
         #expect(transport.classify(Other()) == .permanent)
+        #expect(transport.classify(CancellationError()) == .permanent)
     }
 
     /// A server that drops every connection after the response head: a GET is retried through
     /// its whole budget (on Linux the drop is an unknown `URLError`, which a first version called
     /// permanent, ending the GET after one attempt). Not retrying a POST is tested in memory.
+    ///
+    /// The gate's clock is manual and never moved, so the request's deadline cannot pass
+    /// however slow the machine is (with a real clock, a busy machine under the thread sanitizer
+    /// once ended the request `timedOut` after three of its four sends): each attempt ends when
+    /// the URL session sees the drop, or at the latest at the session's own timeout, which is
+    /// transient too.
     @Test func aDroppedConnectionIsRetriedThroughTheBudget() async throws {
         let server = try await TokenServer.start(faults: .init(seed: 1, drop: 1.0))
         var configuration = GateConfiguration(maxAttempts: 4, initialBackoff: .zero, maxBackoff: .zero)
         configuration.refreshWindow = nil
-        let (gate, finish) = try server.gate(configuration)
+        let (gate, finish) = try server.gate(configuration, clock: ManualClock())
         defer { finish() }
         let get = HTTPRequest(method: .get, scheme: "http", authority: server.authority, path: "/data/get")
         let getError = await #expect(throws: GateError.self) { try await gate.send(get) }

@@ -13,8 +13,10 @@ extension TokenServer {
     /// does not notice ends as a transport error), requests and refreshes with deadlines (so
     /// none holds its slot for ever), and a refresh that is a `POST /token` sent straight to
     /// the transport. The gate starts with the credential `"stale"`; `finish` ends the session.
+    /// `clock` is the gate's: a test whose outcome must not depend on how fast the machine is
+    /// passes a `ManualClock`, and the request's and refresh's deadlines then never pass.
     func gate(
-        _ configuration: GateConfiguration
+        _ configuration: GateConfiguration, clock: some Clock<Duration> = ContinuousClock()
     ) throws(GateError) -> (gate: RequestGate<String>, finish: @Sendable () -> Void) {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = 10
@@ -28,6 +30,7 @@ extension TokenServer {
             transport: transport,
             credential: "stale",
             configuration: configuration,
+            clock: clock,
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
             refresh: { _ in
                 let request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/token")
