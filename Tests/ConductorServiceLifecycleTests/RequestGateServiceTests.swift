@@ -78,21 +78,30 @@ import Testing
     }
 
     /// A service that sends one request through the gate and, shut down gracefully, finishes
-    /// it before it returns.
+    /// it before it returns; `shutdownHeard` opens when the group tells it to shut down.
     private struct Sender: Service {
         let gate: RequestGate<String>
         let result = Recorder<Result<GateResponse, GateError>>()
+        let shutdownHeard = Latch()
 
         func run() async throws {
-            result.append(await RequestGateServiceTests.send(through: gate))
+            let shutdownHeard = self.shutdownHeard
+            let response = await withGracefulShutdownHandler {
+                await RequestGateServiceTests.send(through: gate)
+            } onGracefulShutdown: {
+                shutdownHeard.open()
+            }
+            result.append(response)
             try? await gracefulShutdown()
+            shutdownHeard.open()
         }
     }
 
     /// The documented order, the gate listed before the service that sends through it: on
-    /// graceful shutdown the sender is shut down first and finishes its request in flight
-    /// (answered after the trigger), and only then does the gate shut down. Listed the other
-    /// way round, the gate would shut down first and end that request with `shutDown`.
+    /// graceful shutdown the sender is told first and finishes its request in flight (answered
+    /// only once the sender has heard the shutdown), and only then does the gate shut down.
+    /// Listed the other way round, the gate shuts down before the sender hears anything, and
+    /// that request ends with `shutDown`.
     @Test func theGateListedBeforeItsSendersLetsThemFinishTheirRequests() async throws {
         let reached = Latch()
         let answer = Latch()
@@ -106,6 +115,7 @@ import Testing
         await reached.wait()
 
         await group.triggerGracefulShutdown()
+        await sender.shutdownHeard.wait()
         answer.open()
         try await running.value
         let results = sender.result.all
