@@ -20,20 +20,30 @@ public import ServiceLifecycle
 /// try await group.run()
 /// ```
 ///
+/// List it before the services that wait for it in ``launched()``: a group shuts its services
+/// down in the reverse of the order given, so they stop before the launcher undoes what they
+/// use.
+///
 /// Its ``run()``:
 /// 1. starts the launch, and announces its end to everyone waiting in ``launched()``;
-/// 2. if the launch completed, waits for graceful shutdown (or cancellation of the group);
+/// 2. waits for graceful shutdown — its own turn in the group's order — or cancellation of the
+///    group, whether the launch completed or was cancelled;
 /// 3. runs ``Launcher/shutdown()``: cancels the launch if it is still running, then undoes
 ///    what succeeded.
 ///
-/// It throws the launch's ``LaunchError`` if a required task failed (after undoing what had
-/// succeeded), so the group ends as its failure termination behaviour says; and
-/// ``LaunchError/Code/undoFailed``, naming each undo that failed or timed out, if the
-/// shutdown was not clean. A graceful shutdown during the launch cancels it and is not a
-/// failure.
+/// A graceful shutdown during the launch cancels it at once, whichever service hears it first
+/// (a service waiting in ``launched()`` hears it before the launcher), and is not a failure:
+/// the waiting services hear `false` and return without serving, and the service undoes what
+/// had succeeded at its turn. It throws the launch's ``LaunchError`` if a required task failed
+/// (after undoing what had succeeded), so the group ends as its failure termination behaviour
+/// says; and ``LaunchError/Code/undoFailed``, naming each undo that failed or timed out, if the
+/// shutdown was not clean. A cancelled group cuts the shutdown short (see
+/// ``Launcher/shutdown()``): the undos it cut short are logged, and are not a failure.
 ///
-/// Add it to one group, once: `run()` drives the launcher's one launch and one shutdown.
-public final class LauncherService: Service, Sendable {
+/// Add it to one group, once: `run()` drives the launcher's one launch and one shutdown. The
+/// group's log lines and errors call it by its ``description``, `LauncherService(name)`, with
+/// the launcher's name.
+public final class LauncherService: Service, Sendable, CustomStringConvertible {
     /// The launcher this service runs.
     public let launcher: Launcher
     private let logger: Logger?
@@ -43,7 +53,7 @@ public final class LauncherService: Service, Sendable {
     /// A service that runs `launcher`.
     ///
     /// - Parameter logger: Receives a line when the launch ends and when the shutdown
-    ///   finishes, with every undo that failed. The launcher's own logger (see
+    ///   finishes, with every undo that failed or was cut short. The launcher's own logger (see
     ///   ``Launcher/init(_:dependsOn:isRequired:clock:undoTimeout:logger:telemetry:)``) logs
     ///   each task.
     public init(_ launcher: Launcher, logger: Logger? = nil) {
@@ -51,16 +61,48 @@ public final class LauncherService: Service, Sendable {
         self.logger = logger
     }
 
-    /// Waits until the launch has completed: what a service that needs the start-up work
-    /// done (an HTTP server, a queue consumer) awaits before it begins. Throws the launch's
-    /// ``LaunchError`` if it failed or was cancelled, at once if it already has. Cancelling
-    /// the waiting task throws ``LaunchError/Code/cancelled`` and leaves the launch alone.
+    /// `LauncherService(name)`, with the launcher's name: what a `ServiceGroup` calls the
+    /// service in its log lines and errors, so two launchers can be told apart.
+    public var description: String { "LauncherService(\(launcher.name))" }
+
+    /// Waits until the launch has ended, and says whether to go on: what a service that needs
+    /// the start-up work done (an HTTP server, a queue consumer) awaits before it begins.
+    ///
+    /// ```swift
+    /// func run() async throws {
+    ///     guard try await startup.launched() else { return }  // shut down during the launch
+    ///     // … serve until graceful shutdown …
+    /// }
+    /// ```
+    ///
+    /// - Returns: `true` once the launch has completed. `false` if the launch was cancelled,
+    ///   or if the calling service is shutting down gracefully: return without starting. A
+    ///   graceful shutdown of the calling service while it waits cancels the launch at once —
+    ///   in a `ServiceGroup` that is the group shutting down, which reaches the services listed
+    ///   after the launcher first — and answers `false` without waiting for the launch to wind
+    ///   down. Neither is a failure, so returning from `run()` does not fail the group.
+    /// - Throws: The launch's ``LaunchError`` if a required task failed, at once if it already
+    ///   has. ``LaunchError/Code/cancelled`` if the waiting task is cancelled, which leaves the
+    ///   launch alone.
     ///
     /// For a point earlier than the whole launch, add a readiness set and await
     /// ``Launcher/ready(_:timeout:)`` instead.
-    public func launched() async throws(LaunchError) {
-        guard let result = await launchEnded.wait() else { throw LaunchError.cancelled() }
-        try result.get()
+    public func launched() async throws(LaunchError) -> Bool {
+        let launchEnded = self.launchEnded
+        // Graceful shutdown cancels the wait, which then answers `nil` as a cancelled one does.
+        let ended = await cancelWhenGracefulShutdown { await launchEnded.wait() }
+        if Task.isShuttingDownGracefully {
+            // The group shuts the launcher down only after this service: stop the launch now
+            // rather than let it run on (or complete) until the launcher's turn.
+            launcher.cancel()
+            return false
+        }
+        switch ended {
+        case nil: throw LaunchError.cancelled()
+        case .success: return true
+        case .failure(let error) where error.code == .cancelled: return false
+        case .failure(let error): throw error
+        }
     }
 
     /// Runs the launch, waits for graceful shutdown, then shuts the launcher down; see
@@ -70,31 +112,27 @@ public final class LauncherService: Service, Sendable {
         switch outcome {
         case .success:
             logger?.info("launch completed", metadata: ["launcher": "\(launcher.name)"])
-            launchEnded.resolve(.success(()))
-            // Returns on graceful shutdown; throws if the group is cancelled instead. Either
-            // way the launcher is shut down: undos close what the launch opened.
-            try? await gracefulShutdown()
         case .failure(let error):
             // Cancelled by a graceful shutdown (or the group's cancellation) is no failure.
             logger?.log(
                 level: error.code == .cancelled ? .notice : .error, "launch did not complete",
                 metadata: ["launcher": "\(launcher.name)", "error": "\(error.message)"])
-            launchEnded.resolve(.failure(error))
         }
+        launchEnded.resolve(outcome)
+        if case .failure(let error) = outcome, error.code != .cancelled {
+            // A failed launch ends the group: undo what succeeded, then throw.
+            log(await launcher.shutdown())
+            throw error
+        }
+        // Returns on graceful shutdown — at once if it has reached this service already —
+        // and throws if the group is cancelled instead. A launch cancelled by a graceful
+        // shutdown that reached another service first waits here for this service's turn:
+        // the services listed after it stop before the undos close what they use.
+        try? await gracefulShutdown()
         let shutdown = await launcher.shutdown()
-        let failures = shutdown.undos.filter { !$0.outcome.isSuccess }
-        if failures.isEmpty {
-            logger?.info("shutdown completed", metadata: ["launcher": "\(launcher.name)", "shutdown": "\(shutdown)"])
-        } else {
-            logger?.error(
-                "shutdown completed with failures",
-                metadata: [
-                    "launcher": "\(launcher.name)", "shutdown": "\(shutdown)",
-                    "failures": .array(failures.map { .string("\($0)") }),
-                ])
-        }
-        if case .failure(let error) = outcome, error.code != .cancelled { throw error }
-        if !failures.isEmpty { try await launcher.undo() }
+        log(shutdown)
+        let failures = shutdown.failures
+        if !failures.isEmpty { throw LaunchError.undoFailed(failures, launcher: launcher.name) }
     }
 
     /// Starts the launch and waits for its end; a graceful shutdown (or cancellation)
@@ -115,6 +153,24 @@ public final class LauncherService: Service, Sendable {
             }
         } onCancelOrGracefulShutdown: {
             launcher.cancel()
+        }
+    }
+
+    /// One line for the shutdown: info if clean, a warning naming the undos a cancelled group
+    /// cut short, an error naming those that failed or timed out.
+    private func log(_ shutdown: ShutdownReport) {
+        guard let logger else { return }
+        var metadata: Logger.Metadata = ["launcher": "\(launcher.name)", "shutdown": "\(shutdown)"]
+        let failures = shutdown.failures
+        let cutShort = shutdown.cutShort
+        if !cutShort.isEmpty { metadata["cutShort"] = .array(cutShort.map { .string($0.task) }) }
+        if !failures.isEmpty {
+            metadata["failures"] = .array(failures.map { .string("\($0)") })
+            logger.error("shutdown completed with failures", metadata: metadata)
+        } else if !cutShort.isEmpty {
+            logger.warning("shutdown cut short by cancellation", metadata: metadata)
+        } else {
+            logger.info("shutdown completed", metadata: metadata)
         }
     }
 }

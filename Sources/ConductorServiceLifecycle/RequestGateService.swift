@@ -8,22 +8,38 @@ public import ServiceLifecycle
 /// ```swift
 /// let gate = try RequestGate<String>(transport: transport, authorize: authorize, refresh: refresh)
 /// let group = ServiceGroup(
-///     services: [LauncherService(launcher), RequestGateService(gate), httpServer],
+///     services: [LauncherService(launcher), RequestGateService(gate, name: "payments"), httpServer],
 ///     gracefulShutdownSignals: [.sigterm],
 ///     logger: logger
 /// )
 /// try await group.run()
 /// ```
 ///
-/// A group shuts its services down gracefully in the reverse of the order they were given: list
-/// the gate after the services that send through it, so they finish their requests first.
-public struct RequestGateService<Credential: Sendable>: Service {
+/// A group shuts its services down gracefully in the reverse of the order they were given, and
+/// waits for each before the next. So list the gate **before** the services that send through
+/// it (and after the `LauncherService`, if its start-up tasks do not use the gate): they are
+/// shut down first and finish their requests, then the gate ends whatever is still pending.
+/// Listed after them, the gate would shut down first, and a request in flight would end with
+/// ``GateError/Code/shutDown``.
+public struct RequestGateService<Credential: Sendable>: Service, CustomStringConvertible {
     /// The gate this service shuts down.
     public let gate: RequestGate<Credential>
+    /// What the service is called in a `ServiceGroup`'s log lines and errors, if given.
+    public let name: String?
 
     /// A service that shuts `gate` down on graceful shutdown.
-    public init(_ gate: RequestGate<Credential>) {
+    ///
+    /// - Parameter name: Tells gates apart in the group's log lines and errors: the service's
+    ///   ``description`` is `RequestGateService(name)`, or `RequestGateService` without one.
+    public init(_ gate: RequestGate<Credential>, name: String? = nil) {
         self.gate = gate
+        self.name = name
+    }
+
+    /// `RequestGateService(name)`, or `RequestGateService` without a name: what a
+    /// `ServiceGroup` calls the service in its log lines and errors.
+    public var description: String {
+        name.map { "RequestGateService(\($0))" } ?? "RequestGateService"
     }
 
     /// Waits for graceful shutdown or cancellation, then calls ``RequestGate/shutdown()``.

@@ -19,7 +19,10 @@ import Testing
         let serving = Latch()
 
         func run() async throws {
-            try await startup.launched()
+            guard try await startup.launched() else {
+                events.append("server never served")
+                return
+            }
             events.append("serving")
             serving.open()
             try? await gracefulShutdown()
@@ -76,7 +79,7 @@ import Testing
         let startup = LauncherService(try makeLauncher(events, poolUndo: { throw Refused() }), logger: logger)
         let group = ServiceGroup(services: [startup], logger: logger)
         let running = Task { try await group.run() }
-        try await startup.launched()
+        #expect(try await startup.launched())
 
         await group.triggerGracefulShutdown()
         let error = await #expect(throws: LaunchError.self) { try await running.value }
@@ -101,7 +104,7 @@ import Testing
                 }), logger: logger)
         let group = ServiceGroup(services: [startup], logger: logger)
         let running = Task { try await group.run() }
-        try await startup.launched()
+        #expect(try await startup.launched())
 
         await group.triggerGracefulShutdown()
         // cache's undo had a deadline too: wait for pool's, which is armed only once cache's
@@ -117,7 +120,7 @@ import Testing
     }
 
     /// A graceful shutdown while the launch still runs cancels it, undoes what had succeeded
-    /// (config), and is not a failure; whoever waited for the launch hears it was cancelled.
+    /// (config), and is not a failure; whoever waits for the launch hears `false`.
     @Test func gracefulShutdownDuringTheLaunchCancelsItAndUndoesWhatSucceeded() async throws {
         let events = Recorder<String>()
         let poolStarted = Latch()
@@ -139,10 +142,58 @@ import Testing
         await group.triggerGracefulShutdown()
         try await running.value
         #expect(events.all == ["undo config"])
-        let error = await #expect(throws: LaunchError.self) { try await startup.launched() }
-        #expect(error?.code == .cancelled)
+        #expect(try await startup.launched() == false)
         #expect((await launcher.report()).outcome == .cancelled)
         never.open()
+    }
+
+    /// The article's shape, `[LauncherService, server]`, and a graceful shutdown while a
+    /// start-up task still has 8 s to go (on a clock the test never moves): the server, which
+    /// the group shuts down first, hears it in `launched()`, which cancels the launch and
+    /// answers `false`; the server never serves; then the launcher undoes config, and the
+    /// group's `run()` returns without error — without the 8 s.
+    @Test func gracefulShutdownDuringTheLaunchStopsTheWaitingServerAndTheGroupAtOnce() async throws {
+        let clock = ManualClock()
+        let events = Recorder<String>()
+        let poolStarted = Latch()
+        let launcher = Launcher("server", clock: clock)
+        try launcher.add(ClosureStartupTask("config", run: {}, undo: { events.append("undo config") }))
+        try launcher.add(
+            ClosureStartupTask(
+                "pool",
+                run: {
+                    poolStarted.open()
+                    try await clock.sleep(for: .seconds(8))
+                }, undo: { events.append("undo pool") }))
+        let startup = LauncherService(launcher, logger: logger)
+        let server = Server(startup: startup, events: events)
+        let group = ServiceGroup(services: [startup, server], logger: logger)
+        let running = Task { try await group.run() }
+        await poolStarted.wait()
+
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(events.all == ["server never served", "undo config"])
+        #expect(!server.serving.isOpen)
+        let report = await launcher.report()
+        #expect(report.outcome == .cancelled)
+        #expect(report.shutdown?.undos.map(\.task) == ["config"])
+        #expect(try await startup.launched() == false)
+    }
+
+    /// A service that calls `launched()` once it is shutting down gracefully hears `false`
+    /// even though the launch completed: it is not to start now.
+    @Test func aServiceShuttingDownIsNotToStartEvenAfterACompletedLaunch() async throws {
+        let startup = LauncherService(try makeLauncher(Recorder<String>()), logger: logger)
+        let running = Task { try await startup.run() }
+        #expect(try await startup.launched())
+        await testGracefulShutdown { trigger in
+            trigger.triggerGracefulShutdown()
+            let answer = try? await startup.launched()
+            #expect(answer == false)
+        }
+        running.cancel()
+        try await running.value
     }
 
     /// A required task's failure ends the service with the launch's error, after undoing what
@@ -161,8 +212,92 @@ import Testing
         #expect(error?.code == .taskFailed)
         #expect(error?.taskName == "pool")
         #expect(events.all == ["undo config"])
-        let heard = await #expect(throws: LaunchError.self) { try await startup.launched() }
+        let heard = await #expect(throws: LaunchError.self) { _ = try await startup.launched() }
         #expect(heard?.code == .taskFailed)
+    }
+
+    /// A group cancelled during its graceful shutdown (as `maximumGracefulShutdownDuration` or a
+    /// cancellation signal does) while undos hang, with an `undoTimeout` of 30 s on a clock the
+    /// test never moves: the cancel reaches the running undos at once — pool's hears it, cache's
+    /// ignores it and is abandoned — config's is called already cancelled, and the group ends
+    /// without error. The report and the log name the undos it cut short.
+    @Test func aCancelledGroupCutsHangingUndosShortAtOnce() async throws {
+        let clock = ManualClock()
+        let configCalledCancelled = Latch()
+        let poolUndoStarted = Latch()
+        let cacheUndoStarted = Latch()
+        let poolHeardTheCancel = Latch()
+        let never = Latch()
+        let launcher = Launcher("server", clock: clock, undoTimeout: .seconds(30))
+        try launcher.add(
+            ClosureStartupTask("config", run: {}, undo: { if Task.isCancelled { configCalledCancelled.open() } }))
+        try launcher.add(
+            ClosureStartupTask(
+                "pool", dependsOn: ["config"], run: {},
+                undo: {
+                    poolUndoStarted.open()
+                    if await !Latch().waitCancellable() { poolHeardTheCancel.open() }
+                }))
+        try launcher.add(
+            ClosureStartupTask(
+                "cache", dependsOn: ["config"], run: {},
+                undo: {
+                    cacheUndoStarted.open()
+                    await never.wait()
+                }))
+        let log = CapturingLogHandler()
+        let startup = LauncherService(launcher, logger: Logger(label: "test") { _ in log })
+        let server = Server(startup: startup, events: Recorder())
+        let group = ServiceGroup(services: [startup, server], logger: logger)
+        let running = Task { try await group.run() }
+        await server.serving.wait()
+
+        await group.triggerGracefulShutdown()
+        await poolUndoStarted.wait()
+        await cacheUndoStarted.wait()
+        running.cancel()
+        try await running.value
+        await poolHeardTheCancel.wait()
+        await configCalledCancelled.wait()
+        let shutdown = try #require(await launcher.report().shutdown)
+        #expect(Set(shutdown.undos.map(\.task)) == ["pool", "cache", "config"])
+        #expect(shutdown.undos.allSatisfy { "\($0.outcome)" == "cut short: the shutdown was cancelled" })
+        let line = try #require(log.lines.all.last)
+        #expect(line.level == .warning)
+        #expect(line.message == "shutdown cut short by cancellation")
+        guard case .array(let cutShort) = line.metadata["cutShort"] else {
+            Issue.record("the line should name the undos it cut short")
+            return
+        }
+        #expect(Set(cutShort.map { "\($0)" }) == ["pool", "cache", "config"])
+        never.open()
+    }
+
+    // MARK: - Names
+
+    /// A group logs and reports a service by its description: each launcher by its name, so
+    /// two can be told apart; a gate by the name it was given.
+    @Test func theGroupCallsEachLauncherByItsName() async throws {
+        let first = LauncherService(Launcher("database"))
+        let second = LauncherService(Launcher("caches"))
+        #expect("\(first)" == "LauncherService(database)")
+        #expect("\(second)" == "LauncherService(caches)")
+        let gate = try RequestGate<String>(
+            transport: ServersArticleExampleTests.AnsweringTransport(), credential: "token",
+            authorize: { _, _ in }, refresh: { _ in "token" })
+        #expect("\(RequestGateService(gate, name: "payments"))" == "RequestGateService(payments)")
+        #expect("\(RequestGateService(gate))" == "RequestGateService")
+
+        let log = CapturingLogHandler()
+        let group = ServiceGroup(
+            services: [first, second], logger: Logger(label: "test") { _ in log })
+        let running = Task { try await group.run() }
+        #expect(try await first.launched())
+        #expect(try await second.launched())
+        await group.triggerGracefulShutdown()
+        try await running.value
+        let named = Set(log.lines.all.compactMap { $0.metadata["sl-service"].map { "\($0)" } })
+        #expect(named.isSuperset(of: ["LauncherService(database)", "LauncherService(caches)"]))
     }
 
     // MARK: - With the test kit's trigger
@@ -174,7 +309,7 @@ import Testing
         let startup = LauncherService(try makeLauncher(events))
         try await testGracefulShutdown { trigger in
             let running = Task { try await startup.run() }
-            try await startup.launched()
+            #expect(try await startup.launched())
             #expect(events.all.isEmpty)
             trigger.triggerGracefulShutdown()
             try await running.value

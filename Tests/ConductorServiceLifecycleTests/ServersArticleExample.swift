@@ -16,7 +16,18 @@ import UnixSignals
 /// Stand-ins for what a real server opens at start-up.
 actor DatabasePool {
     private(set) var isOpen = false
-    func open() async throws { isOpen = true }
+    /// The tests' hook: what opening waits for (nothing by default).
+    private let connect: @Sendable () async throws -> Void
+
+    init(connect: @escaping @Sendable () async throws -> Void = {}) {
+        self.connect = connect
+    }
+
+    func open() async throws {
+        try await connect()
+        isOpen = true
+    }
+
     func close() async { isOpen = false }
 }
 
@@ -31,7 +42,8 @@ struct HTTPServer: Service {
     let serving = Latch()
 
     func run() async throws {
-        try await startup.launched()  // throws if a required start-up task failed
+        // false: the group shut down during the launch; throws if a required task failed
+        guard try await startup.launched() else { return }
         serving.open()
         // … accept connections until graceful shutdown …
         try? await gracefulShutdown()
@@ -57,9 +69,10 @@ func makeServiceGroup(
     )
     let server = HTTPServer(startup: startup)
 
-    // Services shut down gracefully in the reverse of this order: the server stops taking
-    // requests first, then the gate ends what is still pending, then the launcher undoes
-    // its tasks (the database closes last).
+    // Services shut down gracefully in the reverse of this order, each once the one after it
+    // has returned: the server stops taking requests first, then the gate ends what is still
+    // pending, then the launcher undoes its tasks (the database closes last). So the gate is
+    // listed before the services that send through it, and the launcher before them all.
     let group = ServiceGroup(
         configuration: ServiceGroupConfiguration(
             services: [
@@ -98,5 +111,33 @@ func makeServiceGroup(
         await group.triggerGracefulShutdown()
         try await running.value
         #expect(await !database.isOpen)
+    }
+
+    /// SIGTERM while the database still opens (8 s, on a clock the test never moves): the
+    /// server, waiting in `launched()`, hears it first and cancels the launch; it never
+    /// serves; the group's `run()` returns without error (so without the 8 s); config, which
+    /// had succeeded, is undone.
+    @Test func aShutdownDuringTheLaunchCancelsItAndTheServerNeverServes() async throws {
+        let clock = ManualClock()
+        let opening = Latch()
+        let database = DatabasePool(connect: {
+            opening.open()
+            try await clock.sleep(for: .seconds(8))
+        })
+        let (group, server) = try makeServiceGroup(
+            database: database, config: ConfigStore(), transport: AnsweringTransport(), logger: Logger.quiet)
+        let running = Task { try await group.run() }
+        await opening.wait()
+
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(!server.serving.isOpen)
+        #expect(await !database.isOpen)
+        let report = await server.startup.launcher.report()
+        #expect(report.outcome == .cancelled)
+        #expect(report["config"]?.outcome.isSuccess == true)
+        #expect(report["database"]?.outcome.isSuccess == false)
+        #expect(report.shutdown?.undos.map(\.task) == ["config"])
+        #expect(report.shutdown?.isSuccess == true)
     }
 }

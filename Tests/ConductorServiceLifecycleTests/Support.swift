@@ -21,3 +21,25 @@ extension Logger {
     /// a failing undo's error line would read like a failure of the run.
     static let quiet = Logger(label: "conductor.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 }
+
+/// A swift-log handler that keeps every line, for the tests that check what is logged.
+struct CapturingLogHandler: LogHandler {
+    struct Line: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: Logger.Metadata
+    }
+
+    let lines = Recorder<Line>()
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.append(Line(level: event.level, message: "\(event.message)", metadata: event.metadata ?? [:]))
+    }
+}

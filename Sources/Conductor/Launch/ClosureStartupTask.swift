@@ -24,8 +24,8 @@ public struct ClosureStartupTask: StartupTask {
     ///
     /// - Parameters:
     ///   - name: See ``StartupTask/name``.
-    ///   - dependencies: See ``StartupTask/dependencies``; `nil` runs it after the task added
-    ///     just before it.
+    ///   - dependencies: See ``StartupTask/dependencies``; `nil` runs it after the previous
+    ///     task added without dependencies (one added with dependencies is not waited for).
     ///   - isRequired: See ``StartupTask/isRequired``.
     ///   - retry: See ``StartupTask/retry``.
     ///   - run: The work; see ``StartupTask/run()``.

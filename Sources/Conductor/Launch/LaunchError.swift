@@ -15,7 +15,7 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
             case emptyName, duplicateName, unknownDependency, unknownReadiness, launchFinished
             case taskFailed, launchEnded, cancelled, cycle, negativeDuration, invalidConfiguration
-            case undoFailed
+            case undoFailed, notStarted
         }
 
         fileprivate let kind: Kind
@@ -24,7 +24,9 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let emptyName = Code(kind: .emptyName)
         /// A task or readiness set has the name of one added before.
         public static let duplicateName = Code(kind: .duplicateName)
-        /// A task or readiness set names a dependency that has not been added.
+        /// A task or readiness set names a dependency that has not been added. Dependencies are
+        /// added before the tasks that need them, so tasks cannot depend on each other in a
+        /// cycle: the message says which to add first.
         public static let unknownDependency = Code(kind: .unknownDependency)
         /// `ready(_:)` named a readiness set the launcher does not have.
         public static let unknownReadiness = Code(kind: .unknownReadiness)
@@ -50,6 +52,11 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A launcher added to another one as a task had an undo fail or time out during its
         /// shutdown; the message names each one.
         public static let undoFailed = Code(kind: .undoFailed)
+        /// ``Launcher/ready(_:timeout:)``'s deadline passed before the launcher was started:
+        /// returned as ``LaunchReadiness/failed(_:)`` instead of
+        /// ``LaunchReadiness/timedOut(after:)``, since the launch cannot be under way. Call
+        /// ``Launcher/start()`` (or ``Launcher/run()``).
+        public static let notStarted = Code(kind: .notStarted)
 
         public var description: String { "\(kind)" }
     }
@@ -79,7 +86,9 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func unknownDependency(_ missing: String, of name: String) -> LaunchError {
         LaunchError(
-            .unknownDependency, "'\(name)' depends on '\(missing)', which has not been added (add it first)",
+            .unknownDependency,
+            "'\(name)' depends on '\(missing)', which has not been added: add '\(missing)' before '\(name)'"
+                + " (dependencies are added first, so tasks cannot depend on each other in a cycle)",
             taskName: name)
     }
 
@@ -110,13 +119,19 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         LaunchError(.negativeDuration, "launcher '\(launcher)' has a negative \(parameter) (\(value))")
     }
 
+    static func notStarted(_ launcher: String, waitingFor readiness: String, after timeout: Duration) -> LaunchError {
+        LaunchError(
+            .notStarted,
+            "the wait for '\(readiness)' timed out after \(timeout): launcher '\(launcher)' has not been started")
+    }
+
     static func negativeTimeout(_ value: Duration, waitingFor readiness: String) -> LaunchError {
         LaunchError(.negativeDuration, "the wait for '\(readiness)' was given a negative timeout (\(value))")
     }
 
     /// The error a nested launcher's ``Launcher/undo()`` throws: names every undo that did
-    /// not succeed.
-    static func undoFailed(_ undos: [UndoRecord], launcher: String) -> LaunchError {
+    /// not succeed. `package`: `LauncherService` throws it for the undos that failed.
+    package static func undoFailed(_ undos: [UndoRecord], launcher: String) -> LaunchError {
         let culprits = undos.map { "'\($0.task)' \($0.outcome)" }.joined(separator: "; ")
         return LaunchError(.undoFailed, "shutdown of '\(launcher)': undo of \(culprits)", taskName: undos.first?.task)
     }

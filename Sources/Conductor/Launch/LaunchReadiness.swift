@@ -14,7 +14,9 @@ public enum LaunchReadiness: Hashable, Sendable, CustomStringConvertible {
     /// The deadline passed first; the launch goes on.
     case timedOut(after: Duration)
     /// The set will never be ready: the launch failed or was cancelled, the name is unknown,
-    /// or the waiting task was cancelled.
+    /// or the waiting task was cancelled. Also the answer when the deadline passed before the
+    /// launcher was started (``LaunchError/Code/notStarted``), rather than
+    /// ``timedOut(after:)``: no launch was under way to go on.
     case failed(LaunchError)
 
     /// Whether the set is ready.

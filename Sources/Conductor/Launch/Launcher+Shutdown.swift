@@ -14,13 +14,20 @@ extension Launcher {
     ///   in) has been undone; undos independent of each other run concurrently.
     /// - Each undo has the launcher's `undoTimeout`, measured on its clock: past it, the undo
     ///   is cancelled, abandoned and reported as timed out. An undo that throws is reported as
-    ///   failed. Either way the shutdown goes on with the rest: nothing is skipped.
+    ///   failed. Either way the shutdown goes on with the rest: nothing is skipped (unless the
+    ///   shutdown is cancelled, below).
     /// - Tasks that failed, were skipped or cancelled, or never ran, are not undone.
     /// - If the launch is still running, it is cancelled first (as ``cancel()`` does) and the
     ///   shutdown undoes what had succeeded by then. Before ``start()``, there is nothing to
     ///   undo, and a later launch starts cancelled.
     /// - It runs once: a second call, from anywhere, waits for the first one's report.
-    ///   Cancelling the calling task does not stop it; the undos' deadlines bound it.
+    /// - Cancelling the first call's task cuts the shutdown short at once, whatever
+    ///   `undoTimeout` is: each running undo is cancelled and no longer waited for (one that
+    ///   ignores cancellation is abandoned), and each undo reached after the cancel is still
+    ///   called — already cancelled, so it can close what it can without waiting — but not
+    ///   waited for. All of them are reported ``UndoOutcome/cancelled``. So a cancelled
+    ///   `ServiceGroup` — whose `maximumCancellationDuration` ends the process if its services
+    ///   take longer — is not held up by a hanging undo.
     ///
     /// The report is also the launch report's ``RunReport/shutdown`` from then on, so
     /// ``TimelineRenderer`` draws it under the launch.
@@ -70,7 +77,8 @@ extension Launcher {
     }
 
     /// As a task of an outer launcher: shuts this launcher down (see ``shutdown()``) and
-    /// throws ``LaunchError/Code/undoFailed`` naming every undo that failed or timed out.
+    /// throws ``LaunchError/Code/undoFailed`` naming every undo that failed, timed out or was
+    /// cut short.
     public func undo() async throws {
         let report = await shutdown()
         let failures = report.undos.filter { !$0.outcome.isSuccess }
@@ -109,10 +117,19 @@ extension Launcher {
         return ShutdownReport(undos: records, startedAt: startedAt, endedAt: records.isEmpty ? startedAt : clock.now)
     }
 
-    /// Runs one task's undo against its deadline.
+    /// Runs one task's undo against its deadline and the shutdown's cancellation.
     private func undo(_ task: any StartupTask, named name: String, clock: ClockSource) async -> UndoRecord {
         let timeout = undoTimeout
         let startedAt = clock.now
+        if Task.isCancelled {
+            // Reached after the cancel: called in a task that cancels itself first, so the undo
+            // always starts cancelled and its record does not depend on how quickly it returns.
+            Task(executorPreference: TaskPlacement.executor) {
+                withUnsafeCurrentTask { $0?.cancel() }
+                try? await task.undo()
+            }
+            return UndoRecord(task: name, outcome: .cancelled, startedAt: startedAt, endedAt: startedAt)
+        }
         let outcome = await undoTimer.race(
             {
                 do {
@@ -123,7 +140,8 @@ extension Launcher {
                 }
             },
             until: undoTimer.clock.now + timeout,
-            onDeadline: { .timedOut(after: timeout) }
+            onDeadline: { .timedOut(after: timeout) },
+            onCancel: { .cancelled }
         )
         return UndoRecord(task: name, outcome: outcome, startedAt: startedAt, endedAt: clock.now)
     }

@@ -395,6 +395,10 @@ public final class Launcher: StartupTask, Sendable {
     /// launcher's clock, from this call), and ``LaunchReadiness/failed(_:)`` if the set will
     /// never be ready (the launch ended first, or the name is unknown) or the waiting task is
     /// cancelled. Waiting before the launch starts is fine; the launch itself is unaffected.
+    /// But if `timeout` passes before ``start()`` was called, the answer is
+    /// ``LaunchReadiness/failed(_:)`` with ``LaunchError/Code/notStarted``: the launch was
+    /// never under way, which is usually a forgotten `start()`. Without a `timeout` the wait
+    /// lasts until the launch starts and the set is ready, however long that is.
     /// A zero `timeout` asks without waiting; a negative one answers at once with
     /// ``LaunchReadiness/failed(_:)`` and ``LaunchError/Code/negativeDuration``.
     public func ready(_ name: String, timeout: Duration? = nil) async -> LaunchReadiness {
@@ -407,9 +411,20 @@ public final class Launcher: StartupTask, Sendable {
         return await timer.race(
             { await self.waitUntilReady(name) },
             until: timer.clock.now + timeout,
-            onDeadline: { .timedOut(after: timeout) },
+            onDeadline: {
+                self.hasStarted ? .timedOut(after: timeout) : .failed(self.notStarted(name, after: timeout))
+            },
             onCancel: { .failed(.cancelled()) }
         )
+    }
+
+    /// Whether ``start()`` has begun the launch (it may still be handing it over).
+    private var hasStarted: Bool {
+        state.withLock { if case .idle = $0.phase { false } else { true } }
+    }
+
+    private func notStarted(_ readiness: String, after timeout: Duration) -> LaunchError {
+        .notStarted(name, waitingFor: readiness, after: timeout)
     }
 
     private func waitUntilReady(_ name: String) async -> LaunchReadiness {
@@ -442,6 +457,11 @@ public final class Launcher: StartupTask, Sendable {
     /// ``TimelineRenderer`` or ``ChromeTrace``. If the awaiting task is cancelled, the launch
     /// is cancelled and its report returned once it has wound down. Once ``shutdown()`` has
     /// returned, the report carries its ``RunReport/shutdown`` too.
+    ///
+    /// Called before ``start()``, it waits for the launch to start and then to end: with no
+    /// `start()` it waits until the awaiting task is cancelled (and then returns a
+    /// ``RunOutcome/cancelled`` report with no tasks). ``shutdown()`` or ``cancel()`` before
+    /// the start leave it waiting for the start too.
     public func report() async -> RunReport {
         var report = await launchReport()
         report.shutdown = state.withLock { $0.shutdown.outcome }

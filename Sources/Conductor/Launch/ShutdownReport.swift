@@ -26,8 +26,19 @@ public struct ShutdownReport: Sendable, CustomStringConvertible {
     /// From the first undo's start to the last one's end.
     public var duration: Duration { endedAt - startedAt }
 
-    /// Whether every undo succeeded (true when there was nothing to undo).
+    /// Whether every undo succeeded (true when there was nothing to undo); false if one
+    /// failed, timed out or was cut short.
     public var isSuccess: Bool { undos.allSatisfy(\.outcome.isSuccess) }
+
+    /// The undos that failed or timed out: what `LauncherService` ends its group with.
+    package var failures: [UndoRecord] {
+        undos.filter { !$0.outcome.isSuccess && !$0.outcome.isCancelled }
+    }
+
+    /// The undos a cancelled shutdown cut short.
+    package var cutShort: [UndoRecord] {
+        undos.filter(\.outcome.isCancelled)
+    }
 
     /// The undo of the task named `task`, if it was undone.
     public subscript(task: String) -> UndoRecord? {
@@ -38,10 +49,12 @@ public struct ShutdownReport: Sendable, CustomStringConvertible {
         var counts: [String] = []
         let undone = undos.count { $0.outcome.isSuccess }
         let failed = undos.count { if case .failed = $0.outcome { true } else { false } }
-        let timedOut = undos.count - undone - failed
+        let cutShort = undos.count(where: \.outcome.isCancelled)
+        let timedOut = undos.count - undone - failed - cutShort
         counts.append("\(undone) undone")
         if failed > 0 { counts.append("\(failed) failed") }
         if timedOut > 0 { counts.append("\(timedOut) timed out") }
+        if cutShort > 0 { counts.append("\(cutShort) cut short") }
         return "shutdown in \(duration.shortDescription) · " + counts.joined(separator: ", ")
     }
 }
@@ -54,7 +67,7 @@ public struct UndoRecord: Sendable, CustomStringConvertible {
     public let outcome: UndoOutcome
     /// When its ``StartupTask/undo()`` was called.
     public let startedAt: Duration
-    /// When it returned, threw, or its deadline passed.
+    /// When it returned, threw, its deadline passed or the shutdown was cancelled.
     public let endedAt: Duration
 
     /// How long it took.
@@ -72,10 +85,20 @@ public enum UndoOutcome: Sendable, CustomStringConvertible {
     /// The launcher's `undoTimeout` passed first: the undo was cancelled and abandoned, and
     /// the shutdown went on.
     case timedOut(after: Duration)
+    /// Cut short: the shutdown was cancelled (its calling task, as a cancelled `ServiceGroup`
+    /// does) before the undo ended. A running undo was cancelled and is no longer waited for;
+    /// one reached after the cancel was called already cancelled, and not waited for (its
+    /// record ends when it starts).
+    case cancelled
 
     /// Whether the undo returned.
     public var isSuccess: Bool {
         if case .undone = self { return true }
+        return false
+    }
+
+    var isCancelled: Bool {
+        if case .cancelled = self { return true }
         return false
     }
 
@@ -84,6 +107,7 @@ public enum UndoOutcome: Sendable, CustomStringConvertible {
         case .undone: "undone"
         case .failed(let error): "failed: \(error)"
         case .timedOut(let after): "timed out after \(after)"
+        case .cancelled: "cut short: the shutdown was cancelled"
         }
     }
 }

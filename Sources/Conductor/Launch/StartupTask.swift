@@ -23,14 +23,17 @@
 /// }
 /// ```
 ///
-/// Only ``name`` and ``run()`` are required. By default a task runs after the task added
-/// just before it, on the global executors, may not fail, is tried once, and has nothing to
-/// undo.
+/// Only ``name`` and ``run()`` are required. By default a task runs after the previous task
+/// added without dependencies (see ``dependencies``), on the global executors, may not fail,
+/// is tried once, and has nothing to undo.
 public protocol StartupTask: Sendable {
     /// A unique, non-empty name: what reports, traces, errors and observers call the task.
     var name: String { get }
 
-    /// `nil` (the default): run after the task added just before this one, whatever its outcome.
+    /// `nil` (the default): run once the tasks added before this one that also declare no
+    /// dependencies have ended, whatever their outcome — in effect, after the previous such
+    /// task, as a hand-written start-up sequence would. Tasks that declare dependencies are
+    /// not part of that sequence: a `nil` task added after one of them does not wait for it.
     /// A list (possibly empty): run as soon as these tasks or readiness sets have succeeded,
     /// in parallel with everything else. The names must have been added first.
     var dependencies: [String]? { get }

@@ -260,8 +260,8 @@ private struct SavedShutdown: Codable {
     }
 }
 
-/// `{"kind": "undone"}`, `{"kind": "failed", "error": error}` or
-/// `{"kind": "timedOut", "afterNs": …}`.
+/// `{"kind": "undone"}`, `{"kind": "failed", "error": error}`,
+/// `{"kind": "timedOut", "afterNs": …}` or `{"kind": "cancelled"}`.
 private struct SavedUndo: Codable {
     var task: String
     var kind: String
@@ -276,6 +276,7 @@ private struct SavedUndo: Codable {
         endedAtNs = record.endedAt.nanoseconds
         switch record.outcome {
         case .undone: kind = "undone"
+        case .cancelled: kind = "cancelled"
         case .timedOut(let after):
             kind = "timedOut"
             afterNs = after.nanoseconds
@@ -291,6 +292,7 @@ private struct SavedUndo: Codable {
             let outcome: UndoOutcome
             switch kind {
             case "undone": outcome = .undone
+            case "cancelled": outcome = .cancelled
             case "timedOut":
                 guard let afterNs else { throw ReportFormatError.notAReport("a timed-out undo has no afterNs") }
                 outcome = .timedOut(after: .nanoseconds(afterNs))

@@ -610,7 +610,10 @@ import Testing
                 try Launcher().add(TestStartupTask("sku", dependencies: ["basicInfo"]))
             }
             #expect(error.code == .unknownDependency)
-            #expect(error.message == "'sku' depends on 'basicInfo', which has not been added (add it first)")
+            #expect(
+                error.message
+                    == "'sku' depends on 'basicInfo', which has not been added: add 'basicInfo' before 'sku'"
+                    + " (dependencies are added first, so tasks cannot depend on each other in a cycle)")
             #expect(error.taskName == "sku")
         }
 
@@ -730,6 +733,24 @@ import Testing
             #expect(error?.code == .undoFailed)
             #expect(error?.message == "shutdown of 'database': undo of 'pool' failed: refused")
             #expect(error?.taskName == "pool")
+        }
+
+        @Test func launchNotStarted() async throws {
+            let clock = ManualClock()
+            let launcher = Launcher("app", clock: clock)
+            try launcher.addReadiness("firstScreen", after: [])
+            async let answer = launcher.ready("firstScreen", timeout: .seconds(2))
+            await clock.sleepers(atLeast: 1, for: .launchReadyTimeout)
+            clock.advance(by: .seconds(2))
+            let readiness = await answer
+            guard case .failed(let error) = readiness else {
+                Issue.record("expected a failure, got \(readiness)")
+                return
+            }
+            #expect(error.code == .notStarted)
+            #expect(
+                error.message
+                    == "the wait for 'firstScreen' timed out after 2.0 seconds: launcher 'app' has not been started")
         }
     }
 

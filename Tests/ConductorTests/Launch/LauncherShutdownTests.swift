@@ -125,6 +125,54 @@ import Testing
         never.open()
     }
 
+    /// Cancelling the shutdown's task cuts it short at once, with `undoTimeout` at 30 s on a
+    /// clock that never moves: pool's undo, which waits until it is cancelled, hears the
+    /// cancel; cache's, which ignores it, is abandoned; config's (which waited for both) is
+    /// called already cancelled, and not waited for. All three are reported cut short.
+    @Test func cancellingTheShutdownCutsItsUndosShortAtOnce() async throws {
+        let clock = ManualClock()
+        let configCalledCancelled = Latch()
+        let poolUndoStarted = Latch()
+        let cacheUndoStarted = Latch()
+        let poolHeardTheCancel = Latch()
+        let never = Latch()
+        let launcher = Launcher(clock: clock, undoTimeout: .seconds(30))
+        try launcher.add(
+            ClosureStartupTask("config", run: {}, undo: { if Task.isCancelled { configCalledCancelled.open() } }))
+        try launcher.add(
+            ClosureStartupTask(
+                "pool", dependsOn: ["config"], run: {},
+                undo: {
+                    poolUndoStarted.open()
+                    if await !Latch().waitCancellable() { poolHeardTheCancel.open() }
+                }))
+        try launcher.add(
+            ClosureStartupTask(
+                "cache", dependsOn: ["config"], run: {},
+                undo: {
+                    cacheUndoStarted.open()
+                    await never.wait()
+                }))
+        try await launcher.run()
+
+        let shutdown = Task { await launcher.shutdown() }
+        await poolUndoStarted.wait()
+        await cacheUndoStarted.wait()
+        shutdown.cancel()
+        let report = await shutdown.value
+        await poolHeardTheCancel.wait()
+        await configCalledCancelled.wait()
+        #expect(Set(report.undos.map(\.task)) == ["pool", "cache", "config"])
+        #expect(report.undos.last?.task == "config")
+        #expect(report.undos.allSatisfy { "\($0.outcome)" == "cut short: the shutdown was cancelled" })
+        #expect(report.cutShort.count == 3)
+        #expect(report.failures.isEmpty)
+        #expect(!report.isSuccess)
+        #expect("\(report)".hasSuffix("0 undone, 3 cut short"))
+        #expect((await launcher.report()).shutdown?.cutShort.count == 3)
+        never.open()
+    }
+
     // MARK: - Only what succeeded
 
     /// A shutdown while the launch runs cancels it first: config had succeeded and is undone;

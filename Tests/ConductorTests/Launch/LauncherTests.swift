@@ -139,9 +139,61 @@ import Testing
             try launcher.add(TestStartupTask("sku", dependencies: ["basicInfo"]))
         }
         #expect(error.code == .unknownDependency)
-        #expect(error.message == "'sku' depends on 'basicInfo', which has not been added (add it first)")
+        #expect(
+            error.message
+                == "'sku' depends on 'basicInfo', which has not been added: add 'basicInfo' before 'sku'"
+                + " (dependencies are added first, so tasks cannot depend on each other in a cycle)")
         try launcher.add(TestStartupTask("basicInfo"))
         try launcher.add(TestStartupTask("sku", dependencies: ["basicInfo"]))
+    }
+
+    /// Two tasks that depend on each other: whichever is added first names the other as not
+    /// added yet, and the message says that order matters and rules out a cycle, instead of
+    /// advice to add the other first that the other's own dependency defeats.
+    @Test func tasksThatDependOnEachOtherAreToldOrderRulesOutACycle() throws {
+        let launcher = Launcher()
+        let first = try #require(throws: LaunchError.self) {
+            try launcher.add(TestStartupTask("a", dependencies: ["b"]))
+        }
+        let second = try #require(throws: LaunchError.self) {
+            try launcher.add(TestStartupTask("b", dependencies: ["a"]))
+        }
+        for error in [first, second] {
+            #expect(error.code == .unknownDependency)
+            #expect(error.message.hasSuffix("so tasks cannot depend on each other in a cycle)"))
+        }
+        #expect(first.message.hasPrefix("'a' depends on 'b', which has not been added: add 'b' before 'a'"))
+        #expect(second.message.hasPrefix("'b' depends on 'a', which has not been added: add 'a' before 'b'"))
+        // Added and then removed, the first one's name is free again; bringing it back
+        // depending on its dependent is a cycle, named when the launch starts.
+        try launcher.add(TestStartupTask("a", dependencies: []))
+        try launcher.add(TestStartupTask("b", dependencies: ["a"]))
+        launcher.remove("a")
+        try launcher.add(TestStartupTask("a", dependencies: ["b"]))
+        let cycle = try #require(throws: LaunchError.self) { try launcher.start() }
+        #expect(cycle.code == .cycle)
+        #expect(cycle.message == "cycle: b → a → b")
+    }
+
+    /// A task without dependencies runs after the previous task added without dependencies,
+    /// not after the task added just before it: "b" (with dependencies) is not waited for by
+    /// "c", which starts once "a" has ended while "b" still runs.
+    @Test func aTaskWithoutDependenciesFollowsThePreviousOneWithoutDependencies() async throws {
+        let bGate = Latch()
+        let cRan = Latch()
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("a"))
+        try launcher.add(TestStartupTask("b", dependencies: []) { await bGate.wait() })
+        try launcher.add(TestStartupTask("c") { cRan.open() })
+        try launcher.start()
+        await cRan.wait()
+        bGate.open()
+        let report = await launcher.report()
+        let aEnded = try #require(report["a"]?.endedAt)
+        let bEnded = try #require(report["b"]?.endedAt)
+        let cStarted = try #require(report["c"]?.startedAt)
+        #expect(cStarted >= aEnded)
+        #expect(cStarted < bEnded)
     }
 
     @Test func removeAllBeforeTheLaunchFreesTheNames() async throws {
@@ -310,6 +362,34 @@ import Testing
         #expect(answers.all.allSatisfy { if case .timedOut = $0 { true } else { false } })
         slowGate.open()
         #expect(clock.sleeperCount == 0, "the last wait's deadline was cancelled")
+    }
+
+    /// A launcher that is never started: `ready` at its deadline says so, rather than that it
+    /// timed out (a launch that started and is slow still times out: see
+    /// `readyWaitsForJustItsSetAndTimesOutOnTheClock`).
+    @Test func readyOfALauncherNeverStartedSaysSoAtItsDeadline() async throws {
+        let clock = ManualClock()
+        let launcher = Launcher("app", clock: clock)
+        try launcher.add(TestStartupTask("config"))
+        try launcher.addReadiness("firstScreen", after: ["config"])
+        async let waiting = launcher.ready("firstScreen", timeout: .seconds(2))
+        await clock.sleepers(atLeast: 1, for: .launchReadyTimeout)
+        clock.advance(by: .seconds(2))
+        let answer = await waiting
+        guard case .failed(let error) = answer else {
+            Issue.record("expected notStarted, got \(answer)")
+            return
+        }
+        #expect(error.code == .notStarted)
+        #expect(
+            error.message
+                == "the wait for 'firstScreen' timed out after 2.0 seconds: launcher 'app' has not been started")
+        #expect(
+            await launcher.ready("firstScreen", timeout: .zero)
+                == .failed(.notStarted("app", waitingFor: "firstScreen", after: .zero)),
+            "a zero timeout before the start says so too")
+        try launcher.start()
+        #expect(await launcher.ready("firstScreen").isReady)
     }
 
     @Test func readyBeforeTheLaunchStartsWaitsForIt() async throws {
