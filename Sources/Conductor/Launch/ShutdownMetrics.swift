@@ -29,6 +29,7 @@ struct ShutdownMetrics {
         case .undone: "undone"
         case .failed: "failed"
         case .timedOut: "timed_out"
+        case .cancelled: "cancelled"
         }
     }
 

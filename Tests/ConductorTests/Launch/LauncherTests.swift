@@ -172,7 +172,7 @@ import Testing
         try launcher.add(TestStartupTask("a", dependencies: ["b"]))
         let cycle = try #require(throws: LaunchError.self) { try launcher.start() }
         #expect(cycle.code == .cycle)
-        #expect(cycle.message == "cycle: b → a → b")
+        #expect(cycle.message == "dependencies form a loop: b → a → b")
     }
 
     /// A task without dependencies runs after the previous task added without dependencies,
