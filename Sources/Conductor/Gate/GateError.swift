@@ -189,7 +189,7 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     {
         GateError(
             .transport,
-            "\(request): transport failed after \(attempts) attempt(s)\(why.map { ", \($0)" } ?? ""): \(error)",
+            "\(request): transport failed after \(attempts) attempt(s)\(why.map { ", \($0)" } ?? ""): \(TransportErrorText.describe(error))",
             request: request, status: status, underlying: error)
     }
 
@@ -197,7 +197,7 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     static func timedOut(_ request: String, after duration: Duration, lastError: (any Error)? = nil) -> GateError {
         GateError(
             .timedOut,
-            "\(request) timed out after \(duration)\(lastError.map { "; the last attempt failed: \($0)" } ?? "")",
+            "\(request) timed out after \(duration)\(lastError.map { "; the last finished attempt failed: \(TransportErrorText.describe($0))" } ?? "")",
             request: request, underlying: lastError)
     }
 

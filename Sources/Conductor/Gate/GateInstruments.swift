@@ -15,11 +15,34 @@ import Tracing
 final class GateInstruments: Sendable {
     private struct State {
         var traces: [UInt64: RequestTrace] = [:]
-        var priorities: [UInt64: PriorityScheduler.Priority] = [:]
+        /// Each open request's priority, for the metric of its end. A request's opening and
+        /// its end are told from different tasks, so an end can be told first (a cancel while
+        /// the opening is still being published): it then waits here, as `.ended`, for the
+        /// opening, which records it with its priority and removes it.
+        var priorities: [UInt64: RequestPriority] = [:]
         /// Requests parked behind the running refresh (`redirect`), which its end releases.
         var parked: [UInt64] = []
         /// The context of the running refresh's span, once its refresher has started.
         var refresh: ServiceContext?
+
+        /// Request `id` ended with `outcome`: its metric goes into `ended` with the priority
+        /// its opening told, or waits for an opening not told yet.
+        mutating func end(
+            _ id: UInt64, _ outcome: String,
+            into ended: inout [(outcome: String, priority: PriorityScheduler.Priority?)], metrics: Bool
+        ) {
+            guard metrics else { return }
+            if case .open(let priority) = priorities.removeValue(forKey: id) {
+                ended.append((outcome, priority))
+            } else {
+                priorities[id] = .ended(outcome: outcome)
+            }
+        }
+    }
+
+    enum RequestPriority {
+        case open(PriorityScheduler.Priority)
+        case ended(outcome: String)
     }
 
     /// One request's span.
@@ -123,7 +146,9 @@ final class GateInstruments: Sendable {
         guard let tracer else { return refresh }
         return { [weak self] old in
             let span = tracer.startSpan("gate.refresh", context: ServiceContext.current ?? .topLevel, ofKind: .client)
-            self?.state.withLock { $0.refresh = span.context }
+            // Read before the lock: `context` is the tracer's code.
+            let context = span.context
+            self?.state.withLock { $0.refresh = context }
             do {
                 let credential = try await ServiceContext.$current.withValue(span.context) { try await refresh(old) }
                 span.attributes[Attribute.outcome] = "succeeded"
@@ -156,7 +181,12 @@ final class GateInstruments: Sendable {
             for event in events {
                 switch event {
                 case .initial(let id, _, let priority):
-                    if metrics != nil { state.priorities[id] = priority }
+                    guard metrics != nil else { break }
+                    if case .ended(let outcome) = state.priorities.removeValue(forKey: id) {
+                        ended.append((outcome, priority))
+                    } else {
+                        state.priorities[id] = .open(priority)
+                    }
                 case .queued(let id, let priority):
                     if let span = state.traces[id]?.span {
                         spanEvents.append(
@@ -186,13 +216,13 @@ final class GateInstruments: Sendable {
                     }
                 case .useCache(let id):
                     if let span = state.traces[id]?.span { spanEvents.append((span, SpanEvent(name: "use-cache"))) }
-                    ended.append(("cache", state.priorities.removeValue(forKey: id)))
+                    state.end(id, "cache", into: &ended, metrics: metrics != nil)
                     state.traces[id] = nil
                 case .success(let id, _):
-                    ended.append(("succeeded", state.priorities.removeValue(forKey: id)))
+                    state.end(id, "succeeded", into: &ended, metrics: metrics != nil)
                     state.traces[id] = nil
                 case .failure(let id, _):
-                    ended.append(("failed", state.priorities.removeValue(forKey: id)))
+                    state.end(id, "failed", into: &ended, metrics: metrics != nil)
                     state.traces[id] = nil
                 case .refreshSucceeded, .refreshFailed:
                     // Every request parked now waits for this refresh, and its end releases them.

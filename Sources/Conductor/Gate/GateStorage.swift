@@ -632,7 +632,7 @@ final class GateStorage: Sendable {
                 }
                 try await backOff(
                     id: id, attempt: sent, name: name, releasing: slot.priority, retryAfter: nil, status: lastStatus,
-                    reason: "transport error: \(error)")
+                    reason: "transport error: \(TransportErrorText.describe(error))")
             }
         }
     }

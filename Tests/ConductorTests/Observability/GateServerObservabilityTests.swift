@@ -1,6 +1,7 @@
 import Conductor
 import ConductorTestKit
 import CoreMetrics
+import Foundation
 import HTTPTypes
 import InMemoryTracing
 import Logging
@@ -145,6 +146,31 @@ import Tracing
         #expect(try tracer.finishedSpans.one("GET").string("request_id") == "in-42")
     }
 
+    /// A `URLError` carries its failing URL, query and user information included, and
+    /// `"\(error)"` prints it: the retry line's reason, the failure line and the error's message
+    /// name the error by its code instead, while `underlyingError` keeps it whole.
+    @Test func aTransportErrorsFailingURLStaysOutOfLinesAndMessages() async throws {
+        let handler = CapturingLogHandler()
+        let clock = ManualClock()
+        let url = "https://user:pw@api.example.test/feed?token=q-secret"
+        let thrown = URLError(.cannotParseResponse, userInfo: [NSURLErrorFailingURLStringErrorKey: url])
+        #expect("\(thrown)".contains("q-secret"), "the leak this test guards against")
+        let gate = try Self.makeGate(
+            ThrowingTransport(error: thrown), clock: clock, logger: Logger(label: "gate") { _ in handler },
+            maxAttempts: 2)
+        let sending = Task { try await gate.send(MetricsTests.get("/feed")) }
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(5))
+        let error = try await #require(throws: GateError.self) { try await sending.value }
+        #expect(error.message == "GET /feed: transport failed after 2 attempt(s): URLError -1017")
+        #expect((error.underlyingError as? URLError)?.userInfo[NSURLErrorFailingURLStringErrorKey] as? String == url)
+        let lines = handler.lines.all
+        #expect(lines.contains { $0.metadata["reason"] == "transport error: URLError -1017" })
+        for line in lines {
+            #expect(!"\(line.message) \(line.metadata)".contains("q-secret"), "\(line.message)")
+        }
+    }
+
     /// A caller's own cancel is no incident: its line is at `debug`, not `notice`.
     @Test func aCallersCancelIsLoggedAtDebug() async throws {
         let handler = CapturingLogHandler()
@@ -164,4 +190,15 @@ import Tracing
         #expect(failure.metadata["request_id"] == "in-7")
         #expect(!handler.lines.all.contains { $0.level >= .notice })
     }
+}
+
+/// A transport whose every send throws `error`.
+private struct ThrowingTransport: GateTransport {
+    let error: URLError
+
+    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        throw error
+    }
+
+    func classify(_ error: any Error) -> TransportFailure { .transient }
 }
