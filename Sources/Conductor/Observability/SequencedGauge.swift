@@ -9,7 +9,9 @@ import CoreMetrics
 /// — outside this gauge's lock, because the recorder is user code (a `MetricsFactory`'s) — and
 /// records again, before it returns, the newest value offered while it was recording. So the
 /// last value the backend sees is the newest, and no offerer ever waits for another's recorder.
-/// Values superseded while one records are skipped, which a gauge may do.
+/// Values superseded while one records are skipped, which a gauge may do. The offerer that
+/// records keeps recording while newer values keep arriving faster than its recorder returns:
+/// the recording work is never more than the offers, but it can fall to one offerer.
 ///
 /// - Complexity: O(1) per offer; one lock acquisition, two when it records.
 final class SequencedGauge: Sendable {
