@@ -231,9 +231,10 @@ struct GraphStateMachine {
     /// its worker has recorded how it went (``complete(_:outcome:startedAt:now:helper:effects:)``
     /// or ``attemptFailed(_:attempt:error:delay:now:effects:)``).
     private var attemptsInTasks: [Int: AttemptInTask] = [:]
-    /// Tasks taken out with ``remove(_:now:effects:)`` before they ended: a deliberate act, so
-    /// neither their end nor the skips it causes is a failure of the run. Written only by a
-    /// removal and read only when a required task ends without succeeding.
+    /// Tasks whose removal ended them, as cancelled (``remove(_:now:effects:)`` prevented or
+    /// abandoned them, or ``attemptFailed(_:attempt:error:delay:now:effects:)`` ended one removed
+    /// while its body ran): a deliberate act, so neither that end nor the skips it causes is a
+    /// failure of the run. Read only when a required task ends without succeeding.
     private var removed: Set<Int32> = []
     /// Reused by every completion for the nodes it makes ready, so ending a task allocates nothing.
     private var readyScratch: [Int32] = []
@@ -633,6 +634,7 @@ struct GraphStateMachine {
         attemptsInTasks[node] = nil
         guard isRunning, nodes[node].phase == .running else { return false }
         if nodes[node].flags.contains(.removedWhileRunning) {
+            removed.insert(Int32(node))
             end(node, outcome: .cancelled, now: now, effects: &effects)
             wakeDriverIfNeeded(&effects)
             finishIfDone(now: now, effects: &effects)
@@ -744,15 +746,21 @@ struct GraphStateMachine {
     ///   failure its worker has not recorded yet, with attempts left, ends here as cancelled:
     ///   the next attempt is prevented. One that settled otherwise has ended (`alreadyEnded`).
     /// - A body running on a worker cannot be stopped and is left to end (`stillRunning`).
+    ///
+    /// Only a task the removal ends goes into `removed`; a body left running ends the task
+    /// with what it does, and is excused only if the removal prevents its next attempt.
     mutating func remove(_ id: String, now: Int64, effects: inout Effects) -> TaskRemoval? {
         guard let index = indexByID[id].map(Int.init), !definitions[index].isHidden else { return nil }
-        if nodes[index].phase != .ended { removed.insert(Int32(index)) }
         switch nodes[index].phase {
         case .ended:
             return .alreadyEnded
         case .running:
             if let attempt = attemptsInTasks[index] {
-                if abandonAttempt(of: index, effects: &effects) { return .abandoned }
+                if abandonAttempt(of: index, effects: &effects) {
+                    // Settled as cancelled: its worker ends it so.
+                    removed.insert(Int32(index))
+                    return .abandoned
+                }
                 guard mayRetry(index, after: attempt.result) else { return .alreadyEnded }
             } else if !nodes[index].flags.contains(.backingOff) {
                 // The body cannot be stopped; no attempt follows it (`attemptFailed`).
@@ -763,10 +771,11 @@ struct GraphStateMachine {
                 // the slot goes to the next ready task now, not then (`complete`).
                 running -= 1
             }
-            end(index, outcome: .cancelled, now: now, effects: &effects)
         case .waiting, .ready:
-            end(index, outcome: .cancelled, now: now, effects: &effects)
+            break
         }
+        removed.insert(Int32(index))
+        end(index, outcome: .cancelled, now: now, effects: &effects)
         wakeDriverIfNeeded(&effects)
         finishIfDone(now: now, effects: &effects)
         return .prevented
@@ -1006,12 +1015,12 @@ struct GraphStateMachine {
         }
     }
 
-    /// Whether skipped `index` lacks a removed task: the dependency it names was removed, or
-    /// was itself skipped for lack of a removed one.
+    /// Whether skipped `index` lacks a removed task: the dependency it names was ended by its
+    /// removal (cancelled), or was itself skipped for lack of a removed one.
     private func lacksOnlyRemoved(_ index: Int) -> Bool {
         var cursor = index
         while !removed.isEmpty {
-            if removed.contains(Int32(cursor)) { return true }
+            if removed.contains(Int32(cursor)) { return nodes[cursor].ending == .cancelled }
             guard nodes[cursor].ending == .skipped, nodes[cursor].blockedBy >= 0 else { return false }
             cursor = Int(nodes[cursor].blockedBy)
         }

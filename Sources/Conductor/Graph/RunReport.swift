@@ -66,9 +66,12 @@ public enum TaskOutcome: Sendable, CustomStringConvertible {
 /// if case .failed(let error) = report.outcome { log(error.message) }  // names the task
 /// ```
 public enum RunOutcome: Hashable, Sendable, CustomStringConvertible {
-    /// Every required task succeeded (optional ones may have failed), except those removed
-    /// with ``GraphRun/remove(_:)`` or ``Launcher/remove(_:)`` and those skipped because
-    /// they needed a removed task: removing is deliberate, not a failure.
+    /// Every required task succeeded (optional ones may have failed), except those a removal
+    /// ended (``GraphRun/remove(_:)`` or ``Launcher/remove(_:)``) and those skipped because
+    /// they needed one: removing is deliberate, not a failure. A task removed while its body
+    /// ran on a worker (``TaskRemoval/stillRunning``) is excused only if it ends cancelled
+    /// because the removal prevented its next attempt; otherwise its body's end counts like
+    /// any task's, even a `CancellationError` it threw.
     case completed
     /// A required task did not succeed, which ended the run: it failed or timed out, was
     /// skipped because a dependency did not succeed (other than by a removal), or its body

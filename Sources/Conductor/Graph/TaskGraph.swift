@@ -206,7 +206,8 @@ public struct TaskGraph: Sendable {
 
     /// Validates the graph and runs it to the end in the current task; cancelling the current
     /// task cancels the run, and from a task cancelled already no task begins and the run
-    /// ends ``RunOutcome/cancelled``. Returns the report, whose ``RunReport/outcome`` says
+    /// ends ``RunOutcome/cancelled`` (a graph with no tasks has nothing to cancel, and
+    /// completes). Returns the report, whose ``RunReport/outcome`` says
     /// whether every required task succeeded. `concurrencyLimit` is as for
     /// ``start(concurrencyLimit:clock:telemetry:)``: at least 1, or `nil`.
     public func run(

@@ -48,6 +48,9 @@ public final class Launcher: StartupTask, Sendable {
         /// Set by a `cancel()` that came before the launch was under way: `start()` reads it,
         /// under this lock, before it lets `cancel()` reach the launch itself.
         var cancelRequested = false
+        /// The same, set by the cancellation of a task in ``run()``; cleared when that call's
+        /// own `start()` throws, so a later `start()` does not launch cancelled.
+        var cancelRequestedByRun = false
         /// Settled by `start()` once it has handed over the launch's first wakeups and read
         /// `cancelRequested`: what `ready` and `report` wait for, and from then on `cancel()`
         /// cancels the launch directly.
@@ -321,7 +324,7 @@ public final class Launcher: StartupTask, Sendable {
         // flag instead of finding the launch; one that comes after finds the launch. Both
         // are decided under the lock, so no cancel falls between the two.
         let (cancelled, waiters) = state.withLock { state in
-            (state.cancelRequested, state.launch.settle(storage) ?? [])
+            (state.cancelRequested || state.cancelRequestedByRun, state.launch.settle(storage) ?? [])
         }
         // Cancelled before the driver exists, so no task starts; and before anyone waiting
         // for the launch hears of it.
@@ -339,9 +342,13 @@ public final class Launcher: StartupTask, Sendable {
     /// ``LaunchError/Code/launchEnded``. Tasks can still be added in between; they do not run
     /// either. A launch with no tasks has nothing to cancel, and completes.
     public func cancel() {
+        cancel(byRun: false)
+    }
+
+    private func cancel(byRun: Bool) {
         let launch = state.withLock { state -> GraphRunStorage? in
             if let storage = state.launch.outcome { return storage }
-            state.cancelRequested = true
+            if byRun { state.cancelRequestedByRun = true } else { state.cancelRequested = true }
             return nil
         }
         launch?.cancel()
@@ -355,12 +362,20 @@ public final class Launcher: StartupTask, Sendable {
         // The handler is in place before the launch starts: a caller cancelled already has
         // cancelled it then (`start()` reads the request before the driver exists), so no
         // task begins.
-        let outcome = try await withTaskCancellationHandler {
-            try start()
-            await afterStartingLaunch()
-            return await report().outcome
-        } onCancel: {
-            cancel()
+        let outcome: RunOutcome
+        do {
+            outcome = try await withTaskCancellationHandler {
+                try start()
+                await afterStartingLaunch()
+                return await report().outcome
+            } onCancel: {
+                cancel(byRun: true)
+            }
+        } catch {
+            // Only `start()` throws, and then no launch began: the cancel of this task is not
+            // left behind for a later `start()` (the handler has returned by now).
+            state.withLock { $0.cancelRequestedByRun = false }
+            throw error
         }
         switch outcome {
         case .completed: return

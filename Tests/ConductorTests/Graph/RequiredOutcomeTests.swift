@@ -1,6 +1,7 @@
-import Conductor
 import ConductorTestKit
 import Testing
+
+@testable import Conductor
 
 /// `RunOutcome.completed` means every required task succeeded, removed ones excepted; a failed
 /// run's critical path ends at the required task that failed it.
@@ -105,6 +106,71 @@ import Testing
             return
         }
         #expect(error.taskID == "commentCount")
+    }
+
+    /// A removal excuses only a task it ends. An optional task removed while its body runs on
+    /// a worker (`stillRunning`), whose body then fails, ended failed, not by the removal: a
+    /// required task skipped for it fails the run. Before, the skip was excused and the run
+    /// completed.
+    @Test func aStillRunningRemovalDoesNotExcuseTheFailureItsBodyEndsWith() async throws {
+        let began = Latch()
+        let release = Latch()
+        var graph = TaskGraph()
+        graph.add("a", failure: .optional) { _ in
+            began.open()
+            await release.wait()
+            throw Boom()
+        }
+        graph.add("b", dependsOn: ["a"]) { _ in }
+        let run = try graph.start()
+        await began.wait()
+        #expect(try run.remove("a") == .stillRunning)
+        release.open()
+        let report = await run.report()
+        #expect(report["a"]?.outcome.kind == .failed)
+        #expect(report["b"]?.outcome.kind == .skipped(dependency: "a"))
+        guard case .failed(let error) = report.outcome else {
+            Issue.record("the run ended \(report.outcome)")
+            return
+        }
+        #expect(error.taskID == "b")
+    }
+
+    /// A removal that finds the task ended changes nothing: a required task whose body threw
+    /// `CancellationError` (its attempt settled, its worker not yet told) still fails the run.
+    /// The state machine alone, so the removal lands in exactly that window. Before, the
+    /// removal excused the task's own cancel and the run completed.
+    @Test func aRemovalThatFindsTheTaskEndedDoesNotExcuseItsOwnCancel() throws {
+        var graph = TaskGraph()
+        graph.add("config", timeout: .seconds(1)) { _ in }
+        var (machine, node) = try GraphStateMachine.handingOutTheFirstTask(of: graph)
+        _ = machine.settleAttempt(node, number: 1, with: .cancelled)
+        var effects = GraphStateMachine.Effects()
+        #expect(machine.remove("config", now: 1, effects: &effects) == .alreadyEnded)
+        _ = machine.complete(node, outcome: .cancelled, startedAt: 0, now: 2, effects: &effects)
+        guard case .failed(let error) = machine.outcome else {
+            Issue.record("the run ended \(String(describing: machine.outcome))")
+            return
+        }
+        #expect(error.code == .taskFailed)
+        #expect(error.taskID == "config")
+    }
+
+    /// A required task removed while its body runs on a worker, whose failed attempt the
+    /// removal then keeps from being retried, was ended by the removal: excused, and so is the
+    /// required task skipped for it.
+    @Test func aRemovalThatPreventsTheRetryOfARunningBodyIsExcused() throws {
+        var graph = TaskGraph()
+        graph.add("sync", retry: .attempts(3, backoff: .zero)) { _ in }
+        graph.add("after", dependsOn: ["sync"]) { _ in }
+        var (machine, node) = try GraphStateMachine.handingOutTheFirstTask(of: graph)
+        var effects = GraphStateMachine.Effects()
+        #expect(machine.remove("sync", now: 1, effects: &effects) == .stillRunning)
+        let retries = machine.attemptFailed(node, attempt: 1, error: Boom(), delay: .zero, now: 2, effects: &effects)
+        #expect(!retries)
+        _ = machine.complete(node, outcome: .cancelled, startedAt: 0, now: 3, effects: &effects)
+        #expect(machine.makeReport()["after"]?.outcome.kind == .skipped(dependency: "sync"))
+        #expect(machine.outcome == .completed)
     }
 
     // MARK: - The launcher

@@ -79,6 +79,36 @@ import Testing
         #expect(report.tasks.allSatisfy { $0.startedAt == nil })
     }
 
+    /// A graph with no tasks has nothing to cancel: it completes, as its doc says.
+    @Test func anEmptyGraphRunFromACancelledTaskCompletes() async throws {
+        let report = try await fromACancelledTask { try await TaskGraph().run() }
+        #expect(report.outcome == .completed)
+    }
+
+    /// A `run()` whose own `start()` throws (here, validation: a task's dependency was removed
+    /// before the launch) in a cancelled task leaves no cancel behind: once fixed, the launch
+    /// runs. Before, it launched cancelled.
+    @Test func aLauncherRunWhoseStartThrowsInACancelledTaskLeavesNoCancelBehind() async throws {
+        let began = Recorder<String>()
+        let launcher = Launcher()
+        try launcher.add(TestStartupTask("config", dependencies: []))
+        try launcher.add(TestStartupTask("home", dependencies: ["config"]) { began.append("home") })
+        #expect(launcher.remove("config") == .prevented)
+        let error = try await fromACancelledTask { () async -> LaunchError? in
+            do {
+                try await launcher.run()
+                return nil
+            } catch {
+                return error as? LaunchError
+            }
+        }
+        #expect(error?.code == .unknownDependency)
+        try launcher.add(TestStartupTask("config", dependencies: []) { began.append("config") })
+        try await launcher.run()
+        #expect(began.all == ["config", "home"])
+        #expect(await launcher.report().outcome == .completed)
+    }
+
     /// The hook changes nothing for a caller that is not cancelled: it only waits.
     @Test func theHookLetsAnUncancelledRunComplete() async throws {
         let began = Recorder<String>()
