@@ -25,7 +25,8 @@ public import ServiceLifecycle
 /// use.
 ///
 /// Its ``run()``:
-/// 1. starts the launch, and announces its end to everyone waiting in ``launched()``;
+/// 1. starts the launch, and announces its end to everyone waiting in ``launched()`` — a
+///    failed launch's only after step 3;
 /// 2. waits for graceful shutdown — its own turn in the group's order — or cancellation of the
 ///    group, whether the launch completed or was cancelled;
 /// 3. runs ``Launcher/shutdown()``: cancels the launch if it is still running, then undoes
@@ -35,8 +36,8 @@ public import ServiceLifecycle
 /// (a service waiting in ``launched()`` hears it before the launcher), and is not a failure:
 /// the waiting services hear `false` and return without serving, and the service undoes what
 /// had succeeded at its turn. It throws the launch's ``LaunchError`` if a required task failed
-/// (after undoing what had succeeded), so the group ends as its failure termination behaviour
-/// says; and ``LaunchError/Code/undoFailed``, naming each undo that failed or timed out, if the
+/// (after undoing what had succeeded, and only then telling the services waiting in
+/// ``launched()``), so the group ends as its failure termination behaviour says; and ``LaunchError/Code/undoFailed``, naming each undo that failed or timed out, if the
 /// shutdown was not clean. A cancelled group cuts the shutdown short (see
 /// ``Launcher/shutdown()``): the undos it cut short are logged, and are not a failure.
 ///
@@ -75,14 +76,18 @@ public final class LauncherService: Service, Sendable, CustomStringConvertible {
     /// }
     /// ```
     ///
-    /// - Returns: `true` once the launch has completed. `false` if the launch was cancelled,
-    ///   or if the calling service is shutting down gracefully: return without starting. A
-    ///   graceful shutdown of the calling service while it waits cancels the launch at once —
-    ///   in a `ServiceGroup` that is the group shutting down, which reaches the services listed
-    ///   after the launcher first — and answers `false` without waiting for the launch to wind
-    ///   down. Neither is a failure, so returning from `run()` does not fail the group.
-    /// - Throws: The launch's ``LaunchError`` if a required task failed, at once if it already
-    ///   has. ``LaunchError/Code/cancelled`` if the waiting task is cancelled, which leaves the
+    /// - Returns: `true` once the launch has completed. `false` once the calling service is
+    ///   shutting down gracefully: return without starting. A graceful shutdown of the calling
+    ///   service while it waits cancels the launch at once — in a `ServiceGroup` that is the
+    ///   group shutting down, which reaches the services listed after the launcher first — and
+    ///   answers `false` without waiting for the launch to wind down. A launch cancelled
+    ///   otherwise (by ``Launcher/cancel()``, or by a graceful shutdown that reached another
+    ///   service first) answers `false` only at the calling service's own graceful shutdown:
+    ///   a service that returns from `run()` earlier would end its group. Outside a group,
+    ///   with no graceful shutdown to wait for, that wait lasts until the task is cancelled.
+    /// - Throws: The launch's ``LaunchError`` if a required task failed, once the launcher
+    ///   has undone what had succeeded (at once if it already has).
+    ///   ``LaunchError/Code/cancelled`` if the waiting task is cancelled, which leaves the
     ///   launch alone.
     ///
     /// For a point earlier than the whole launch, add a readiness set and await
@@ -100,7 +105,12 @@ public final class LauncherService: Service, Sendable, CustomStringConvertible {
         switch ended {
         case nil: throw LaunchError.cancelled()
         case .success: return true
-        case .failure(let error) where error.code == .cancelled: return false
+        case .failure(let error) where error.code == .cancelled:
+            // Returning now, before this service's turn, would end the group as a service that
+            // finished unexpectedly, and cut the launcher's shutdown short.
+            Self.waitingForGracefulShutdown?()
+            do { try await gracefulShutdown() } catch { throw LaunchError.cancelled() }
+            return false
         case .failure(let error): throw error
         }
     }
@@ -118,12 +128,15 @@ public final class LauncherService: Service, Sendable, CustomStringConvertible {
                 level: error.code == .cancelled ? .notice : .error, "launch did not complete",
                 metadata: ["launcher": "\(launcher.name)", "error": "\(error.message)"])
         }
-        launchEnded.resolve(outcome)
         if case .failure(let error) = outcome, error.code != .cancelled {
-            // A failed launch ends the group: undo what succeeded, then throw.
+            // A failed launch ends the group: undo what succeeded, then tell the waiting
+            // services and throw. Told first, they would throw and have the group cancel this
+            // service, cutting its undos short.
             log(await launcher.shutdown())
+            announce(outcome)
             throw error
         }
+        announce(outcome)
         // Returns on graceful shutdown — at once if it has reached this service already —
         // and throws if the group is cancelled instead. A launch cancelled by a graceful
         // shutdown that reached another service first waits here for this service's turn:
@@ -133,6 +146,12 @@ public final class LauncherService: Service, Sendable, CustomStringConvertible {
         log(shutdown)
         let failures = shutdown.failures
         if !failures.isEmpty { throw LaunchError.undoFailed(failures, launcher: launcher.name) }
+    }
+
+    /// Tells the services waiting in ``launched()`` how the launch ended.
+    private func announce(_ outcome: Result<Void, LaunchError>) {
+        Self.announcingLaunchEnd?()
+        launchEnded.resolve(outcome)
     }
 
     /// Starts the launch and waits for its end; a graceful shutdown (or cancellation)

@@ -2,6 +2,7 @@ import Conductor
 import ConductorServiceLifecycle
 import ConductorTestKit
 import Logging
+import ServiceLifecycleTestKit
 import Testing
 
 /// A service run from a task cancelled already launches nothing. The hook holds `run()`'s
@@ -23,6 +24,11 @@ import Testing
         }
         #expect(began.all.isEmpty, "tasks began: \(began.all)")
         #expect(await launcher.report().outcome == .cancelled)
-        #expect(try await service.launched() == false, "the launch was cancelled")
+        // A cancelled launch answers `false` at the caller's graceful shutdown.
+        let answer = await testGracefulShutdown { trigger -> Bool? in
+            trigger.triggerGracefulShutdown()
+            do { return try await service.launched() } catch { return nil }
+        }
+        #expect(answer == false, "the launch was cancelled")
     }
 }

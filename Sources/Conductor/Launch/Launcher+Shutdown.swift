@@ -20,12 +20,16 @@ extension Launcher {
     /// - If the launch is still running, it is cancelled first (as ``cancel()`` does) and the
     ///   shutdown undoes what had succeeded by then. Before ``start()``, there is nothing to
     ///   undo, and a later launch starts cancelled.
-    /// - It runs once: a second call, from anywhere, waits for the first one's report.
+    /// - It runs once: a second call, from anywhere, waits for the first one's report. Only
+    ///   the first call can cut the shutdown short: cancelling a second caller's task does not
+    ///   end its wait, which lasts as long as the first call's undos (each up to `undoTimeout`).
+    ///   So call it from one place — in a `ServiceGroup`, let `LauncherService` be the one.
     /// - Cancelling the first call's task cuts the shutdown short at once, whatever
     ///   `undoTimeout` is: each running undo is cancelled and no longer waited for (one that
-    ///   ignores cancellation is abandoned), and each undo reached after the cancel is still
-    ///   called — already cancelled, so it can close what it can without waiting — but not
-    ///   waited for. All of them are reported ``UndoOutcome/cancelled``. So a cancelled
+    ///   ignores cancellation is abandoned, and may still be running after this returns), and
+    ///   the undos not begun yet are not called at all, so none begins before what depends on
+    ///   it has been undone. All of them are reported ``UndoOutcome/cancelled`` — cut short,
+    ///   which is not a failure (see ``ShutdownReport/isSuccess``). So a cancelled
     ///   `ServiceGroup` — whose `maximumCancellationDuration` ends the process if its services
     ///   take longer — is not held up by a hanging undo.
     ///
@@ -77,11 +81,11 @@ extension Launcher {
     }
 
     /// As a task of an outer launcher: shuts this launcher down (see ``shutdown()``) and
-    /// throws ``LaunchError/Code/undoFailed`` naming every undo that failed, timed out or was
-    /// cut short.
+    /// throws ``LaunchError/Code/undoFailed`` naming every undo that failed or timed out. Undos
+    /// cut short by a cancelled shutdown are no failure, as in ``ShutdownReport/isSuccess``.
     public func undo() async throws {
         let report = await shutdown()
-        let failures = report.undos.filter { !$0.outcome.isSuccess }
+        let failures = report.failures
         if !failures.isEmpty { throw LaunchError.undoFailed(failures, launcher: name) }
     }
 
@@ -122,12 +126,8 @@ extension Launcher {
         let timeout = undoTimeout
         let startedAt = clock.now
         if Task.isCancelled {
-            // Reached after the cancel: called in a task that cancels itself first, so the undo
-            // always starts cancelled and its record does not depend on how quickly it returns.
-            Task(executorPreference: TaskPlacement.executor) {
-                withUnsafeCurrentTask { $0?.cancel() }
-                try? await task.undo()
-            }
+            // Reached after the cancel: not called, since an undo abandoned before it may still
+            // be running, and this one must not begin before its dependents have ended.
             return UndoRecord(task: name, outcome: .cancelled, startedAt: startedAt, endedAt: startedAt)
         }
         let outcome = await undoTimer.race(

@@ -13,6 +13,7 @@ struct ShutdownMetrics {
     }
 
     func record(_ report: ShutdownReport) {
+        // Undos cut short are no failure, as in `isSuccess`; the undo counter names them.
         let outcome = report.isSuccess ? "succeeded" : "failed"
         Counter(label: Name.shutdowns, dimensions: [("outcome", outcome)], factory: factory).increment()
         Timer(label: Name.shutdownDuration, factory: factory).recordNanoseconds(report.duration.nanoseconds)

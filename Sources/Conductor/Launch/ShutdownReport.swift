@@ -26,16 +26,19 @@ public struct ShutdownReport: Sendable, CustomStringConvertible {
     /// From the first undo's start to the last one's end.
     public var duration: Duration { endedAt - startedAt }
 
-    /// Whether every undo succeeded (true when there was nothing to undo); false if one
-    /// failed, timed out or was cut short.
-    public var isSuccess: Bool { undos.allSatisfy(\.outcome.isSuccess) }
+    /// Whether no undo failed or timed out (true when there was nothing to undo). Undos cut
+    /// short by a cancelled shutdown (``UndoOutcome/cancelled``) are no failure: the caller
+    /// asked for it.
+    public var isSuccess: Bool { failures.isEmpty }
 
-    /// The undos that failed or timed out: what `LauncherService` ends its group with.
+    /// The undos that failed or timed out: what `Launcher.undo()` throws and
+    /// `LauncherService` ends its group with.
     package var failures: [UndoRecord] {
         undos.filter { !$0.outcome.isSuccess && !$0.outcome.isCancelled }
     }
 
-    /// The undos a cancelled shutdown cut short.
+    /// The undos a cancelled shutdown cut short: running ones it stopped waiting for, and
+    /// those it did not call.
     package var cutShort: [UndoRecord] {
         undos.filter(\.outcome.isCancelled)
     }
@@ -86,9 +89,10 @@ public enum UndoOutcome: Sendable, CustomStringConvertible {
     /// the shutdown went on.
     case timedOut(after: Duration)
     /// Cut short: the shutdown was cancelled (its calling task, as a cancelled `ServiceGroup`
-    /// does) before the undo ended. A running undo was cancelled and is no longer waited for;
-    /// one reached after the cancel was called already cancelled, and not waited for (its
-    /// record ends when it starts).
+    /// does) before the undo ended. A running undo was cancelled and is no longer waited for:
+    /// one that ignores cancellation may still be running after ``Launcher/shutdown()`` has
+    /// returned. One not begun yet was not called at all (its record ends when it starts).
+    /// Not a failure: see ``ShutdownReport/isSuccess``.
     case cancelled
 
     /// Whether the undo returned.

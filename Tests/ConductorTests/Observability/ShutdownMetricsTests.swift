@@ -42,4 +42,31 @@ import Testing
         let undoDurations = try metrics.expectTimer("conductor_launch_undo_duration_seconds").values
         #expect(undoDurations.sorted() == [0, 0, 10_000_000_000])
     }
+
+    /// A shutdown cut short by its caller's cancel is no failure, as in `isSuccess`: it counts
+    /// as `succeeded`, and its undo as `cancelled`.
+    @Test func aShutdownCutShortCountsAsSucceeded() async throws {
+        let metrics = TestMetrics()
+        let poolUndoing = Latch()
+        let launcher = Launcher(
+            clock: ManualClock(), undoTimeout: .seconds(10), telemetry: Telemetry(metrics: metrics))
+        try launcher.add(
+            ClosureStartupTask(
+                "pool", run: {},
+                undo: {
+                    poolUndoing.open()
+                    await Latch().waitCancellable()
+                }))
+        try await launcher.run()
+
+        let shutdown = Task { await launcher.shutdown() }
+        await poolUndoing.wait()
+        shutdown.cancel()
+        #expect(await shutdown.value.isSuccess)
+        let shutdowns = "conductor_launch_shutdowns_total"
+        #expect(try metrics.expectCounter(shutdowns, [("outcome", "succeeded")]).totalValue == 1)
+        #expect(metrics.counters(label: shutdowns).count == 1)
+        let undos = "conductor_launch_undos_total"
+        #expect(try metrics.expectCounter(undos, [("outcome", "cancelled")]).totalValue == 1)
+    }
 }
