@@ -353,34 +353,40 @@ struct GraphStateMachine {
         // definitions hold it): this runs once per node at the start of every run, where
         // appending, a retain and a release per node cost more than making the node.
         var newSpecs = [Unmanaged<TaskSpec>?](repeating: nil, count: count)
-        let newNodes = [Node](unsafeUninitializedCapacity: count) { nodeBuffer, initialized in
-            newDefinitions.withUnsafeBufferPointer { definitions in
-                compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
-                    newSpecs.withUnsafeMutableBufferPointer { specBuffer in
-                        for offset in 0..<count {
-                            let spec = definitions[offset].unretainedSpec
-                            var node = Node(unretainedSpec: spec, isHidden: definitions[offset].isHidden)
-                            node.remaining = dependencyStart[offset + 1] - dependencyStart[offset]
-                            if node.remaining == 0 {
-                                if spec != nil, cascade.isEmpty {
-                                    node.phase = .ready
-                                    node.queuedAt = now
-                                    if let firstRoot = roots.first, firstRoot.priority != node.priorityRank {
-                                        samePriority = false
+        // Not for an empty graph: `Array(unsafeUninitializedCapacity: 0)` writes the count of the
+        // standard library's one shared empty array, a write ThreadSanitizer reports as a race
+        // when two empty runs start at once.
+        var newNodes: [Node] = []
+        if count > 0 {
+            newNodes = [Node](unsafeUninitializedCapacity: count) { nodeBuffer, initialized in
+                newDefinitions.withUnsafeBufferPointer { definitions in
+                    compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
+                        newSpecs.withUnsafeMutableBufferPointer { specBuffer in
+                            for offset in 0..<count {
+                                let spec = definitions[offset].unretainedSpec
+                                var node = Node(unretainedSpec: spec, isHidden: definitions[offset].isHidden)
+                                node.remaining = dependencyStart[offset + 1] - dependencyStart[offset]
+                                if node.remaining == 0 {
+                                    if spec != nil, cascade.isEmpty {
+                                        node.phase = .ready
+                                        node.queuedAt = now
+                                        if let firstRoot = roots.first, firstRoot.priority != node.priorityRank {
+                                            samePriority = false
+                                        }
+                                        roots.append(ReadyQueue.Root(node: Int32(offset), priority: node.priorityRank))
+                                    } else {
+                                        cascade.append(Int32(offset))
                                     }
-                                    roots.append(ReadyQueue.Root(node: Int32(offset), priority: node.priorityRank))
-                                } else {
-                                    cascade.append(Int32(offset))
                                 }
+                                if spec == nil { registerMilestone(of: definitions[offset]) }
+                                (nodeBuffer.baseAddress! + offset).initialize(to: node)
+                                specBuffer[offset] = spec
                             }
-                            if spec == nil { registerMilestone(of: definitions[offset]) }
-                            (nodeBuffer.baseAddress! + offset).initialize(to: node)
-                            specBuffer[offset] = spec
                         }
                     }
                 }
+                initialized = count
             }
-            initialized = count
         }
         // The first insertion: both are empty.
         nodes = newNodes

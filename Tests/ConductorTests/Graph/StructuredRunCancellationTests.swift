@@ -85,6 +85,17 @@ import Testing
         #expect(report.outcome == .completed)
     }
 
+    /// Empty runs started at once share nothing. Making an empty run's node table wrote the
+    /// count of the standard library's one shared empty array, which ThreadSanitizer reported
+    /// as a race between two such runs (this suite's empty run and another, in CI's sanitizer
+    /// step). Under the sanitizer, this test fails with that write back.
+    @Test func emptyRunsStartedAtOnceShareNothing() async throws {
+        try await withThrowingTaskGroup(of: RunOutcome.self) { group in
+            for _ in 0..<16 { group.addTask { try await TaskGraph().run().outcome } }
+            for try await outcome in group { #expect(outcome == .completed) }
+        }
+    }
+
     /// A `run()` whose own `start()` throws (here, validation: a task's dependency was removed
     /// before the launch) in a cancelled task leaves no cancel behind: once fixed, the launch
     /// runs. Before, it launched cancelled.
