@@ -442,7 +442,8 @@ final class GateStorage: Sendable {
         needsAuthorization: Bool,
         retry: RequestRetryPolicy
     ) async throws -> GateResponse {
-        let lastError = LastTransportError()
+        // Only a deadline reads the last attempt's error: without one, nothing is kept.
+        let lastError = timeout == nil ? nil : LastTransportError()
         let work: @Sendable () async throws -> GateResponse = {
             try await self.attemptUntilSettled(
                 request, body: body, key: key, id: id, name: name, needsAuthorization: needsAuthorization,
@@ -455,7 +456,7 @@ final class GateStorage: Sendable {
                     do { return .success(try await work()) } catch { return .failure(error) }
                 },
                 until: clock.now + timeout,
-                onDeadline: { .failure(GateError.timedOut(name, after: timeout, lastError: lastError.value)) },
+                onDeadline: { .failure(GateError.timedOut(name, after: timeout, lastError: lastError?.value)) },
                 onCancel: { .failure(GateError.cancelled(name)) }
             )
             return try outcome.get()
@@ -474,7 +475,7 @@ final class GateStorage: Sendable {
         name: String,
         needsAuthorization: Bool,
         retry: RequestRetryPolicy,
-        lastError: LastTransportError
+        lastError: LastTransportError?
     ) async throws -> GateResponse {
         let budget = retry.maxAttempts ?? configuration.maxAttempts
         let replayable = body?.isReplayable ?? true
@@ -548,7 +549,7 @@ final class GateStorage: Sendable {
             }
 
             let outcome = await sendOnce(request, body: body, credential: credential)
-            if case .transportFailed(let error) = outcome { lastError.record(error) } else { lastError.record(nil) }
+            if case .transportFailed(let error) = outcome { lastError?.record(error) } else { lastError?.record(nil) }
             if case .response(let response, _, .credentialExpired) = outcome, needsAuthorization {
                 lastStatus = response.status.code
                 // The slot is given back in the rejection's transition: the request that takes
