@@ -10,7 +10,18 @@ let package = Package(
         .macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2),
     ],
     products: [
+        // Everything in one line: `import Conductor` re-exports every area below.
         .library(name: "Conductor", targets: ["Conductor"]),
+        // One product per concept, for an app that wants only that and what it stands on: the
+        // graph (and schedules), the launcher (with the graph), the harmonizer, schedulable
+        // objects and their assembly, the request gate (the one that brings HTTPTypes), and
+        // saved reports with their renderings. docs/targets.txt lists the allowed arrows.
+        .library(name: "ConductorGraph", targets: ["ConductorGraph"]),
+        .library(name: "ConductorLaunch", targets: ["ConductorLaunch"]),
+        .library(name: "ConductorHarmonizer", targets: ["ConductorHarmonizer"]),
+        .library(name: "ConductorAssembly", targets: ["ConductorAssembly"]),
+        .library(name: "ConductorGate", targets: ["ConductorGate"]),
+        .library(name: "ConductorReports", targets: ["ConductorReports"]),
         .library(name: "ConductorURLSession", targets: ["ConductorURLSession"]),
         // A server's transport, a product of its own: an app that depends on `Conductor` alone
         // never compiles SwiftNIO or AsyncHTTPClient (scripts/consumer-check proves it in CI).
@@ -40,11 +51,52 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
+        // What every area stands on: locks, settlements, clocks, journals, telemetry. Not a
+        // product; its few public types reach users through the areas that re-export it.
         .target(
-            name: "Conductor",
+            name: "ConductorCore",
             dependencies: [
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "ConductorGraph",
+            dependencies: [
+                "ConductorCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "ConductorLaunch",
+            dependencies: [
+                "ConductorCore", "ConductorGraph",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "ConductorHarmonizer",
+            dependencies: [
+                "ConductorCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "ConductorAssembly",
+            dependencies: ["ConductorCore", .product(name: "DequeModule", package: "swift-collections")]
+        ),
+        .target(
+            name: "ConductorGate",
+            dependencies: [
+                "ConductorCore",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -53,9 +105,21 @@ let package = Package(
             ]
         ),
         .target(
+            name: "ConductorReports",
+            dependencies: ["ConductorCore", "ConductorGraph", "ConductorLaunch"]
+        ),
+        // The umbrella: re-exports every area, and holds the DocC catalog.
+        .target(
+            name: "Conductor",
+            dependencies: [
+                "ConductorGraph", "ConductorLaunch", "ConductorHarmonizer", "ConductorAssembly",
+                "ConductorGate", "ConductorReports",
+            ]
+        ),
+        .target(
             name: "ConductorURLSession",
             dependencies: [
-                "Conductor",
+                "ConductorGate",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
             ]
@@ -63,7 +127,7 @@ let package = Package(
         .target(
             name: "ConductorAsyncHTTPClient",
             dependencies: [
-                "Conductor",
+                "ConductorGate",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -76,12 +140,21 @@ let package = Package(
         .target(
             name: "ConductorTestKit",
             // HTTPTypes for `FaultInjectingTransport`; Conductor depends on it already.
-            dependencies: ["Conductor", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                "Conductor", "ConductorCore", .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .testTarget(
             name: "ConductorTests",
             dependencies: [
                 "Conductor",
+                "ConductorCore",
+                "ConductorGraph",
+                "ConductorLaunch",
+                "ConductorHarmonizer",
+                "ConductorAssembly",
+                "ConductorGate",
+                "ConductorReports",
                 "ConductorTestKit",
                 "ConductorURLSession",
                 .product(name: "Logging", package: "swift-log"),
@@ -99,6 +172,8 @@ let package = Package(
             name: "ConductorAsyncHTTPClientTests",
             dependencies: [
                 "Conductor",
+                "ConductorCore",
+                "ConductorGate",
                 "ConductorTestKit",
                 "ConductorAsyncHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -115,7 +190,8 @@ let package = Package(
         .target(
             name: "ConductorServiceLifecycle",
             dependencies: [
-                "Conductor",
+                "ConductorLaunch",
+                "ConductorGate",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -124,6 +200,10 @@ let package = Package(
             name: "ConductorServiceLifecycleTests",
             dependencies: [
                 "Conductor",
+                "ConductorCore",
+                "ConductorGraph",
+                "ConductorLaunch",
+                "ConductorGate",
                 "ConductorServiceLifecycle",
                 "ConductorTestKit",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,7 +3,7 @@
  * scripts/protocol-check runs it (CI runs that script); docs/ARCHITECTURE.md ("The protocol,
  * checked") says what it proves and what it leaves out.
  *
- * How the model follows the Swift code (Sources/Conductor/Graph/):
+ * How the model follows the Swift code (Sources/ConductorGraph/):
  * - Every transition of GraphStateMachine runs under the run's one lock (GraphRunStorage's
  *   `state`), so each is one `atomic` block here: blocks under one lock are serialisable, and
  *   everything else a process does (a body, a timer, a backoff sleep) interleaves

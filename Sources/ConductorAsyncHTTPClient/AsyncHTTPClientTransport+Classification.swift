@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import Conductor
+public import ConductorGate
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -1,5 +1,5 @@
 public import AsyncHTTPClient
-public import Conductor
+public import ConductorGate
 public import HTTPTypes
 import Instrumentation
 import NIOCore

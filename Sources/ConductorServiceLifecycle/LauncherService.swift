@@ -1,4 +1,4 @@
-public import Conductor
+public import ConductorLaunch
 public import Logging
 public import ServiceLifecycle
 

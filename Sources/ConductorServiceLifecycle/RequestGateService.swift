@@ -1,4 +1,4 @@
-public import Conductor
+public import ConductorGate
 public import ServiceLifecycle
 
 /// A ``RequestGate`` as a swift-service-lifecycle `Service`: it does nothing until the

@@ -1,4 +1,5 @@
-package import Conductor
+package import ConductorCore
+import Conductor
 
 /// A clock that moves only when a test tells it to.
 ///
@@ -77,7 +78,7 @@ public final class ManualClock: Clock, Sendable {
         try await sleep(until: deadline, tag: .unspecified)
     }
 
-    private func sleep(until deadline: Instant, tag: Conductor.SleepPurpose) async throws {
+    private func sleep(until deadline: Instant, tag: ConductorCore.SleepPurpose) async throws {
         try Task.checkCancellation()
         let id = state.withLock { $0.makeID() }
         // Whichever way the sleep ends, a driver waiting for woken sleepers to run learns
@@ -126,7 +127,7 @@ public final class ManualClock: Clock, Sendable {
         await sleepers(atLeast: count, tag: purpose.tag)
     }
 
-    private func sleepers(atLeast count: Int, tag: Conductor.SleepPurpose?) async {
+    private func sleepers(atLeast count: Int, tag: ConductorCore.SleepPurpose?) async {
         await state.wait(untilCountOf: { $0.count(for: tag) }, reaches: count, key: tag, waiters: \.countWaiters)
     }
 
@@ -236,7 +237,7 @@ public final class ManualClock: Clock, Sendable {
 }
 
 extension ManualClock: SleepPurposeAwareClock {
-    package func sleep(until deadline: Instant, purpose: Conductor.SleepPurpose) async throws {
+    package func sleep(until deadline: Instant, purpose: ConductorCore.SleepPurpose) async throws {
         try await sleep(until: deadline, tag: purpose)
     }
 }
@@ -245,9 +246,9 @@ extension ManualClock {
     /// Why a task sleeps on a ``ManualClock``: Conductor tags each of its own sleeps with one;
     /// any other sleep is ``unspecified``.
     public struct SleepPurpose: Hashable, Sendable, CustomStringConvertible {
-        let tag: Conductor.SleepPurpose
+        let tag: ConductorCore.SleepPurpose
 
-        init(_ tag: Conductor.SleepPurpose) { self.tag = tag }
+        init(_ tag: ConductorCore.SleepPurpose) { self.tag = tag }
 
         /// A sleep that gave no purpose: the test's or the user's own code sleeping on the clock.
         public static let unspecified = SleepPurpose(.unspecified)

@@ -1,4 +1,4 @@
-public import Conductor
+public import ConductorGate
 import Dispatch
 public import HTTPTypes
 import HTTPTypesFoundation

@@ -1,8 +1,9 @@
 // swift-tools-version:6.2
-// An app's view of Conductor: a package that depends on the `Conductor` product only.
+// An app's view of Conductor. `ConsumerCheck` depends on the `Conductor` product only;
 // `scripts/consumer-check` builds it and fails if its build folder holds a module of SwiftNIO,
 // AsyncHTTPClient or swift-service-lifecycle — the server products' dependencies, which an
-// app must never compile.
+// app must never compile. `LauncherConsumer` depends on `ConductorLaunch` only, built alone:
+// it must compile neither HTTPTypes and the gate nor the saved reports and their renderers.
 import PackageDescription
 
 let package = Package(
@@ -16,6 +17,10 @@ let package = Package(
         .executableTarget(
             name: "ConsumerCheck",
             dependencies: [.product(name: "Conductor", package: "Conductor")]
-        )
+        ),
+        .executableTarget(
+            name: "LauncherConsumer",
+            dependencies: [.product(name: "ConductorLaunch", package: "Conductor")]
+        ),
     ]
 )

@@ -1,7 +1,13 @@
 import ConductorTestKit
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// `AwaitableSettlement` and `OnceCell`, built on it: the first settle wins and lets every
 /// registered waiter go; a waiter cancelled while it waits is taken out and resumed once; a

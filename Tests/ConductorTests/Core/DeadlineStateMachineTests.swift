@@ -1,6 +1,12 @@
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// The deadline heap and the timer's protocol on their own: no tasks, no locks, no clocks.
 /// Payloads are names and timer handles are strings, so every action can be compared.

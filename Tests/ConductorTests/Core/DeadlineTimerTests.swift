@@ -2,7 +2,13 @@ import ConductorTestKit
 import Synchronization
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// The timer on a `ManualClock`: one sleeping task per owner, however many deadlines; nothing
 /// sleeps for real. Firings are awaited as events, time is moved only once the timer sleeps.

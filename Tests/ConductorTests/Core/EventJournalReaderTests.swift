@@ -1,7 +1,13 @@
 import ConductorTestKit
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// A journal's parked readers, kept in a `WaiterSet` and parked through `Lock.suspend`: an
 /// append lets them go, and a reader cancelled while parked is taken out, so it is no longer

@@ -1,6 +1,12 @@
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// The one retry schedule: exponential, capped, with a replayable jitter in [0.5, 1).
 @Suite struct RetryScheduleTests {

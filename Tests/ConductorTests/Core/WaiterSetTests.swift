@@ -1,7 +1,13 @@
 import ConductorTestKit
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// `WaiterSet` and `Lock.suspend`: a waiter registers under the lock unless its task is
 /// already cancelled, is resumed once by a transition or by its cancellation, never both, and

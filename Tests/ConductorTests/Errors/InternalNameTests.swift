@@ -140,7 +140,7 @@ import Testing
         let launchReport = await launcher.report()
         for await event in launcher.events { strings.append("\(event)") }
 
-        for report in [scheduleReport, launchReport] {
+        for report in [scheduleReport, launchReport.run] {
             GraphEventLogger(logger).log(report)
             strings.append("\(report.outcome)")
             strings += report.criticalPath + report.milestones.map(\.name)

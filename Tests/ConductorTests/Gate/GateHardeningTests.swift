@@ -4,7 +4,13 @@ import HTTPTypes
 import Synchronization
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// The gaps closed after the first version: per-request timeouts, a cancellable `whenIdle`,
 /// priority escalation of coalesced work, misuse after shutdown, and regressions.

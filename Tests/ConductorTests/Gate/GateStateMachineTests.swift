@@ -1,6 +1,12 @@
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// The gate's request table and slots, without any concurrency: callers, waiters and tasks are
 /// strings, time is a number. The credential's own decisions are `GateCredentialMachineTests`'.

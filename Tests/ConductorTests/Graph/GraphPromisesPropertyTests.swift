@@ -2,7 +2,13 @@ import ConductorTestKit
 import Synchronization
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// The two promises beyond "every task ends once", over random graphs with failures,
 /// retries with tiny backoffs, timeouts, removals and a cancel at a random moment, on a

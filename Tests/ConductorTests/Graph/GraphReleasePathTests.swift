@@ -1,6 +1,12 @@
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// A task that succeeds releases its successors through a one-pass path of its own
 /// (`releaseSuccessorsOfSucceeded`), which hands over to the general path at the first

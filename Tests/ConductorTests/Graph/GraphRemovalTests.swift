@@ -1,6 +1,12 @@
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// Removing a task with retries whose body runs on one of the run's workers (no timeout): the
 /// body cannot be stopped, but no attempt follows it. The state machine alone, so the removal

@@ -1,7 +1,13 @@
 import ConductorTestKit
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// Three promises the run once broke, found by `GraphPromiseProbeTests` and
 /// `GraphPromiseSimulationTests` (the first two) and by reading the hop the third makes; each

@@ -1,6 +1,12 @@
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// Property tests over random graphs. Each failure names its seed, which
 /// `CONDUCTOR_REPLAY=<seed> swift test --filter RandomGraphTests` replays.

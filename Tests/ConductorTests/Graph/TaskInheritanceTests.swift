@@ -1,7 +1,13 @@
 import ConductorTestKit
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// What a task body inherits must not depend on which worker happens to run it: a parallel
 /// worker, an inline one, a worker going straight on with the next ready task, the detached

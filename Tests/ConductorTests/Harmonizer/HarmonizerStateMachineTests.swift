@@ -1,6 +1,12 @@
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// The counter and the state machine on their own: no tasks, no locks, no clocks.
 /// (`#expect` cannot capture a noncopyable value or call a mutating method, hence the locals.)

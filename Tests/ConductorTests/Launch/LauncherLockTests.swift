@@ -1,7 +1,13 @@
 import ConductorTestKit
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// User code a launcher runs — a task's properties, its clock's `now` — runs outside the
 /// launcher's lock: under it, code that is slow, takes a lock of its own or calls back into

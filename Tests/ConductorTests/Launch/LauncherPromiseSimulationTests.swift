@@ -105,7 +105,7 @@ struct LauncherPromiseSimulationTests {
         }
         let report = await launcher.report()
         return Ending(
-            report: report, events: await launcher.events.collected(), removals: removals, names: names,
+            report: report.run, events: await launcher.events.collected(), removals: removals, names: names,
             cancelledBeforeStart: cancelledBeforeStart)
     }
 

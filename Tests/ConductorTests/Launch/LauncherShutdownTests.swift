@@ -1,7 +1,13 @@
 import ConductorTestKit
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// `Launcher.shutdown()`: undos in the reverse of the order tasks completed, each with its own
 /// deadline, failures reported, only what succeeded, exactly once.

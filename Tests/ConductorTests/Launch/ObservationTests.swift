@@ -3,7 +3,13 @@ import Dispatch
 import Logging
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// An observer's delivery task lives as long as there is something to deliver: it ends with
 /// the run or launch, when its handle is cancelled, or when a launcher that never started is

@@ -5,7 +5,13 @@ import Instrumentation
 import Testing
 import Tracing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// Each test has its own `InMemoryTracer`, handed to the run through ``Telemetry``, so tests
 /// running in parallel never see each other's spans.

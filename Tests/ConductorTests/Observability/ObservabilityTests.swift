@@ -3,7 +3,13 @@ import Foundation
 import Logging
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 @Suite struct ObservabilityTests {
     /// A launch on a manual clock: `channel` takes 1 s, `config` (after it) 2 s, `version`
@@ -20,7 +26,7 @@ import Testing
         clock.advance(by: .seconds(1))
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
-        return await launcher.report()
+        return await launcher.report().run
     }
 
     @Test func chromeTraceIsValidJSONWithOneCompleteEventPerTask() async throws {

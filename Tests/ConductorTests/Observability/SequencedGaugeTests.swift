@@ -1,7 +1,13 @@
 import CoreMetrics
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// The gauge behind `conductor_gate_queue_depth`: values are offered after the gate's lock is
 /// released, so in any order, and the last one the backend sees must be the newest.

@@ -2,7 +2,13 @@ import ConductorTestKit
 import Foundation
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// Saved reports: what one version of Conductor writes, the next reads.
 @Suite struct RunReportCodingTests {
@@ -34,8 +40,12 @@ import Testing
             criticalPath: ["a", "b"])
     }
 
-    private func roundTrip(_ report: RunReport) throws -> RunReport {
-        try JSONDecoder().decode(RunReport.self, from: JSONEncoder().encode(report))
+    private func roundTrip<Report: Codable>(_ report: Report) throws -> Report {
+        try JSONDecoder().decode(Report.self, from: JSONEncoder().encode(report))
+    }
+
+    private func expectSame(_ read: LaunchReport, _ written: LaunchReport) {
+        expectSame(read.run, written.run)
     }
 
     /// Every field, compared through what `Equatable` can see: the outcome's kind and the
@@ -184,7 +194,7 @@ import Testing
         let launcher = Launcher("coldStart")
         try launcher.add(ClosureStartupTask("config", run: {}))
         try await launcher.run()
-        let launch = await launcher.report()
+        let launch = await launcher.report().run
         var graph = TaskGraph()
         graph.add("a") { _ in }
         let first = try await graph.run()

@@ -2,7 +2,13 @@ import ConductorTestKit
 import HTTPTypes
 import Testing
 
-@testable import Conductor
+@testable import ConductorAssembly
+@testable import ConductorCore
+@testable import ConductorGate
+@testable import ConductorGraph
+@testable import ConductorHarmonizer
+@testable import ConductorLaunch
+@testable import ConductorReports
 
 /// Every primitive lets go of everything it made once it has ended and its user has dropped
 /// it: the object, its event journal, its deadline timer (and the timer's task), and the

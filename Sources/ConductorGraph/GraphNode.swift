@@ -1,0 +1,235 @@
+/// What a node of a graph is: a task to run, or a marker (milestone or stage boundary)
+/// that is reached as soon as everything before it has ended.
+///
+/// 56 bytes: a graph (and each run's event log) holds one per node, so what only markers or
+/// schedule steps have (a marker's names, a step's stage) is boxed rather than stored inline.
+package struct NodeDefinition: Sendable {
+    package enum Kind: Sendable {
+        case task(TaskSpec)
+        case marker(milestone: String?, startsStage: String?)
+    }
+
+    /// `Kind` as stored: one reference either way.
+    private enum Payload: Sendable {
+        case task(TaskSpec)
+        case marker(Marker)
+    }
+
+    private final class Marker: Sendable {
+        let milestone: String?
+        let startsStage: String?
+
+        init(milestone: String?, startsStage: String?) {
+            self.milestone = milestone
+            self.startsStage = startsStage
+        }
+    }
+
+    /// A schedule step's or stage marker's stage.
+    private final class Placement: Sendable {
+        let stage: String?
+        let stageIndex: Int?
+
+        init(stage: String?, stageIndex: Int?) {
+            self.stage = stage
+            self.stageIndex = stageIndex
+        }
+    }
+
+    package var id: String
+    /// Dependencies whose success this node needs.
+    var requires: [String]
+    /// Dependencies that must merely have ended (stage order, milestones).
+    var after: [String]
+    private let payload: Payload
+    private let placement: Placement?
+    /// Markers of a schedule have internal ids that never appear in reports or errors.
+    var isHidden: Bool
+
+    package init(
+        id: String, requires: [String], after: [String], kind: Kind, stage: String?, isHidden: Bool,
+        stageIndex: Int? = nil
+    ) {
+        self.id = id
+        self.requires = requires
+        self.after = after
+        switch kind {
+        case .task(let spec): payload = .task(spec)
+        case .marker(let milestone, let startsStage):
+            payload = .marker(Marker(milestone: milestone, startsStage: startsStage))
+        }
+        placement = stage == nil && stageIndex == nil ? nil : Placement(stage: stage, stageIndex: stageIndex)
+        self.isHidden = isHidden
+    }
+
+    var kind: Kind {
+        switch payload {
+        case .task(let spec): .task(spec)
+        case .marker(let marker): .marker(milestone: marker.milestone, startsStage: marker.startsStage)
+        }
+    }
+
+    /// The task's settings; nil for a marker.
+    var spec: TaskSpec? {
+        if case .task(let spec) = payload { return spec }
+        return nil
+    }
+
+    /// The task's settings, unretained; nil for a marker. For a caller that holds the
+    /// definition for as long as it uses the spec: building a run reads every node's settings,
+    /// and a retain and release per node cost more than the reading.
+    var unretainedSpec: Unmanaged<TaskSpec>? {
+        if case .task(let spec) = payload { return Unmanaged.passUnretained(spec) }
+        return nil
+    }
+
+    var stage: String? { placement?.stage }
+
+    /// The position of a schedule's stage, so validation can tell a dependency on a later
+    /// stage (which the stage barriers would turn into a cycle) from one on an earlier stage.
+    var stageIndex: Int? { placement?.stageIndex }
+
+    var isTask: Bool {
+        if case .task = payload { return true }
+        return false
+    }
+}
+
+/// How to run one task. A class, so the many places that hand a task around (the graph, its
+/// runs, each assignment to a worker) share one copy instead of copying every field through
+/// generic value witnesses.
+package final class TaskSpec: Sendable {
+    package enum Operation: Sendable {
+        case global(@Sendable (TaskContext) async throws -> any Sendable)
+        /// The user's own closure, unwrapped: most tasks return nothing, and a worker calls
+        /// this one without the generic wrapper's async frame and its boxed `Void` result.
+        case globalVoid(@Sendable (TaskContext) async throws -> Void)
+        case mainActor(@MainActor @Sendable (TaskContext) async throws -> any Sendable)
+    }
+
+    /// A timeout or a retry policy, which most tasks do not have: boxed, so a task without
+    /// them costs 64 bytes rather than 128.
+    private final class Rare: Sendable {
+        let timeout: Duration?
+        let retry: RetryPolicy
+
+        init(timeout: Duration?, retry: RetryPolicy) {
+            self.timeout = timeout
+            self.retry = retry
+        }
+    }
+
+    let operation: Operation
+    /// `priority.rawValue`, read once: `TaskPriority` is resilient outside Apple platforms,
+    /// so comparing or copying one on the hot path goes through the runtime.
+    let priorityRank: UInt8
+    private let rare: Rare?
+    var timeout: Duration? { rare?.timeout }
+    var retry: RetryPolicy { rare?.retry ?? .never }
+    let failure: FailurePolicy
+    let whenDependencyFails: DependencyFailureBehavior
+    /// Run the operation in a task of its own, so a timeout or a removal can abandon it at
+    /// once instead of waiting for it to notice cancellation.
+    let runsDetached: Bool
+    /// No timeout, no retry, not on the main actor: a worker calls the body directly.
+    let isPlain: Bool
+    /// The operation returns `Void`: nothing to keep for dependents, so a run does not
+    /// store it (``TaskContext/value(of:)`` still reads `()`).
+    let returnsVoid: Bool
+    /// Which case `operation` is, as a trivial value: a worker switches on it and calls the
+    /// body through ``callVoid(_:)`` or ``call(_:)``, so the closure is used where this spec
+    /// holds it instead of being copied out (a retain and a release a task).
+    enum OperationKind { case global, globalVoid, mainActor }
+    let operationKind: OperationKind
+    /// Last: a resilient type's size is known only at run time, so every stored property
+    /// after it would be found through an offset read from the class's metadata.
+    let priority: TaskPriority
+
+    package init(
+        operation: Operation,
+        priority: TaskPriority,
+        timeout: Duration?,
+        retry: RetryPolicy,
+        failure: FailurePolicy,
+        whenDependencyFails: DependencyFailureBehavior,
+        runsDetached: Bool? = nil,
+        returnsVoid: Bool = false
+    ) {
+        self.returnsVoid = returnsVoid
+        self.operation = operation
+        operationKind =
+            switch operation {
+            case .global: .global
+            case .globalVoid: .globalVoid
+            case .mainActor: .mainActor
+            }
+        self.priority = priority
+        self.priorityRank = priority.rawValue
+        self.rare = timeout == nil && retry == .never ? nil : Rare(timeout: timeout, retry: retry)
+        self.failure = failure
+        self.whenDependencyFails = whenDependencyFails
+        self.runsDetached = runsDetached ?? (timeout != nil)
+        if !operation.isMainActor, !self.runsDetached, retry.maxAttempts <= 1 {
+            isPlain = true
+        } else {
+            isPlain = false
+        }
+    }
+
+    /// The first negative duration, named as the API spells it; validation rejects it,
+    /// where it would otherwise fail the task at run time. A zero timeout is allowed (the
+    /// attempt times out at once, like a harmonizer's).
+    var negativeDuration: (parameter: String, value: Duration)? {
+        if let timeout, timeout < .zero { return ("timeout", timeout) }
+        return retry.negativeBackoff
+    }
+
+    /// What validation reports about the task's own settings, naming it: a negative duration
+    /// first, then a retry policy of fewer than 1 attempt or a multiplier below 1. Nothing is
+    /// clamped: a count of zero would end the task without running it, which is never what
+    /// was meant.
+    func invalidSetting(of task: String) -> GraphError? {
+        if let (parameter, value) = negativeDuration { return .negativeDuration(parameter, value, task: task) }
+        return retry.invalidCount(task: task)
+    }
+
+    /// Whether ``invalidSetting(of:)`` has something to report, without building the error.
+    var hasInvalidSetting: Bool { negativeDuration != nil || retry.hasInvalidCount }
+
+    var placement: String {
+        operation.isMainActor ? "main actor" : "global"
+    }
+
+    /// Calls a `globalVoid` operation (``operationKind``) with `context`.
+    func callVoid(_ context: TaskContext) async throws {
+        guard case .globalVoid(let body) = operation else { preconditionFailure("not a Void operation") }
+        try await body(context)
+    }
+
+    /// Calls a `global` or `mainActor` operation with `context`.
+    func call(_ context: TaskContext) async throws -> any Sendable {
+        switch operation {
+        case .global(let body): try await body(context)
+        case .mainActor(let body): try await Self.callOnMainActor(body, context)
+        case .globalVoid(let body): try await body(context)
+        }
+    }
+
+    /// A main-actor body, called once the hop to the main actor is made: the hop can take
+    /// long — the main actor may be busy, even with the very code that stops the run — so a
+    /// run that stopped meanwhile does not see the body begin (it ends cancelled).
+    @MainActor
+    private static func callOnMainActor(
+        _ body: @MainActor @Sendable (TaskContext) async throws -> any Sendable, _ context: TaskContext
+    ) async throws -> any Sendable {
+        guard context.storage.isRunning else { throw CancellationError() }
+        return try await body(context)
+    }
+}
+
+extension TaskSpec.Operation {
+    var isMainActor: Bool {
+        if case .mainActor = self { return true }
+        return false
+    }
+}

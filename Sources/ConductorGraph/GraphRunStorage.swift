@@ -1,0 +1,647 @@
+import Instrumentation
+import Synchronization
+import Tracing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Applies the state machine's transitions under one lock and runs the work they call for.
+///
+/// One driver task owns a discarding task group and starts workers; a worker runs a task,
+/// records its end, and goes straight on with the next ready task, so a chain of tasks costs
+/// one lock per task and no task creation. Workers start inline on the driver's thread and
+/// hand control back the moment their task suspends, which keeps waiting work parallel
+/// without paying a thread hop for work that never waits; a helper on a thread of its own
+/// starts only once bodies run long enough to pay for sharing tasks between cores.
+package final class GraphRunStorage: Sendable {
+    /// The state machine and, inside it, the run's journal: one lock, never held while
+    /// another is taken.
+    private let state: Lock<GraphStateMachine>
+    package let clock: ClockSource
+    /// Every timed attempt's timeout, on one timer task for the run.
+    private let timer: DeadlineTimer
+    package let reportCell = OnceCell<RunReport>()
+    /// The task that drives the run: `cancel()` cancels it, which cancels every worker at
+    /// once, so a body that checks for cancellation after `cancel()` returned sees it.
+    private let driver = Lock<Task<Void, Never>?>(nil)
+    /// Spans and metrics, or `nil` when the run's ``Telemetry`` records nothing.
+    let instruments: RunInstruments?
+    /// Whether each attempt gets a span: decided once, so a plain task without tracing takes
+    /// the fast path after one load and one test.
+    private let tracesAttempts: Bool
+    /// What the report says ran: made when the run is, which is when it starts.
+    private let identity: RunIdentity
+
+    convenience init(
+        definitions: [NodeDefinition],
+        compiled: CompiledGraph? = nil,
+        concurrencyLimit: Int?,
+        clock: ClockSource,
+        instruments: RunInstruments? = nil
+    ) {
+        self.init(concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments, name: nil)
+        var effects = GraphStateMachine.Effects()
+        transition { machine in machine.insert(definitions, compiled: compiled, now: 0, effects: &effects) }
+        apply(effects)
+    }
+
+    /// A run with no nodes yet: a launcher makes one when its launch starts (its readers, who
+    /// may have come earlier, wait in its ``GraphEventLog`` until then) and adds the first
+    /// nodes with ``addLeavingWakeups(_:now:)``. Until something is added, the run neither
+    /// starts nor finishes.
+    package init(concurrencyLimit: Int?, clock: ClockSource, instruments: RunInstruments? = nil, name: String?) {
+        self.identity = RunIdentity(name: name)
+        self.clock = clock
+        self.instruments = instruments
+        self.tracesAttempts = instruments?.tracer != nil
+        self.timer = DeadlineTimer(clock: clock.purpose(.taskTimeout))
+        self.state = Lock(
+            GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers))
+    }
+
+    /// Workers started on threads of their own: one per core but the driver's.
+    private static let parallelWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
+
+    // MARK: - Transitions
+
+    /// Readers parked on the journal, to resume once the lock is released.
+    typealias Readers = [WaiterSet<Void>.Waiter]
+
+    /// Runs `body` under the lock; readers parked on the journal are woken after the lock is
+    /// released if it recorded something. The events are in the journal when the lock is
+    /// released, so a caller that reads it afterwards sees all that happened before.
+    @discardableResult
+    private func transition<Value, Failure: Error>(
+        _ body: (inout GraphStateMachine) throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        let (value, readers) = try transitionLeavingReaders(body)
+        Self.wake(readers)
+        return value
+    }
+
+    private func transitionLeavingReaders<Value, Failure: Error>(
+        _ body: (inout GraphStateMachine) throws(Failure) -> Value
+    ) throws(Failure) -> (Value, Readers?) {
+        try state.withLock {
+            (machine) throws(Failure) in
+            let endIndex = machine.journal.endIndex
+            let value = try body(&machine)
+            return (value, machine.journal.takeReaders(ifGrownFrom: endIndex))
+        }
+    }
+
+    @inline(__always)
+    private static func wake(_ readers: Readers?) {
+        guard let readers else { return }
+        for reader in readers { reader.resume(returning: ()) }
+    }
+
+    /// Inlined, so the common case (nothing to do) costs one test where it is called.
+    @inline(__always)
+    private func apply(_ effects: GraphStateMachine.Effects) {
+        guard !effects.isEmpty else { return }
+        perform(effects)
+    }
+
+    @inline(never)
+    private func perform(_ effects: GraphStateMachine.Effects) {
+        effects.resumeDriver?.resume()
+        for body in effects.cancelBodies { body.cancel() }
+        for waiter in effects.resumeWaiters { waiter.resume(returning: ()) }
+        if let instruments {
+            for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
+        }
+    }
+
+    // MARK: - Driving
+
+    /// Starts the task that drives the run to its end. With a tracer, the run's span starts
+    /// here, a child of the caller's `ServiceContext`, and the driver (so every worker, and
+    /// every body) runs with the span's context as its `ServiceContext.current`.
+    @discardableResult
+    package func startDriving() -> Task<Void, Never> {
+        // A cancel before this point has stopped the state machine already; the driver
+        // sees that when it starts.
+        let task: Task<Void, Never>
+        if let context = instruments?.startRun() {
+            // `Task {}` copies the task-local values bound here.
+            task = ServiceContext.$current.withValue(context) {
+                Task(executorPreference: TaskPlacement.executor) { await self.drive() }
+            }
+        } else {
+            task = Task(executorPreference: TaskPlacement.executor) { await self.drive() }
+        }
+        driver.withLock { $0 = task }
+        return task
+    }
+
+    /// Runs the graph to its end in the calling task; cancelling that task cancels the run.
+    private func drive() async {
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                while true {
+                    let now = clock.nanoseconds
+                    let action = transition { machine in machine.nextForDriver(now: now) }
+                    switch action {
+                    case .spawn(let assignment, let inline):
+                        // `addImmediateTask` needs the OS 26 concurrency runtime (the 6.2 tools
+                        // version only guarantees it compiles). Before that an inline worker
+                        // becomes an ordinary child task: same result, one thread hop more.
+                        // A child task inherits the run's task-local values; its priority is the
+                        // task's own, so a body runs at the priority it was added with.
+                        let priority = assignment.spec.priority
+                        if inline, #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+                            group.addImmediateTask(priority: priority) { await self.work(assignment, helper: false) }
+                        } else {
+                            group.addTask(priority: priority) { await self.work(assignment, helper: !inline) }
+                        }
+                    case .cancelAll:
+                        group.cancelAll()
+                    case .wait:
+                        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                            if !state.withLock({ $0.park(continuation) }) { continuation.resume() }
+                        }
+                    case .finish:
+                        // Every node has ended; a worker still sleeping out the backoff of a
+                        // task removed meanwhile has nothing left to do.
+                        group.cancelAll()
+                        return
+                    }
+                }
+            }
+        } onCancel: {
+            cancel()
+        }
+        let report = makeReport()
+        // Spans end and metrics are recorded before the report can be read, so whoever
+        // awaited the report sees them.
+        instruments?.finish(report)
+        reportCell.resolve(report)
+    }
+
+    /// Runs `first`, then each next ready task the state machine hands back. A worker was
+    /// created at its first task's priority; a next task of another priority runs in a child
+    /// task created at that priority, so what a body sees never depends on which worker ran it.
+    ///
+    /// `helper` says whether this worker was started on a thread of its own (see
+    /// ``GraphStateMachine/nextForDriver(now:)``).
+    private func work(_ first: GraphStateMachine.Assignment, helper: Bool) async {
+        // A helper starts on a thread of its own, after a hop: a stop that came meanwhile must
+        // not see the body of the task it was handed begin.
+        if helper, !isRunning {
+            _ = endUnstarted(first, helper: helper)
+            return
+        }
+        let workerPriority = first.spec.priorityRank
+        var assignment = first
+        // One context for the worker's plain tasks, its node set per task: it holds the
+        // storage for the whole chain, so a task neither retains nor releases it.
+        var context = TaskContext(node: first.node, attempt: 1, storage: self)
+        while true {
+            let next: GraphStateMachine.Assignment?
+            if assignment.spec.priorityRank == workerPriority {
+                // The common case in this frame, not in `runToEnd`'s: each async frame
+                // costs an allocation and an executor check on entry and on return.
+                if assignment.spec.isPlain, !tracesAttempts {
+                    context.node = assignment.node
+                    // The report's times are the body's own: read just before it is called and
+                    // just after it returns, outside the lock, so neither a wait for the lock
+                    // nor the hop to this worker counts as the task's run time.
+                    let startedAt = clock.nanoseconds
+                    do {
+                        switch assignment.spec.operationKind {
+                        case .globalVoid:
+                            try await assignment.spec.callVoid(context)
+                            let endedAt = clock.nanoseconds
+                            next = end(
+                                assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
+                                outcome: .succeeded)
+                        case .global:
+                            let result = try await assignment.spec.call(context)
+                            let endedAt = clock.nanoseconds
+                            next = end(
+                                assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
+                                returning: result)
+                        // Never plain (`TaskSpec.isPlain`); called here, it would still be right.
+                        case .mainActor:
+                            let result = try await assignment.spec.call(context)
+                            let endedAt = clock.nanoseconds
+                            next = end(
+                                assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
+                                returning: result)
+                        }
+                    } catch {
+                        let endedAt = clock.nanoseconds
+                        next = end(
+                            assignment.node, startedAt: startedAt, endedAt: endedAt, helper: helper,
+                            outcome: Self.outcome(of: error))
+                    }
+                } else {
+                    next = await runToEnd(assignment, helper: helper)
+                }
+            } else {
+                next = await runInChild(assignment, helper: helper)
+            }
+            guard let next else { return }
+            assignment = next
+        }
+    }
+
+    /// Runs a task of another priority than its worker's in a child task at its own.
+    /// Out of line, so `work` never handles the resilient `TaskPriority` or the group's
+    /// generic result.
+    @inline(never)
+    private func runInChild(_ assignment: GraphStateMachine.Assignment, helper: Bool) async
+        -> GraphStateMachine.Assignment?
+    {
+        await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
+            group.addTask(priority: assignment.spec.priority) {
+                guard self.isRunning else { return self.endUnstarted(assignment, helper: helper) }
+                return await self.runToEnd(assignment, helper: helper)
+            }
+            return await group.next() ?? nil
+        }
+    }
+
+    /// Runs one task, records its end, and returns the next ready task for this worker.
+    private func runToEnd(_ assignment: GraphStateMachine.Assignment, helper: Bool) async
+        -> GraphStateMachine.Assignment?
+    {
+        let ran = await execute(assignment)
+        // A result comes only with success.
+        if let result = ran.result {
+            return end(
+                assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, returning: result)
+        }
+        return end(
+            assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, outcome: ran.outcome)
+    }
+
+    /// Whether the run has not stopped: asked after a hop — to a new task (a helper, a child
+    /// at another priority) or to the main actor — where a stop may have come between the
+    /// hand-over and the body, so the body of a run stopped meanwhile never begins.
+    var isRunning: Bool { state.withLock { $0.isRunning } }
+
+    /// Ends a task handed to this worker whose body never began, because the run stopped
+    /// during the hop to it.
+    private func endUnstarted(_ assignment: GraphStateMachine.Assignment, helper: Bool)
+        -> GraphStateMachine.Assignment?
+    {
+        end(
+            assignment.node, startedAt: GraphStateMachine.Node.never, endedAt: clock.nanoseconds, helper: helper,
+            outcome: .cancelled)
+    }
+
+    /// Records the end of `node` and returns the next ready task for this worker: the hot
+    /// transition, written out rather than through the generic `transition`. Never inlined
+    /// into the async worker: there, every non-trivial value (the effects, the readers) is
+    /// copied and destroyed through its type's metadata, here with plain retains. No result
+    /// travels with it: most tasks return nothing, and an optional existential is copied,
+    /// tested and destroyed through value witnesses (~100 instructions a task).
+    ///
+    /// `startedAt` and `endedAt` were read by the worker around the body (`never` for a body
+    /// that never started); `endedAt` is also the time of everything this transition records.
+    @inline(never)
+    private func end(_ node: Int, startedAt: Int64, endedAt: Int64, helper: Bool, outcome: TaskOutcome)
+        -> GraphStateMachine.Assignment?
+    {
+        var effects = GraphStateMachine.Effects()
+        let (next, readers) = state.withLock { machine in
+            let endIndex = machine.journal.endIndex
+            let next = machine.complete(
+                node, outcome: outcome, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
+            return (next, machine.journal.takeReaders(ifGrownFrom: endIndex))
+        }
+        Self.wake(readers)
+        apply(effects)
+        return next
+    }
+
+    /// Records the success of `node`, keeping its result for dependents, and returns the next
+    /// ready task for this worker.
+    @inline(never)
+    private func end(_ node: Int, startedAt: Int64, endedAt: Int64, helper: Bool, returning result: any Sendable)
+        -> GraphStateMachine.Assignment?
+    {
+        var effects = GraphStateMachine.Effects()
+        let (next, readers) = state.withLock { machine in
+            let endIndex = machine.journal.endIndex
+            machine.keep(result, of: node)
+            let next = machine.complete(
+                node, outcome: .succeeded, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
+            return (next, machine.journal.takeReaders(ifGrownFrom: endIndex))
+        }
+        Self.wake(readers)
+        apply(effects)
+        return next
+    }
+
+    /// How a body that threw ended: cancelled if it threw `CancellationError` or was
+    /// cancelled, failed otherwise.
+    private static func outcome(of error: any Error) -> TaskOutcome {
+        if error is CancellationError || Task.isCancelled { return .cancelled }
+        return .failed(error)
+    }
+
+    // MARK: - Running one task
+
+    /// How a task's attempts ended, and when its body ran: from just before the first attempt's
+    /// body was called to just after the last one's returned (`never` if no body started).
+    private struct Ran {
+        var outcome: TaskOutcome
+        var result: (any Sendable)?
+        var startedAt: Int64
+        var endedAt: Int64
+    }
+
+    /// The time an attempt's body was called and returned, read on the worker.
+    private struct Stamps {
+        var startedAt = GraphStateMachine.Node.never
+        var endedAt: Int64 = 0
+    }
+
+    private func execute(_ assignment: GraphStateMachine.Assignment) async -> Ran {
+        let retry = assignment.spec.retry
+        var attempt = 1
+        var firstStart = GraphStateMachine.Node.never
+        // Abandoned (removed, or the run stopped) before this worker got here: its body never
+        // starts, and no attempt span is made for it.
+        if assignment.spec.runsDetached, !state.withLock({ $0.attemptIsOpen(assignment.node, number: 1) }) {
+            return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
+        }
+        while true {
+            let outcome: TaskOutcome
+            let (result, stamps) = await runAttempt(assignment, attempt: attempt)
+            if firstStart == GraphStateMachine.Node.never { firstStart = stamps.startedAt }
+            func ran(_ outcome: TaskOutcome, _ value: (any Sendable)? = nil) -> Ran {
+                Ran(outcome: outcome, result: value, startedAt: firstStart, endedAt: stamps.endedAt)
+            }
+            switch result {
+            case .success(let value): return ran(.succeeded, value)
+            case .cancelled: return ran(.cancelled)
+            case .failure(let error): outcome = .failed(error)
+            case .timedOut(let duration): outcome = .timedOut(after: duration)
+            }
+            if Task.isCancelled { return ran(.cancelled) }
+            guard attempt < retry.maxAttempts else { return ran(outcome) }
+            let delay = retry.backoff(after: attempt)
+            let error: any Error =
+                switch outcome {
+                case .failed(let error): error
+                default: GraphError.timedOut(id(of: assignment.node), after: assignment.spec.timeout ?? .zero)
+                }
+            let failedAttempt = attempt
+            let now = clock.nanoseconds
+            var effects = GraphStateMachine.Effects()
+            let retries = transition {
+                $0.attemptFailed(
+                    assignment.node, attempt: failedAttempt, error: error, delay: delay, now: now, effects: &effects)
+            }
+            apply(effects)
+            // The run stopped, or the task was removed and has ended.
+            guard retries else { return ran(.cancelled) }
+            do {
+                try await clock.purpose(.retryBackoff).sleep(for: delay)
+            } catch {
+                return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
+            }
+            attempt += 1
+            let nextAttempt = attempt
+            let restart = clock.nanoseconds
+            guard transition({ $0.retryStarting(assignment.node, attempt: nextAttempt, now: restart) }) else {
+                return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: restart)
+            }
+        }
+    }
+
+    /// Runs one attempt; with a tracer, inside a span of its own whose context is the body's
+    /// `ServiceContext.current` (a timed body's task copies it), so the user's spans nest
+    /// under the attempt that made them.
+    private func runAttempt(
+        _ assignment: GraphStateMachine.Assignment, attempt: Int
+    ) async -> (AttemptInTask.Result, Stamps) {
+        guard let tracer = instruments?.tracer else {
+            return await runAttemptBody(assignment, attempt: attempt)
+        }
+        // The span's start and end are the tracer's (user code): they happen outside the
+        // body's stamps, so a slow tracer never shows as the task's run time.
+        let span = RunInstruments.startAttempt(
+            tracer, id: id(of: assignment.node), attempt: attempt, placement: assignment.spec.placement)
+        let (result, stamps) = await ServiceContext.$current.withValue(span.context) {
+            await runAttemptBody(assignment, attempt: attempt)
+        }
+        RunInstruments.end(span, with: result)
+        return (result, stamps)
+    }
+
+    /// Runs the body of one attempt and says when it ran: just before the body is called (for
+    /// a body in a task of its own, just before that task is made) and just after its result
+    /// is in (for such a body, once the worker has the result, the timeout's or abandonment's).
+    private func runAttemptBody(
+        _ assignment: GraphStateMachine.Assignment, attempt: Int
+    ) async -> (AttemptInTask.Result, Stamps) {
+        let context = TaskContext(node: assignment.node, attempt: attempt, storage: self)
+        // Held strongly here: the body's task below may outlive the worker.
+        let spec: TaskSpec = assignment.spec
+        var stamps = Stamps()
+        guard assignment.spec.runsDetached else {
+            let result: AttemptInTask.Result
+            stamps.startedAt = clock.nanoseconds
+            do {
+                let value = try await spec.call(context)
+                stamps.endedAt = clock.nanoseconds
+                result = .success(value)
+            } catch is CancellationError {
+                stamps.endedAt = clock.nanoseconds
+                result = .cancelled
+            } catch {
+                stamps.endedAt = clock.nanoseconds
+                result = Task.isCancelled ? .cancelled : .failure(error)
+            }
+            return (result, stamps)
+        }
+        // A task of its own, raced against the timeout and against abandonment: whichever
+        // settles the attempt first (under the run's lock) wins, and the worker moves on
+        // without waiting for a body that ignores cancellation. Abandoned before this point,
+        // the body never starts. Its task copies the worker's task-local values and runs at
+        // the task's priority.
+        let node = assignment.node
+        let startedAt = clock.nanoseconds
+        if case .settled(let result) = state.withLock({ $0.claimAttempt(node, number: attempt) }) {
+            stamps.endedAt = clock.nanoseconds
+            return (result, stamps)
+        }
+        stamps.startedAt = startedAt
+        // `Task {}` (never `Task.detached`) copies the worker's task-local values.
+        let body = Task(executorPreference: TaskPlacement.executor, priority: assignment.spec.priority) {
+            // Settled before this task got a thread (timed out, or abandoned): the attempt
+            // is over, so its body does not start late.
+            guard self.state.withLock({ $0.attemptIsOpen(node, number: attempt) }) else { return }
+            let result: AttemptInTask.Result
+            do {
+                result = .success(try await spec.call(context))
+            } catch is CancellationError {
+                result = .cancelled
+            } catch {
+                result = .failure(error)
+            }
+            self.settle(attempt, of: node, with: result)
+        }
+        // Abandoned or timed out between the claim and now: the body may start, but cancelled.
+        if !state.withLock({ $0.attachAttemptBody(body, of: node, number: attempt) }) { body.cancel() }
+        var deadline: DeadlineTimer.Token?
+        if let timeout = assignment.spec.timeout {
+            deadline = timer.schedule(after: timeout) { self.settle(attempt, of: node, with: .timedOut(timeout)) }
+        }
+        // Not cancellable: whatever cancels this worker (the run's stop) settles the attempt
+        // first, under the same lock, and that resumes this wait.
+        await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
+            machine.awaitAttempt(node, number: attempt, waiter)
+        }
+        // Read under the lock, not handed over by the resumption (see `AwaitableSettlement`).
+        let result = state.withLock { $0.attemptResult(node, number: attempt) }
+        stamps.endedAt = clock.nanoseconds
+        // A body left behind by its timeout does not run on unheeded.
+        body.cancel()
+        if let deadline { timer.cancel(deadline) }
+        return (result, stamps)
+    }
+
+    /// Settles attempt `number` of `node` with its body's result or its timeout, unless
+    /// something settled it first, and resumes the worker waiting for it.
+    private func settle(_ number: Int, of node: Int, with result: AttemptInTask.Result) {
+        let worker = state.withLock { $0.settleAttempt(node, number: number, with: result) }
+        worker?.resume(returning: ())
+    }
+
+    // MARK: - Outside requests
+
+    package func cancel() {
+        let now = clock.nanoseconds
+        var effects = GraphStateMachine.Effects()
+        transition { $0.cancel(now: now, effects: &effects) }
+        apply(effects)
+        driver.withLock { $0 }?.cancel()
+    }
+
+    func add(_ definitions: [NodeDefinition]) throws(GraphError) {
+        try addLeavingWakeups(definitions, now: clock.now).perform()
+    }
+
+    /// What an addition leaves to do (wake readers, the driver, milestone waiters) once the
+    /// caller has released a lock of its own.
+    package struct PendingWakeups: Sendable {
+        fileprivate let storage: GraphRunStorage
+        fileprivate let readers: Readers?
+        fileprivate let effects: GraphStateMachine.Effects
+
+        package func perform() {
+            GraphRunStorage.wake(readers)
+            storage.apply(effects)
+        }
+    }
+
+    /// Adds definitions but leaves the wakeups to the caller, so a caller that must order its
+    /// additions under a lock of its own (a launcher chaining tasks in the order added) never
+    /// resumes anything while holding it. `now` is read from ``clock`` by the caller before it
+    /// takes that lock: a user's clock is user code.
+    package func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingWakeups {
+        // Everything that needs only the definitions is checked before the lock is taken;
+        // under it, only the lookups in the nodes the run already has.
+        let checked = try GraphValidation.check(definitions)
+        var effects = GraphStateMachine.Effects()
+        let (_, readers) = try transitionLeavingReaders { (machine) throws(GraphError) in
+            guard machine.isRunning else {
+                throw .runFinished(adding: definitions.first?.id ?? "")
+            }
+            try checked.check(against: machine.indexByID)
+            machine.insert(definitions, now: now.nanoseconds, effects: &effects)
+        }
+        return PendingWakeups(storage: self, readers: readers, effects: effects)
+    }
+
+    package func remove(_ id: String) throws(GraphError) -> TaskRemoval {
+        let now = clock.nanoseconds
+        var effects = GraphStateMachine.Effects()
+        let removal = transition { $0.remove(id, now: now, effects: &effects) }
+        apply(effects)
+        guard let removal else { throw .unknownTask(id) }
+        return removal
+    }
+
+    func id(of node: Int) -> String {
+        state.withLock { $0.id(of: node) }
+    }
+
+    func result(of id: String) -> (any Sendable)? {
+        state.withLock { $0.result(of: id) }
+    }
+
+    /// How the run ended, once it has.
+    package var outcome: RunOutcome? { state.withLock { $0.outcome } }
+
+    /// How waiting for a milestone ended.
+    package enum MilestoneWait {
+        /// The run has no milestone of that name.
+        case unknown
+        /// The waiting task was cancelled first.
+        case cancelled
+        /// Reached at a time, or missed.
+        case ended(Result<Duration, GraphError>)
+    }
+
+    /// The outcome of milestone `name` if it is decided; `.unknown` for a name the run does
+    /// not have, `nil` while it is neither reached nor missed.
+    package func milestoneOutcome(_ name: String) -> MilestoneWait? {
+        switch state.withLock({ $0.milestoneOutcome(name) }) {
+        case nil: .unknown
+        case .some(nil): nil
+        case .some(.some(let outcome)): .ended(outcome)
+        }
+    }
+
+    /// Waits until milestone `name` is reached or missed; the run's own state machine decides
+    /// it, under the run's lock.
+    package func waitForMilestone(_ name: String) async -> MilestoneWait {
+        if let decided = milestoneOutcome(name) { return decided }
+        await state.suspend(
+            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in machine.awaitMilestone(name, waiter)
+            },
+            cancelledNow: { _ in ((), ()) },
+            cancelled: { @Sendable machine, id in
+                guard let waiter = machine.removeMilestoneWaiter(name, id: id) else { return nil }
+                return { waiter.resume(returning: ()) }
+            })
+        // Decided, or cancelled (still undecided unless the outcome came first).
+        return milestoneOutcome(name) ?? .cancelled
+    }
+
+    // MARK: - Report
+
+    private func makeReport() -> RunReport {
+        var report = state.withLock { $0.makeReport() }
+        report.identity = identity
+        return report
+    }
+}
+
+extension GraphRunStorage: EventBatchSource {
+    /// The run's events from `index` on, waiting until there is at least one: the records
+    /// are read under the run's lock, and turned into events after it is released.
+    package func batch(
+        from index: inout Int, limit: Int, isolation: isolated (any Actor)?
+    ) async -> [GraphEvent] {
+        let records = await state.batch(from: &index, limit: limit, journal: \.journal)
+        guard !records.isEmpty else { return [] }
+        let (definitions, rare) = state.withLock { ($0.definitions, $0.rareEvents) }
+        return GraphEventRecord.materialize(records, definitions: definitions, rare: rare)
+    }
+
+    var events: EventSequence<GraphEvent> { EventSequence(source: self, startIndex: 0) }
+
+    /// How many events the run has recorded so far.
+    var recordedEventCount: Int { state.withLock { $0.journal.endIndex } }
+}
