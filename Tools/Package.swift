@@ -17,19 +17,19 @@ let package = Package(
         // What the tool does, as functions the tests can call: comparing and rendering reports.
         .target(
             name: "ConductorReportKit",
-            dependencies: [.product(name: "Conductor", package: "Conductor")]
+            dependencies: [.product(name: "ConductorReports", package: "Conductor")]
         ),
         .executableTarget(
             name: "conductor-report",
             dependencies: [
                 "ConductorReportKit",
-                .product(name: "Conductor", package: "Conductor"),
+                .product(name: "ConductorReports", package: "Conductor"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "ConductorReportKitTests",
-            dependencies: ["ConductorReportKit", .product(name: "Conductor", package: "Conductor")],
+            dependencies: ["ConductorReportKit", .product(name: "ConductorReports", package: "Conductor")],
             exclude: ["Fixtures"]
         ),
     ]

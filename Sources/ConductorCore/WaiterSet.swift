@@ -30,8 +30,8 @@ package struct WaiterSet<Output: Sendable>: Sendable {
         /// (``Lock/suspend(_:cancelledNow:perform:cancelled:)`` and its owners), and debug
         /// builds check it. `CheckedContinuation` is a resilient type of the standard library,
         /// so each copy of a waiter that holds one goes through its value witnesses and looks
-        /// its generic metadata up at run time (about 3,000 instructions per gate request that
-        /// parks); `UnsafeContinuation` is frozen and copied as a pointer.
+        /// its generic metadata up at run time, a call into the runtime where a pointer copy
+        /// would do; `UnsafeContinuation` is frozen and copied as a pointer.
         package typealias Continuation = UnsafeContinuation<Output, Never>
     #endif
 

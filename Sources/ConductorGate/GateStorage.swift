@@ -19,7 +19,7 @@ import Synchronization
 ///
 /// Not generic: the credential is an ``ErasedCredential``, so the storage and its state
 /// machines are compiled for concrete types and a request looks up no generic metadata at run
-/// time (a generic storage spent a third of a request's instructions there).
+/// time (a generic storage looks it up throughout a request, a large share of its cost).
 final class GateStorage: Sendable {
     /// What the gate's machine keeps for the storage to resume or cancel.
     enum Handles: GateHandles {

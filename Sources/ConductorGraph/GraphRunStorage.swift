@@ -300,7 +300,7 @@ package final class GraphRunStorage: Sendable {
     /// into the async worker: there, every non-trivial value (the effects, the readers) is
     /// copied and destroyed through its type's metadata, here with plain retains. No result
     /// travels with it: most tasks return nothing, and an optional existential is copied,
-    /// tested and destroyed through value witnesses (~100 instructions a task).
+    /// tested and destroyed through value witnesses, even when it is `nil`.
     ///
     /// `startedAt` and `endedAt` were read by the worker around the body (`never` for a body
     /// that never started); `endedAt` is also the time of everything this transition records.
@@ -548,7 +548,8 @@ package final class GraphRunStorage: Sendable {
     /// additions under a lock of its own (a launcher chaining tasks in the order added) never
     /// resumes anything while holding it. `now` is read from ``clock`` by the caller before it
     /// takes that lock: a user's clock is user code.
-    package func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingWakeups {
+    package func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingWakeups
+    {
         // Everything that needs only the definitions is checked before the lock is taken;
         // under it, only the lookups in the nodes the run already has.
         let checked = try GraphValidation.check(definitions)

@@ -94,7 +94,7 @@ struct GraphStateMachine {
     /// retains and without value witnesses (it copied the old one, which held the id and the
     /// detached attempt, through its type's metadata twice per task). The first attempt of
     /// a task whose body runs in a task of its own is registered before the worker sees the
-    /// assignment; the worker reads it with ``detachedAttempt(of:)``.
+    /// assignment; the worker claims it with ``claimAttempt(_:number:)``.
     struct Assignment {
         var node: Int
         /// Unowned and unchecked, which is safe: the spec is held by the definitions, which
@@ -120,7 +120,7 @@ struct GraphStateMachine {
     ///
     /// Plain flags and optional references: the lists only a milestone or a stop fills are
     /// boxed in `Rare`, so making and dropping the effects of a completion retains and
-    /// releases nothing (two empty arrays cost ~60 instructions a task).
+    /// releases nothing (an array, even an empty one, is retained and released with its holder).
     struct Effects {
         // Unchecked, and safe: a `Rare` is made and filled by one transition, under the run's
         // lock, and only read once that transition has returned it (`PendingWakeups` hands
@@ -874,7 +874,7 @@ struct GraphStateMachine {
     /// ``releaseSuccessors(of:from:now:effects:)`` for a task that succeeded while the run goes
     /// on, a DAG's common case: one pass over its flat successor table that queues each task it
     /// makes ready on the spot, instead of gathering them in a list for
-    /// ``release(_:now:effects:)`` first (~90 instructions a node, callgrind). At the first
+    /// ``release(_:now:effects:)`` first (a list written and read back per node). At the first
     /// successor this would make ready that needs more — a marker, a task a failed dependency
     /// blocks — it hands that successor and the rest to the general path, whose cascade goes
     /// after them, so the events come in the same order either way.
@@ -885,7 +885,7 @@ struct GraphStateMachine {
         let end = Int(firstSuccessorStart[index + 1])
         var position = Int(firstSuccessorStart[index])
         // The edges by subscript, not through a buffer: a buffer of `firstSuccessors` held
-        // while `self` is written is retained and released around the loop (~40 a node).
+        // while `self` is written is retained and released around the loop, once a node.
         nodes.withUnsafeMutableBufferPointer { nodes in
             while position < end {
                 let successor = Int(firstSuccessors[position].node)

@@ -12,7 +12,7 @@ struct ReadyQueue {
 
     /// The tasks of one priority, in the order they became ready: an array and the position
     /// of the first not yet taken. Appending is an array's append, the cheapest there is (a
-    /// ring buffer's cost a DAG's run ~60 instructions a task); the array starts over whenever
+    /// ring buffer does more work on each append and pop); the array starts over whenever
     /// the lane empties, and until then holds 4 bytes for each task it has had — at most one
     /// entry per node of the run, which is queued once.
     struct Lane {
@@ -44,7 +44,7 @@ struct ReadyQueue {
     /// The lane of the highest priority queued so far (it may be empty), kept out of
     /// `lowerLanes`: almost every graph uses one priority, and a lane inside an array is
     /// written through a uniqueness check of the array as well as one of its own — one check
-    /// more for every task queued and every task taken (callgrind).
+    /// more for every task queued and every task taken.
     private var topLane: Lane?
     /// The lanes of lower priorities than `topLane`'s, highest first.
     private var lowerLanes: [Lane] = []

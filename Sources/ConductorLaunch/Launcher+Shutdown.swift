@@ -33,7 +33,7 @@ extension Launcher {
     ///   `ServiceGroup` — whose `maximumCancellationDuration` ends the process if its services
     ///   take longer — is not held up by a hanging undo.
     ///
-    /// The report is also the launch report's ``RunReport/shutdown`` from then on, so
+    /// The report is also the launch report's ``LaunchReport/shutdown`` from then on, so
     /// ``TimelineRenderer`` draws it under the launch.
     ///
     /// - Complexity: O(n²) in the number of succeeded tasks to order them; one timer task

@@ -24,7 +24,7 @@ public struct HTMLTimelineRenderer: Sendable {
 
     public init() {}
 
-    /// The report as a page: ``TimelineChart/init(_:title:)`` drawn by ``render(_:)-(TimelineChart)``.
+    /// The report as a page: ``TimelineChart/init(_:title:)-(RunReport,_)`` drawn by ``render(_:)-(TimelineChart)``.
     public func render(_ report: RunReport, title: String = "Conductor run") -> String {
         render(TimelineChart(report, title: title))
     }

@@ -1,5 +1,5 @@
 /// What ``HTMLTimelineRenderer`` draws: rows of bars in groups, with waits drawn over the bars
-/// and vertical markers. Made from a ``RunReport`` with ``init(_:title:)``, or built by hand
+/// and vertical markers. Made from a ``RunReport`` with ``init(_:title:)-(RunReport,_)`` (a ``LaunchReport`` with ``init(_:title:)-(LaunchReport,_)``), or built by hand
 /// to put several runs, or work that is not a task, on one page.
 ///
 /// ```swift

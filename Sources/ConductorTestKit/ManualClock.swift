@@ -1,5 +1,5 @@
-package import ConductorCore
 import Conductor
+package import ConductorCore
 
 /// A clock that moves only when a test tells it to.
 ///

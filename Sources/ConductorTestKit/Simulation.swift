@@ -69,10 +69,9 @@ public final class Simulation: TaskExecutor, Sendable {
     }
 
     /// The executor's queue and counters, behind a leaf lock. `enqueue` runs wherever a task
-    /// is started, and the library starts some under a lock of its own (a gate gives a flight
-    /// its task before anything can cancel it), as the global executor allows. Conductor's
-    /// `Lock` traps on any nesting in debug builds, so this is a plain `NSLock`, which
-    /// ThreadSanitizer sees, and nothing else is taken or called while it is held.
+    /// is started, and user code may start one under a lock of its own, as the global executor
+    /// allows. Conductor's `Lock` traps on any nesting in debug builds, so this is a plain
+    /// `NSLock`, which ThreadSanitizer sees, and nothing else is taken or called while it is held.
     private final class JobQueue: @unchecked Sendable {
         // `@unchecked` because `state` is only ever read or written inside `withLock`.
         private let lock = NSLock()

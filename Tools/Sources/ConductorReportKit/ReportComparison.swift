@@ -1,4 +1,4 @@
-public import Conductor
+public import ConductorReports
 
 /// Two sets of saved reports compared: the critical path, named milestones and each task's
 /// run time, as medians over each set, so one slow run neither fails nor passes a check alone.

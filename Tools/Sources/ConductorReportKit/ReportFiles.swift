@@ -1,4 +1,4 @@
-public import Conductor
+public import ConductorReports
 import Foundation
 
 /// Reads saved reports from files, and writes what the tool draws of them.
@@ -15,6 +15,16 @@ public enum ReportFiles {
     }
 
     public static func load(_ path: String) throws(ReportToolError) -> RunReport {
+        try load(RunReport.self, from: path)
+    }
+
+    /// A report to draw: a launch's keeps its shutdown, whose undos the timeline shows; a
+    /// graph run's file reads as a launch never shut down.
+    public static func loadLaunch(_ path: String) throws(ReportToolError) -> LaunchReport {
+        try load(LaunchReport.self, from: path)
+    }
+
+    private static func load<Report: Decodable>(_: Report.Type, from path: String) throws(ReportToolError) -> Report {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -22,7 +32,7 @@ public enum ReportFiles {
             throw .unreadableReport(path, "no such file, or it cannot be opened")
         }
         do {
-            return try JSONDecoder().decode(RunReport.self, from: data)
+            return try JSONDecoder().decode(Report.self, from: data)
         } catch let error as ReportFormatError {
             throw .unreadableReport(path, error.message)
         } catch let error as DecodingError {

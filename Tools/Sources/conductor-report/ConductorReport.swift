@@ -1,6 +1,6 @@
 import ArgumentParser
-import Conductor
 import ConductorReportKit
+import ConductorReports
 import Foundation
 
 /// Reads saved launch and run reports: compares them for CI, and draws them.
@@ -103,9 +103,9 @@ struct ReportArgument: ParsableArguments {
     @Argument(help: "A saved report (JSON).")
     var report: String
 
-    func load() throws -> RunReport {
+    func load() throws -> LaunchReport {
         do {
-            return try ReportFiles.load(report)
+            return try ReportFiles.loadLaunch(report)
         } catch {
             FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
             throw ExitCode(DiffCommand.unusable)

@@ -1,5 +1,5 @@
-import Conductor
 import ConductorReportKit
+import ConductorReports
 import Foundation
 import Testing
 
