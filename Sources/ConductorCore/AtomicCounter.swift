@@ -1,13 +1,13 @@
-import Synchronization
+public import Synchronization
 
 /// A counter any thread can draw fresh numbers from without a lock.
-package final class AtomicCounter: Sendable {
-    private let value = Atomic<UInt64>(0)
+@usableFromInline package final class AtomicCounter: Sendable {
+    @usableFromInline let value = Atomic<UInt64>(0)
 
-    package init() {}
+    @inlinable package init() {}
 
     /// A number no other call returned.
-    package func next() -> UInt64 {
+    @inlinable package func next() -> UInt64 {
         value.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 }

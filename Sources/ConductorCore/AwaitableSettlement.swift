@@ -23,32 +23,32 @@
 /// concurrency runtime, which ThreadSanitizer cannot see, and it then reports the payload's
 /// storage as raced (it did, for a URL session's reply). Read under the lock, the hand-over
 /// is one it sees.
-package struct AwaitableSettlement<Outcome: Sendable>: Sendable {
-    private var settlement = Settlement<Outcome>()
+@usableFromInline package struct AwaitableSettlement<Outcome: Sendable>: Sendable {
+    @usableFromInline var settlement = Settlement<Outcome>()
     /// Emptied when it is settled: nobody waits on a settled outcome.
-    private var waiters = WaiterSet<Void>()
+    @usableFromInline var waiters = WaiterSet<Void>()
 
-    package init() {}
+    @inlinable package init() {}
 
-    package var outcome: Outcome? { settlement.outcome }
-    package var isSettled: Bool { settlement.isSettled }
+    @inlinable package var outcome: Outcome? { settlement.outcome }
+    @inlinable package var isSettled: Bool { settlement.isSettled }
 
     /// Settles with `outcome` if nothing did yet, and returns the waiters to resume once the
     /// lock is released; `nil` when it was settled already (nothing changes).
-    package mutating func settle(_ outcome: Outcome) -> [WaiterSet<Void>.Waiter]? {
+    @inlinable package mutating func settle(_ outcome: Outcome) -> [WaiterSet<Void>.Waiter]? {
         guard settlement.settle(outcome) else { return nil }
         return waiters.removeAll()
     }
 
     /// Keeps `waiter` until the outcome is decided, or answers at once when it is.
-    package mutating func register(_ waiter: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void> {
+    @inlinable package mutating func register(_ waiter: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void> {
         guard !settlement.isSettled else { return .resume((), ()) }
         waiters.insert(waiter)
         return .wait(())
     }
 
     /// Takes out waiter `id` (its task was cancelled); `nil` when it is not here.
-    package mutating func remove(_ id: UInt64) -> WaiterSet<Void>.Waiter? {
+    @inlinable package mutating func remove(_ id: UInt64) -> WaiterSet<Void>.Waiter? {
         waiters.remove(id)
     }
 }
@@ -56,7 +56,7 @@ package struct AwaitableSettlement<Outcome: Sendable>: Sendable {
 extension Lock {
     /// Waits until the settlement at `settlement` is settled and returns its outcome; `nil`
     /// when the calling task is cancelled first (the settlement is unaffected).
-    package borrowing func wait<Outcome>(
+    @inlinable package borrowing func wait<Outcome>(
         for settlement: any WritableKeyPath<Value, AwaitableSettlement<Outcome>> & Sendable
     ) async -> Outcome? {
         if let outcome = withLock({ $0[keyPath: settlement].outcome }) { return outcome }
@@ -73,7 +73,7 @@ extension Lock {
 
     /// Waits until the settlement at `settlement` is settled, whatever happens to the
     /// calling task, and returns its outcome.
-    package borrowing func waitIgnoringCancellation<Outcome>(
+    @inlinable package borrowing func waitIgnoringCancellation<Outcome>(
         for settlement: any WritableKeyPath<Value, AwaitableSettlement<Outcome>> & Sendable
     ) async -> Outcome {
         while true {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+    public import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif
 
 /// A type-erased `Clock<Duration>` that measures time as an offset from the moment it was made.
@@ -13,12 +13,12 @@
 /// A source made with ``purpose(_:)`` tells a clock that can tell sleeps apart (the test
 /// kit's `ManualClock`, through ``SleepPurposeAwareClock``) why it sleeps; any other clock
 /// never sees the purpose, so production clocks pay nothing for it.
-package struct ClockSource: Sendable {
-    private let elapsed: @Sendable () -> Duration
+@usableFromInline package struct ClockSource: Sendable {
+    @usableFromInline let elapsed: @Sendable () -> Duration
     /// For a `ContinuousClock`, the platform clock it reads, at this source's origin: a graph
     /// reads the time on every task, and reading it directly in nanoseconds costs neither a
     /// closure call nor a division of `Duration`'s 128-bit attoseconds.
-    private let continuousOrigin: Int64?
+    @usableFromInline let continuousOrigin: Int64?
     private let sleeper: @Sendable (Duration, SleepPurpose) async throws -> Void
     /// Why this source's sleeps happen.
     package private(set) var sleepPurpose = SleepPurpose.unspecified
@@ -65,7 +65,7 @@ package struct ClockSource: Sendable {
     /// What `ContinuousClock` reads, in nanoseconds: the same platform clock as the standard
     /// library's (`CLOCK_BOOTTIME` on Linux, `CLOCK_MONOTONIC_RAW` on Apple platforms), so a
     /// deadline computed from it is one `ContinuousClock` sleeps until. `nil` elsewhere.
-    private static func continuousNanoseconds() -> Int64? {
+    @inlinable static func continuousNanoseconds() -> Int64? {
         #if canImport(Glibc)
             var time = timespec()
             guard clock_gettime(CLOCK_BOOTTIME, &time) == 0 else { return nil }
@@ -85,10 +85,10 @@ package struct ClockSource: Sendable {
     }
 
     /// The time since this source was made.
-    package var now: Duration { elapsed() }
+    @inlinable package var now: Duration { elapsed() }
 
     /// The time since this source was made, in nanoseconds.
-    package var nanoseconds: Int64 {
+    @inlinable package var nanoseconds: Int64 {
         if let continuousOrigin, let now = Self.continuousNanoseconds() { return now &- continuousOrigin }
         return elapsed().nanoseconds
     }

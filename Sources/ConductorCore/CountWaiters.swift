@@ -27,31 +27,38 @@
 /// }
 /// for waiter in ready { waiter.resume() }
 /// ```
-package struct CountWaiters<Key: Sendable>: Sendable {
+@usableFromInline package struct CountWaiters<Key: Sendable>: Sendable {
     /// Checked in debug builds, unchecked in release builds, as ``WaiterSet/Continuation``.
-    package typealias Continuation = WaiterSet<Void>.Continuation
+    @usableFromInline package typealias Continuation = WaiterSet<Void>.Continuation
 
-    private struct Waiter {
-        package var id: UInt64
-        package var key: Key
-        package var threshold: Int
-        package var continuation: Continuation
+    @usableFromInline struct Waiter: Sendable {
+        @usableFromInline package var id: UInt64
+        @usableFromInline package var key: Key
+        @usableFromInline package var threshold: Int
+        @usableFromInline package var continuation: Continuation
+
+        @inlinable init(id: UInt64, key: Key, threshold: Int, continuation: Continuation) {
+            self.id = id
+            self.key = key
+            self.threshold = threshold
+            self.continuation = continuation
+        }
     }
 
     /// In registration order, so waiters a count satisfies together resume in that order.
-    private var waiters: [Waiter] = []
-    private var nextID: UInt64 = 0
+    @usableFromInline var waiters: [Waiter] = []
+    @usableFromInline var nextID: UInt64 = 0
 
-    package init() {}
+    @inlinable package init() {}
 
     /// Whether no task waits: an owner whose count is costly to compute checks it first.
-    package var isEmpty: Bool { waiters.isEmpty }
+    @inlinable package var isEmpty: Bool { waiters.isEmpty }
 
     /// A fresh id, to take before registering so that a cancellation handler, which may run
     /// before the registration, can name the waiter. (``Lock/wait(untilCountOf:reaches:key:waiters:)``
     /// registers with ids from ``WaiterID``, which never equal these: they count down from
     /// the top.)
-    package mutating func makeID() -> UInt64 {
+    @inlinable package mutating func makeID() -> UInt64 {
         defer { nextID &+= 1 }
         return UInt64.max - nextID
     }
@@ -59,14 +66,14 @@ package struct CountWaiters<Key: Sendable>: Sendable {
     /// Keeps `continuation` until the count for `key` reaches `threshold`, or until it is
     /// removed by `id`. The caller has checked that the count is below `threshold` (and its
     /// task not cancelled) under the same lock.
-    package mutating func register(id: UInt64, threshold: Int, key: Key, continuation: Continuation) {
+    @inlinable package mutating func register(id: UInt64, threshold: Int, key: Key, continuation: Continuation) {
         waiters.append(Waiter(id: id, key: key, threshold: threshold, continuation: continuation))
     }
 
     /// Removes the waiters whose threshold the count now meets and returns their
     /// continuations, to resume once the lock is released. `count` gives the count for a
     /// waiter's key; it is called only while waiters remain.
-    package mutating func takeSatisfied(count: (Key) -> Int) -> [Continuation] {
+    @inlinable package mutating func takeSatisfied(count: (Key) -> Int) -> [Continuation] {
         guard !waiters.isEmpty else { return [] }
         var ready: [Continuation] = []
         waiters.removeAll { waiter in
@@ -80,7 +87,7 @@ package struct CountWaiters<Key: Sendable>: Sendable {
     /// Removes waiter `id` (its task was cancelled) and returns its continuation to resume
     /// once the lock is released; `nil` when it is not waiting (not registered yet, or
     /// already let go).
-    package mutating func remove(id: UInt64) -> Continuation? {
+    @inlinable package mutating func remove(id: UInt64) -> Continuation? {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
         return waiters.remove(at: index).continuation
     }
@@ -88,7 +95,7 @@ package struct CountWaiters<Key: Sendable>: Sendable {
 
 extension CountWaiters where Key == Void {
     /// ``takeSatisfied(count:)`` for an owner with a single count.
-    package mutating func takeSatisfied(by count: Int) -> [Continuation] {
+    @inlinable package mutating func takeSatisfied(by count: Int) -> [Continuation] {
         takeSatisfied { _ in count }
     }
 }
@@ -103,7 +110,7 @@ extension Lock {
     /// count grows, under this lock; `count` must agree with what it passes there for `key`.
     /// `count` is `@Sendable` because a plain closure would tie the locked value to the
     /// caller's isolation region; `waiters` is because the cancellation handler uses it.
-    package borrowing func wait<Key>(
+    @inlinable package borrowing func wait<Key>(
         untilCountOf count: @Sendable (Value) -> Int,
         reaches threshold: Int,
         key: Key,
@@ -125,7 +132,7 @@ extension Lock {
     }
 
     /// ``wait(untilCountOf:reaches:key:waiters:)`` for an owner with a single count.
-    package borrowing func wait(
+    @inlinable package borrowing func wait(
         untilCountOf count: @Sendable (Value) -> Int,
         reaches threshold: Int,
         waiters: any WritableKeyPath<Value, CountWaiters<Void>> & Sendable

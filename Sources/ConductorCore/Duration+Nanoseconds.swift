@@ -1,7 +1,7 @@
 /// Durations as the `Int64` nanoseconds that metrics and span attributes take.
 extension Duration {
     /// Whole nanoseconds, saturating; an `Int64` whatever the width of `Int`.
-    package var nanoseconds: Int64 {
+    @inlinable package var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !overflow else { return seconds < 0 ? .min : .max }

@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 
 /// A value handed from the task that made it to the tasks a continuation resumes, in a way
 /// ThreadSanitizer sees: a releasing store when it is made, an acquiring load when it is read.
@@ -14,16 +14,16 @@ import Synchronization
 /// // In a resumed task:
 /// let result = reply.value
 /// ```
-package final class Handoff<Value: Sendable>: Sendable {
-    private let stored: Value
-    private let published = Atomic<Bool>(false)
+@usableFromInline package final class Handoff<Value: Sendable>: Sendable {
+    @usableFromInline let stored: Value
+    @usableFromInline let published = Atomic<Bool>(false)
 
-    package init(_ value: Value) {
+    @inlinable package init(_ value: Value) {
         stored = value
         published.store(true, ordering: .releasing)
     }
 
-    package var value: Value {
+    @inlinable package var value: Value {
         _ = published.load(ordering: .acquiring)
         return stored
     }

@@ -15,37 +15,37 @@
 /// }
 /// for reader in readers { reader.resume(returning: ()) }
 /// ```
-package struct JournalBuffer<Event: Sendable>: Sendable {
+@usableFromInline package struct JournalBuffer<Event: Sendable>: Sendable {
     /// The events, oldest first, from `head` on: a plain array, since a run appends a few
     /// events per task and an array's append is the cheapest there is. A journal that keeps
     /// the newest `limit` events moves `head` past the oldest and compacts once the dropped
     /// ones are as many as the kept ones, so each event is moved at most about once.
-    private var storage: [Event] = []
+    @usableFromInline var storage: [Event] = []
     /// The position in `storage` of the oldest retained event.
-    private var head = 0
+    @usableFromInline var head = 0
     /// The absolute index of the oldest retained event.
-    private var firstIndex = 0
+    @usableFromInline var firstIndex = 0
     /// `nil`: keep everything.
-    private let limit: Int?
-    package private(set) var isFinished = false
-    fileprivate var readers = WaiterSet<Void>()
+    @usableFromInline let limit: Int?
+    @usableFromInline package private(set) var isFinished = false
+    @usableFromInline var readers = WaiterSet<Void>()
 
     /// A journal that keeps the newest `limit` events (`nil`: every event).
-    package init(keepingNewest limit: Int?) {
+    @inlinable package init(keepingNewest limit: Int?) {
         self.limit = limit.map { max(0, $0) }
     }
 
     /// The absolute index just past the newest event: how many were ever appended.
-    package var endIndex: Int { firstIndex + storage.count - head }
+    @inlinable package var endIndex: Int { firstIndex + storage.count - head }
 
     /// Readers parked for the next event (for tests).
-    package var parkedReaderCount: Int { readers.count }
+    @inlinable package var parkedReaderCount: Int { readers.count }
 
     /// Every retained event, oldest first.
-    package var snapshot: [Event] { Array(storage[head...]) }
+    @inlinable package var snapshot: [Event] { Array(storage[head...]) }
 
     /// Appends `events` in order (none after ``finish()``); returns the readers to resume.
-    package mutating func append(contentsOf newEvents: some Collection<Event>) -> [WaiterSet<Void>.Waiter] {
+    @inlinable package mutating func append(contentsOf newEvents: some Collection<Event>) -> [WaiterSet<Void>.Waiter] {
         guard !isFinished, !newEvents.isEmpty else { return [] }
         storage.append(contentsOf: newEvents)
         if let limit { dropOldest(keeping: limit) }
@@ -55,7 +55,7 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
     /// Makes room for `count` more events, so a journal whose size its owner can foresee (a
     /// graph run records about three events a task) grows once, not a doubling at a time with
     /// every event copied again. A journal that keeps only the newest events ignores it.
-    package mutating func reserveCapacity(forAnother count: Int) {
+    @inlinable package mutating func reserveCapacity(forAnother count: Int) {
         guard limit == nil, count > 0 else { return }
         storage.reserveCapacity(growingToHold: storage.count + count)
     }
@@ -63,7 +63,7 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
     /// Appends one event (none after ``finish()``) and leaves its readers parked: an owner
     /// that appends several in one critical section takes them once at its end with
     /// ``takeReaders(ifGrownFrom:)``, and pays nothing per event for readers it does not have.
-    package mutating func append(_ event: Event) {
+    @inlinable package mutating func append(_ event: Event) {
         guard !isFinished else { return }
         storage.append(event)
         if let limit { dropOldest(keeping: limit) }
@@ -71,13 +71,13 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
 
     /// Appends `newEvents` in order (none after ``finish()``) and leaves the readers parked, as
     /// ``append(_:)`` does: one capacity and uniqueness check for all of them, not one each.
-    package mutating func appendLeavingReaders(contentsOf newEvents: some Collection<Event>) {
+    @inlinable package mutating func appendLeavingReaders(contentsOf newEvents: some Collection<Event>) {
         guard !isFinished else { return }
         storage.append(contentsOf: newEvents)
         if let limit { dropOldest(keeping: limit) }
     }
 
-    private mutating func dropOldest(keeping limit: Int) {
+    @inlinable mutating func dropOldest(keeping limit: Int) {
         let excess = storage.count - head - limit
         guard excess > 0 else { return }
         head += excess
@@ -89,13 +89,13 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
     }
 
     /// Ends the journal: readers get what is left, then the end. Returns the readers to resume.
-    package mutating func finish() -> [WaiterSet<Void>.Waiter] {
+    @inlinable package mutating func finish() -> [WaiterSet<Void>.Waiter] {
         isFinished = true
         return readers.removeAll()
     }
 
     /// Ends the journal and leaves its readers parked, for ``takeReaders(ifGrownFrom:)``.
-    package mutating func finishLeavingReaders() {
+    @inlinable package mutating func finishLeavingReaders() {
         isFinished = true
     }
 
@@ -103,19 +103,19 @@ package struct JournalBuffer<Event: Sendable>: Sendable {
     /// read earlier in the same critical section) or finished; `nil` otherwise — nothing to
     /// read yet, so they stay parked. Resume them once the lock is released.
     @inline(__always)
-    package mutating func takeReaders(ifGrownFrom endIndex: Int) -> [WaiterSet<Void>.Waiter]? {
+    @inlinable package mutating func takeReaders(ifGrownFrom endIndex: Int) -> [WaiterSet<Void>.Waiter]? {
         guard !readers.isEmpty, isFinished || self.endIndex != endIndex else { return nil }
         return readers.removeAll()
     }
 
     /// Whether a read from `index` returns at once (events, or the end).
-    fileprivate func hasEvents(from index: Int) -> Bool {
+    @inlinable func hasEvents(from index: Int) -> Bool {
         isFinished || max(index, firstIndex) < endIndex
     }
 
     /// The events from `index` on (at most `limit`), advancing `index`; `nil` when there are
     /// none yet and the journal goes on.
-    package func read(from index: inout Int, limit: Int) -> [Event]? {
+    @inlinable package func read(from index: inout Int, limit: Int) -> [Event]? {
         if index < firstIndex { index = firstIndex }
         if index < endIndex {
             let start = head + index - firstIndex
@@ -131,7 +131,7 @@ extension Lock where Value: ~Copyable {
     /// The events of the journal at `journal` from `index` on, waiting until there is at
     /// least one; empty once the journal has finished and everything was read, or when the
     /// waiting task is cancelled. Appends under this lock wake it.
-    package borrowing func batch<Event: Sendable>(
+    @inlinable package borrowing func batch<Event: Sendable>(
         from index: inout Int,
         limit: Int,
         journal: any WritableKeyPath<Value, JournalBuffer<Event>> & Sendable

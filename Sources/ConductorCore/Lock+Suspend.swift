@@ -15,7 +15,7 @@ extension Lock where Value: ~Copyable {
     ///
     /// The cancellation handler takes the same lock, so either `decide` sees the cancellation
     /// or the handler finds the waiter: no waiter is left behind and none is resumed twice.
-    package borrowing func suspend<Output: Sendable, Effect: Sendable>(
+    @inlinable package borrowing func suspend<Output: Sendable, Effect: Sendable>(
         _ decide: (inout Value, WaiterSet<Output>.Waiter) -> SuspensionDecision<Output, Effect>,
         cancelledNow: (inout Value) -> (Output, Effect),
         perform: (Effect) -> Void = { _ in },
@@ -47,7 +47,7 @@ extension Lock where Value: ~Copyable {
 
     /// `withCheckedContinuation` in debug builds, `withUnsafeContinuation` in release builds:
     /// see ``WaiterSet/Continuation``.
-    private static func withContinuation<Output: Sendable>(
+    @inlinable static func withContinuation<Output: Sendable>(
         _ body: (WaiterSet<Output>.Continuation) -> Void
     ) async -> Output {
         #if DEBUG
@@ -65,7 +65,7 @@ extension Lock where Value: ~Copyable {
     ///
     /// For waits that must see something through (an outcome the caller has already asked
     /// for by cancelling, a shutdown's report), so there is no cancellation race to handle.
-    package borrowing func suspendIgnoringCancellation<Output: Sendable, Effect: Sendable>(
+    @inlinable package borrowing func suspendIgnoringCancellation<Output: Sendable, Effect: Sendable>(
         _ decide: (inout Value, WaiterSet<Output>.Waiter) -> SuspensionDecision<Output, Effect>,
         perform: (Effect) -> Void = { _ in }
     ) async -> Output {

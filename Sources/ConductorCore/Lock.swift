@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 
 /// A `Mutex` whose hand-overs ThreadSanitizer can see, and which debug builds check is never
 /// taken while the same thread holds another. Every lock in Conductor is one.
@@ -22,15 +22,17 @@ import Synchronization
 /// let state = Lock(State())
 /// state.withLock { $0.count += 1 }
 /// ```
-package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
-    private let mutex: Mutex<Value>
-    private let handoff = Atomic<Int>(0)
+@usableFromInline package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
+    @usableFromInline let mutex: Mutex<Value>
+    @usableFromInline let handoff = Atomic<Int>(0)
     #if DEBUG
-        private let site: LockSite
+        @usableFromInline let site: LockSite
     #endif
 
     #if DEBUG
-        package init(_ initialValue: consuming sending Value, fileID: StaticString = #fileID, line: UInt = #line) {
+        @inlinable package init(
+            _ initialValue: consuming sending Value, fileID: StaticString = #fileID, line: UInt = #line
+        ) {
             mutex = Mutex(initialValue)
             site = LockSite(fileID: fileID, line: line, nestedLockExemption: nil)
         }
@@ -38,7 +40,7 @@ package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
         /// A lock that other locks may be taken under, for a nesting that is known and scheduled
         /// for removal. `reason` says which locks it holds across and why; it is kept only to be
         /// read and grepped.
-        package init(
+        @inlinable package init(
             _ initialValue: consuming sending Value, nestedLockExemption reason: StaticString,
             fileID: StaticString = #fileID, line: UInt = #line
         ) {
@@ -46,18 +48,18 @@ package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
             site = LockSite(fileID: fileID, line: line, nestedLockExemption: reason)
         }
     #else
-        package init(_ initialValue: consuming sending Value) {
+        @inlinable package init(_ initialValue: consuming sending Value) {
             mutex = Mutex(initialValue)
         }
 
-        package init(_ initialValue: consuming sending Value, nestedLockExemption reason: StaticString) {
+        @inlinable package init(_ initialValue: consuming sending Value, nestedLockExemption reason: StaticString) {
             mutex = Mutex(initialValue)
         }
     #endif
 
     /// Runs `body` with exclusive access to the value. Never call user code or resume a
     /// continuation inside `body`, and never take another lock there.
-    package borrowing func withLock<Result: ~Copyable, E: Error>(
+    @inlinable package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         #if DEBUG
@@ -76,7 +78,7 @@ package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
     /// calling one included. Test hooks use it to prove no lock is held around user code.
     /// Trying never waits, so it is not checked against locks already held; while it holds
     /// the lock, taking another is checked like any nesting.
-    package borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
+    @inlinable package borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result? {
         try mutex.withLockIfAvailable { (value: inout sending Value) throws(E) -> sending Result in

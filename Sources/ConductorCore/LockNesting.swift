@@ -9,12 +9,12 @@
 
     /// Where a ``Lock`` was made, and whether other locks may be taken while it is held.
     /// Debug builds only: one per lock, kept alive by the lock itself.
-    package final class LockSite: Sendable {
+    @usableFromInline package final class LockSite: Sendable {
         package let fileID: StaticString
         package let line: UInt
         package let nestedLockExemption: StaticString?
 
-        package init(fileID: StaticString, line: UInt, nestedLockExemption: StaticString?) {
+        @usableFromInline package init(fileID: StaticString, line: UInt, nestedLockExemption: StaticString?) {
             self.fileID = fileID
             self.line = line
             self.nestedLockExemption = nestedLockExemption
@@ -31,7 +31,7 @@
     /// held lock was made with an exemption. Releasing restores what the slot held before, so
     /// an exempt nesting is itself checked one level down. `withLock` bodies never suspend, so
     /// acquire and release always happen on the same thread.
-    package enum LockNesting {
+    @usableFromInline package enum LockNesting {
         /// The innermost lock the thread holds: an unretained `LockSite`, kept alive by the
         /// lock that is borrowed for as long as it is held.
         private static let heldKey = makeKey()
@@ -48,7 +48,7 @@
         /// Records `site` as the lock this thread now holds innermost and returns what it held
         /// before, for ``released(restoring:)``. When `checked`, a held lock without an
         /// exemption is a nesting.
-        package static func acquiring(_ site: LockSite, checked: Bool) -> UnsafeMutableRawPointer? {
+        @usableFromInline package static func acquiring(_ site: LockSite, checked: Bool) -> UnsafeMutableRawPointer? {
             let outer = pthread_getspecific(heldKey)
             if checked, let outer {
                 let held = Unmanaged<LockSite>.fromOpaque(outer).takeUnretainedValue()
@@ -60,7 +60,7 @@
             return outer
         }
 
-        package static func released(restoring outer: UnsafeMutableRawPointer?) {
+        @usableFromInline package static func released(restoring outer: UnsafeMutableRawPointer?) {
             pthread_setspecific(heldKey, outer)
         }
 

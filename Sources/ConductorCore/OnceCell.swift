@@ -6,19 +6,19 @@
 /// between completion, timeout and cancellation always produces one outcome.
 /// Waiters are resumed after the lock is released, and read the value under it (see
 /// ``AwaitableSettlement`` for why).
-package final class OnceCell<Value: Sendable>: Sendable {
-    private let state = Lock(AwaitableSettlement<Value>())
+@usableFromInline package final class OnceCell<Value: Sendable>: Sendable {
+    @usableFromInline let state = Lock(AwaitableSettlement<Value>())
 
-    package init() {}
+    @inlinable package init() {}
 
     /// The value, if it has been set.
-    package var value: Value? {
+    @inlinable package var value: Value? {
         state.withLock { $0.outcome }
     }
 
     /// Sets the value if none was set yet. Returns whether this call set it.
     @discardableResult
-    package func resolve(_ value: Value) -> Bool {
+    @inlinable package func resolve(_ value: Value) -> Bool {
         guard let waiters = state.withLock({ $0.settle(value) }) else { return false }
         for waiter in waiters { waiter.resume(returning: ()) }
         return true
@@ -26,12 +26,12 @@ package final class OnceCell<Value: Sendable>: Sendable {
 
     /// Waits for the value. Returns `nil` if the waiting task is cancelled first; the
     /// cell itself is unaffected, so other waiters go on waiting.
-    package func wait() async -> Value? {
+    @inlinable package func wait() async -> Value? {
         await state.wait(for: \.self)
     }
 
     /// Waits for the value, ignoring cancellation of the waiting task.
-    package func waitIgnoringCancellation() async -> Value {
+    @inlinable package func waitIgnoringCancellation() async -> Value {
         await state.waitIgnoringCancellation(for: \.self)
     }
 }

@@ -1,16 +1,16 @@
-import Synchronization
+public import Synchronization
 
 /// A flag that can be claimed once: the first `claim()` returns `true`, every later one `false`.
 ///
 /// For work that must happen exactly once *before* an outcome is published — an event that
 /// must be in the journal before the caller it describes returns, say — where ``OnceCell``
 /// would publish first.
-package final class OnceFlag: Sendable {
-    private let claimed = Atomic<Bool>(false)
+@usableFromInline package final class OnceFlag: Sendable {
+    @usableFromInline let claimed = Atomic<Bool>(false)
 
-    package init() {}
+    @inlinable package init() {}
 
-    package func claim() -> Bool {
+    @inlinable package func claim() -> Bool {
         !claimed.exchange(true, ordering: .acquiringAndReleasing)
     }
 }

@@ -1,4 +1,4 @@
-import DequeModule
+public import DequeModule
 
 /// Entries waiting in priority lanes, FIFO within a lane, with aging: the one lane type
 /// behind every priority queue in Conductor (the scheduler's, the gate's slots).
@@ -14,30 +14,43 @@ import DequeModule
 /// lanes.enqueue(id: 2, lane: 2, payload: "visible row", startsSoFar: 0)
 /// lanes.popNext(startsSoFar: 0)?.payload  // "visible row"
 /// ```
-package struct PriorityLanes<Payload> {
-    private struct Entry {
-        package var lane: Int
-        package var enqueuedAtStart: UInt64
-        package var order: UInt64
-        package var payload: Payload
+@usableFromInline package struct PriorityLanes<Payload> {
+    @usableFromInline struct Entry {
+        @usableFromInline package var lane: Int
+        @usableFromInline package var enqueuedAtStart: UInt64
+        @usableFromInline package var order: UInt64
+        @usableFromInline package var payload: Payload
+
+        @inlinable init(lane: Int, enqueuedAtStart: UInt64, order: UInt64, payload: Payload) {
+            self.lane = lane
+            self.enqueuedAtStart = enqueuedAtStart
+            self.order = order
+            self.payload = payload
+        }
     }
 
     /// A lane's copy of what ordering needs, so picking the next lane looks nothing up.
-    private struct Queued {
-        package var id: UInt64
-        package var enqueuedAtStart: UInt64
-        package var order: UInt64
+    @usableFromInline struct Queued {
+        @usableFromInline package var id: UInt64
+        @usableFromInline package var enqueuedAtStart: UInt64
+        @usableFromInline package var order: UInt64
+
+        @inlinable init(id: UInt64, enqueuedAtStart: UInt64, order: UInt64) {
+            self.id = id
+            self.enqueuedAtStart = enqueuedAtStart
+            self.order = order
+        }
     }
 
-    package let agingThreshold: UInt64
-    private var lanes: [Deque<Queued>]
+    @usableFromInline package let agingThreshold: UInt64
+    @usableFromInline var lanes: [Deque<Queued>]
     /// How many of each lane's ids are dead (cancelled, or raised to another lane): while a
     /// lane has none, its head is live without a lookup.
-    private var deadInLane: [Int]
-    private var entries: [UInt64: Entry] = [:]
-    private var enqueues: UInt64 = 0
+    @usableFromInline var deadInLane: [Int]
+    @usableFromInline var entries: [UInt64: Entry] = [:]
+    @usableFromInline var enqueues: UInt64 = 0
 
-    package init(laneCount: Int, agingThreshold: Int) {
+    @inlinable package init(laneCount: Int, agingThreshold: Int) {
         precondition(laneCount > 0 && agingThreshold > 0, "lanes and the aging threshold must be positive")
         self.agingThreshold = UInt64(agingThreshold)
         lanes = Array(repeating: [], count: laneCount)
@@ -45,25 +58,25 @@ package struct PriorityLanes<Payload> {
     }
 
     /// Entries waiting.
-    package var count: Int { entries.count }
-    package var isEmpty: Bool { entries.isEmpty }
+    @inlinable package var count: Int { entries.count }
+    @inlinable package var isEmpty: Bool { entries.isEmpty }
 
     /// Entries waiting in `lane` (raised ones count in their new lane).
     /// - Complexity: O(count); for test hooks.
-    package func count(inLane lane: Int) -> Int {
+    @inlinable package func count(inLane lane: Int) -> Int {
         entries.values.count { $0.lane == lane }
     }
 
     /// Queues `payload` as `id` at the back of `lane`; `startsSoFar` is the owner's count of
     /// starts, which ages the entry.
-    package mutating func enqueue(id: UInt64, lane: Int, payload: Payload, startsSoFar: UInt64) {
+    @inlinable package mutating func enqueue(id: UInt64, lane: Int, payload: Payload, startsSoFar: UInt64) {
         enqueues &+= 1
         entries[id] = Entry(lane: lane, enqueuedAtStart: startsSoFar, order: enqueues, payload: payload)
         lanes[lane].append(Queued(id: id, enqueuedAtStart: startsSoFar, order: enqueues))
     }
 
     /// Removes entry `id`; `nil` when it already left or is unknown.
-    package mutating func remove(id: UInt64) -> (lane: Int, payload: Payload)? {
+    @inlinable package mutating func remove(id: UInt64) -> (lane: Int, payload: Payload)? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
         deadInLane[entry.lane] += 1
         return (entry.lane, entry.payload)
@@ -71,7 +84,7 @@ package struct PriorityLanes<Payload> {
 
     /// Moves entry `id` to the back of `lane`, keeping its age. `false` when it is unknown or
     /// not in a lower lane.
-    package mutating func raise(id: UInt64, to lane: Int) -> Bool {
+    @inlinable package mutating func raise(id: UInt64, to lane: Int) -> Bool {
         guard var entry = entries[id], entry.lane < lane else { return false }
         deadInLane[entry.lane] += 1
         entry.lane = lane
@@ -81,7 +94,7 @@ package struct PriorityLanes<Payload> {
     }
 
     /// Removes and returns the entry that starts next, given the owner's count of starts.
-    package mutating func popNext(startsSoFar: UInt64) -> (id: UInt64, lane: Int, payload: Payload)? {
+    @inlinable package mutating func popNext(startsSoFar: UInt64) -> (id: UInt64, lane: Int, payload: Payload)? {
         guard let lane = nextLane(startsSoFar: startsSoFar), let head = lanes[lane].popFirst(),
             let entry = entries.removeValue(forKey: head.id)
         else { return nil }
@@ -89,7 +102,7 @@ package struct PriorityLanes<Payload> {
     }
 
     /// Empties every lane; returns the payloads, highest lane first, oldest first within one.
-    package mutating func removeAll() -> [Payload] {
+    @inlinable package mutating func removeAll() -> [Payload] {
         var dropped: [Payload] = []
         dropped.reserveCapacity(entries.count)
         for lane in lanes.indices.reversed() {
@@ -106,7 +119,7 @@ package struct PriorityLanes<Payload> {
     }
 
     /// The lane whose head starts next, after dropping dead heads.
-    private mutating func nextLane(startsSoFar: UInt64) -> Int? {
+    @inlinable mutating func nextLane(startsSoFar: UInt64) -> Int? {
         var highest: Int?
         var oldestAged: (lane: Int, order: UInt64)?
         for lane in lanes.indices.reversed() {

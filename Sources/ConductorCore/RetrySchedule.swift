@@ -10,20 +10,20 @@
 /// ```
 ///
 /// - Complexity: O(log(maximum ÷ initial)) per delay: the loop stops once the cap is reached.
-package struct RetrySchedule: Hashable, Sendable {
-    package let initial: Duration
-    package let multiplier: Int
-    package let maximum: Duration
+@usableFromInline package struct RetrySchedule: Hashable, Sendable {
+    @usableFromInline package let initial: Duration
+    @usableFromInline package let multiplier: Int
+    @usableFromInline package let maximum: Duration
 
     /// `multiplier` below 1 counts as 1 (a schedule never shrinks).
-    package init(initial: Duration, multiplier: Int = 2, maximum: Duration) {
+    @inlinable package init(initial: Duration, multiplier: Int = 2, maximum: Duration) {
         self.initial = initial
         self.multiplier = max(1, multiplier)
         self.maximum = maximum
     }
 
     /// The wait after failed attempt `attempt` (1-based; anything below 1 counts as 1).
-    package func delay(afterAttempt attempt: Int) -> Duration {
+    @inlinable package func delay(afterAttempt attempt: Int) -> Duration {
         var delay = initial
         for _ in 1..<max(1, attempt) {
             if delay >= maximum { return maximum }
@@ -34,7 +34,7 @@ package struct RetrySchedule: Hashable, Sendable {
 
     /// ``delay(afterAttempt:)`` scaled by a random factor in [0.5, 1), so callers that failed
     /// together spread out; drawn from `jitter`, so a seeded generator replays it.
-    package func delay(afterAttempt attempt: Int, jitter: inout some RandomNumberGenerator) -> Duration {
+    @inlinable package func delay(afterAttempt attempt: Int, jitter: inout some RandomNumberGenerator) -> Duration {
         // 53 random bits scaled by 2^−53 (a literal: `1 << 53` is 0 with a 32-bit `Int`).
         let factor = 0.5 + Double(jitter.next() >> 11) * 0x1p-53 / 2
         return delay(afterAttempt: attempt) * factor

@@ -9,16 +9,16 @@
 /// end.settle(.success(200))            // true: this is the outcome
 /// end.settle(.failure(CancellationError()))  // false: too late, nothing changes
 /// ```
-package struct Settlement<Outcome> {
-    package private(set) var outcome: Outcome?
+@usableFromInline package struct Settlement<Outcome> {
+    @usableFromInline package private(set) var outcome: Outcome?
 
-    package init() {}
+    @inlinable package init() {}
 
-    package var isSettled: Bool { outcome != nil }
+    @inlinable package var isSettled: Bool { outcome != nil }
 
     /// Settles with `outcome` if nothing did yet; returns whether this call did.
     @discardableResult
-    package mutating func settle(_ outcome: Outcome) -> Bool {
+    @inlinable package mutating func settle(_ outcome: Outcome) -> Bool {
         guard self.outcome == nil else { return false }
         self.outcome = outcome
         return true

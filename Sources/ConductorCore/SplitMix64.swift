@@ -1,11 +1,11 @@
 /// A small, fast, seedable generator (Steele, Lea and Flood's SplitMix64), so anything random —
 /// backoff jitter, a test's random graph — can be replayed from its seed.
-package struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+@usableFromInline package struct SplitMix64: RandomNumberGenerator, Sendable {
+    @usableFromInline var state: UInt64
 
-    package init(seed: UInt64) { state = seed }
+    @inlinable package init(seed: UInt64) { state = seed }
 
-    package mutating func next() -> UInt64 {
+    @inlinable package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -21,10 +21,10 @@
 ///         return { waiter.resume(returning: 0) }
 ///     })
 /// ```
-package struct WaiterSet<Output: Sendable>: Sendable {
+@usableFromInline package struct WaiterSet<Output: Sendable>: Sendable {
     #if DEBUG
         /// Checked in debug builds, which trap on a waiter resumed twice or never.
-        package typealias Continuation = CheckedContinuation<Output, Never>
+        @usableFromInline package typealias Continuation = CheckedContinuation<Output, Never>
     #else
         /// Unchecked in release builds: every waiter is resumed exactly once by construction
         /// (``Lock/suspend(_:cancelledNow:perform:cancelled:)`` and its owners), and debug
@@ -32,50 +32,50 @@ package struct WaiterSet<Output: Sendable>: Sendable {
         /// so each copy of a waiter that holds one goes through its value witnesses and looks
         /// its generic metadata up at run time, a call into the runtime where a pointer copy
         /// would do; `UnsafeContinuation` is frozen and copied as a pointer.
-        package typealias Continuation = UnsafeContinuation<Output, Never>
+        @usableFromInline package typealias Continuation = UnsafeContinuation<Output, Never>
     #endif
 
     /// A suspended task: the id its cancellation handler names it by, and its continuation.
-    package struct Waiter: Sendable {
-        package let id: UInt64
-        package let continuation: Continuation
+    @usableFromInline package struct Waiter: Sendable {
+        @usableFromInline package let id: UInt64
+        @usableFromInline package let continuation: Continuation
 
-        package init(id: UInt64, continuation: Continuation) {
+        @inlinable package init(id: UInt64, continuation: Continuation) {
             self.id = id
             self.continuation = continuation
         }
 
-        package func resume(returning output: sending Output) {
+        @inlinable package func resume(returning output: sending Output) {
             continuation.resume(returning: output)
         }
     }
 
-    private var waiters: [Waiter] = []
+    @usableFromInline var waiters: [Waiter] = []
 
-    package init() {}
+    @inlinable package init() {}
 
-    package var isEmpty: Bool { waiters.isEmpty }
-    package var count: Int { waiters.count }
+    @inlinable package var isEmpty: Bool { waiters.isEmpty }
+    @inlinable package var count: Int { waiters.count }
 
-    package mutating func insert(_ waiter: Waiter) {
+    @inlinable package mutating func insert(_ waiter: Waiter) {
         waiters.append(waiter)
     }
 
     /// Takes out waiter `id`; `nil` when it is not here (not registered, or already let go).
     /// - Complexity: O(count).
-    package mutating func remove(_ id: UInt64) -> Waiter? {
+    @inlinable package mutating func remove(_ id: UInt64) -> Waiter? {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
         return waiters.remove(at: index)
     }
 
     /// Takes out every waiter, in the order they came.
-    package mutating func removeAll() -> [Waiter] {
+    @inlinable package mutating func removeAll() -> [Waiter] {
         defer { waiters.removeAll() }
         return waiters
     }
 
     /// Takes out the waiters `isReady` accepts, in the order they came.
-    package mutating func removeAll(where isReady: (Waiter) -> Bool) -> [Waiter] {
+    @inlinable package mutating func removeAll(where isReady: (Waiter) -> Bool) -> [Waiter] {
         var ready: [Waiter] = []
         waiters.removeAll { waiter in
             guard isReady(waiter) else { return false }
@@ -87,7 +87,7 @@ package struct WaiterSet<Output: Sendable>: Sendable {
 }
 
 /// What a registering transition decided (see ``Lock/suspend(_:cancelledNow:perform:cancelled:)``).
-package enum SuspensionDecision<Output: Sendable, Effect: Sendable>: Sendable {
+@usableFromInline package enum SuspensionDecision<Output: Sendable, Effect: Sendable>: Sendable {
     /// The transition registered the waiter; a later transition resumes it.
     case wait(Effect)
     /// Go on at once with `output`; nothing was registered.
@@ -96,8 +96,8 @@ package enum SuspensionDecision<Output: Sendable, Effect: Sendable>: Sendable {
 
 /// Ids for waiters, unique per process, so no owner needs a counter of its own (or a lock
 /// acquisition to read one) before it registers.
-package enum WaiterID {
-    private static let counter = AtomicCounter()
+@usableFromInline package enum WaiterID {
+    @usableFromInline static let counter = AtomicCounter()
 
-    package static func next() -> UInt64 { counter.next() }
+    @inlinable package static func next() -> UInt64 { counter.next() }
 }

@@ -134,7 +134,12 @@ struct GateStressTests {
                 return
             }
             for violation in ledger.violations { Issue.record("seed \(seed): \(violation)") }
-            let allowed = ["status 200", "refreshFailed", "cancelled", "shutDown", "retriesExhausted"]
+            // A storm of expiries and failing refreshes may pass the default refresh window
+            // (5 in 30 s) in some interleavings: how many refreshes a seed's requests start
+            // depends on how they overlap, which a busy machine changes.
+            let allowed = [
+                "status 200", "refreshFailed", "cancelled", "shutDown", "retriesExhausted", "refreshWindowExceeded",
+            ]
             for index in 0..<count {
                 let outcome = ledger.outcome(of: index) ?? "none"
                 #expect(allowed.contains(outcome), "seed \(seed): request \(index) ended with \(outcome)")

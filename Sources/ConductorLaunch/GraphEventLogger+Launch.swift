@@ -1,0 +1,13 @@
+public import ConductorGraph
+
+extension GraphEventLogger {
+    /// Logs a launch's report as its run's one line (see ``log(_:)-(RunReport)``); a shutdown's
+    /// undos are the shutdown report's to log.
+    ///
+    /// ```swift
+    /// GraphEventLogger(logger).log(await launcher.report())
+    /// ```
+    public func log(_ report: LaunchReport) {
+        log(report.run)
+    }
+}
