@@ -564,6 +564,43 @@ package final class GraphRunStorage: Sendable {
         return PendingWakeups(storage: self, readers: readers, effects: effects)
     }
 
+    /// Definitions a caller numbered, in the order it means them added.
+    package struct NumberedAddition: Sendable {
+        package let number: UInt64
+        package let definitions: [NodeDefinition]
+
+        package init(number: UInt64, definitions: [NodeDefinition]) {
+            self.number = number
+            self.definitions = definitions
+        }
+    }
+
+    /// Adds numbered additions, oldest first, skipping those the run holds already (any
+    /// numbered up to the last one added): callers that race to hand over the same queue
+    /// learn from the run which part of it is in, and a caller whose addition another caller
+    /// handed over returns as if it had added it, however the run has ended since. Throws
+    /// ``GraphError/Code-swift.struct/runFinished`` only for additions the run does not hold.
+    package func addLeavingWakeups(numbered additions: [NumberedAddition], now: Duration) throws(GraphError)
+        -> PendingWakeups
+    {
+        let definitions = additions.flatMap(\.definitions)
+        let checked = try GraphValidation.check(definitions)
+        var effects = GraphStateMachine.Effects()
+        let (_, readers) = try transitionLeavingReaders { (machine) throws(GraphError) in
+            let held = machine.lastAdditionNumber
+            let fresh = additions.drop { addition in held.map { addition.number <= $0 } ?? false }
+            guard let last = fresh.last else { return }
+            let skipped = definitions.count - fresh.reduce(0) { $0 + $1.definitions.count }
+            guard machine.isRunning else {
+                throw .runFinished(adding: definitions.dropFirst(skipped).first?.id ?? "")
+            }
+            try checked.check(against: machine.indexByID, skippingFirst: skipped)
+            machine.insert(Array(definitions.dropFirst(skipped)), now: now.nanoseconds, effects: &effects)
+            machine.lastAdditionNumber = last.number
+        }
+        return PendingWakeups(storage: self, readers: readers, effects: effects)
+    }
+
     package func remove(_ id: String) throws(GraphError) -> TaskRemoval {
         let now = clock.nanoseconds
         var effects = GraphStateMachine.Effects()

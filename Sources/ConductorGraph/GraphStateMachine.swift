@@ -220,6 +220,10 @@ struct GraphStateMachine {
     /// `phase` itself copies its payload (a `GraphError`) out and destroys it again.
     private(set) var isRunning = true
     private(set) var isFinished = false
+    /// The number of the last numbered addition the run holds (see
+    /// ``GraphRunStorage/addLeavingWakeups(numbered:now:)``): a caller that hands over a
+    /// queue another caller has handed over already learns here which part is in.
+    var lastAdditionNumber: UInt64?
     private(set) var milestonesReached: [(name: String, at: Duration)] = []
     /// Each milestone's outcome, by name, and the tasks waiting for it: reached, or missed
     /// once the run finished first. Registered when its marker is added, so a wait that comes

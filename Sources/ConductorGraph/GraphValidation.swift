@@ -17,11 +17,13 @@ package enum GraphValidation {
         fileprivate let definitions: [NodeDefinition]
         fileprivate let position: [String: Int]
 
-        /// Checks the definitions against the nodes a graph already has: no id taken, every
-        /// dependency known (among the definitions or the nodes).
+        /// Checks the definitions, but for the first `skipped` (which the graph holds
+        /// already), against the nodes a graph already has: no id taken, every dependency
+        /// known (among the definitions or the nodes).
         ///
         /// - Complexity: O(V + E) of the definitions.
-        func check(against existing: [String: Int32]) throws(GraphError) {
+        func check(against existing: [String: Int32], skippingFirst skipped: Int = 0) throws(GraphError) {
+            let definitions = self.definitions.dropFirst(skipped)
             for definition in definitions where existing[definition.id] != nil {
                 throw .duplicateID(definition.id)
             }

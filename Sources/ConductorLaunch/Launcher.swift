@@ -198,35 +198,23 @@ public final class Launcher: StartupTask, Sendable {
     ///
     /// Chained tasks must reach the graph in the order they were chained: a task's chain
     /// marker names the one before. Each caller therefore hands over the whole queue up to its
-    /// own addition, never a later one alone; when two callers race, the graph rejects the
-    /// second one's copy of what the first already added as a duplicate, and the second learns
-    /// from that which prefix is in the graph and hands over the rest. So no addition waits
-    /// for another thread, and none takes the graph's lock under the launcher's.
+    /// own addition, never a later one alone, numbered by ticket; when two callers race, the
+    /// graph skips what it holds already, so the second learns from the graph itself that its
+    /// addition is in, even if the launch has ended since. So no addition waits for another
+    /// thread, none takes the graph's lock under the launcher's, and an addition refused with
+    /// ``LaunchError/Code/launchFinished`` is one the launch never held.
     private func deliver(upTo ticket: UInt64, to storage: GraphRunStorage, adding name: String?) throws(LaunchError) {
-        while true {
-            let batch = state.withLock { $0.undelivered(upTo: ticket) }
-            guard let batch, let last = batch.last else { return }
-            // The launch's clock is user code: read with no lock held.
-            let now = storage.clock.now
-            do throws(GraphError) {
-                let pending = try storage.addLeavingWakeups(batch.flatMap(\.definitions), now: now)
-                state.withLock { $0.delivered(upTo: last.ticket) }
-                pending.perform()
-                return
-            } catch {
-                switch error.code {
-                case .duplicateID:
-                    // Every hand-over is a prefix of the queue, so the graph holds everything
-                    // up to the addition with that id.
-                    guard let holder = batch.first(where: { $0.definitions.contains { $0.id == error.taskID } })
-                    else { throw LaunchError.from(error) }
-                    state.withLock { $0.delivered(upTo: holder.ticket) }
-                case .runFinished:
-                    throw LaunchError.launchFinished(adding: name ?? error.taskID ?? "")
-                default:
-                    throw LaunchError.from(error)
-                }
-            }
+        guard let batch = state.withLock({ $0.undelivered(upTo: ticket) }), let last = batch.last else { return }
+        // The launch's clock is user code: read with no lock held.
+        let now = storage.clock.now
+        let additions = batch.map { GraphRunStorage.NumberedAddition(number: $0.ticket, definitions: $0.definitions) }
+        do throws(GraphError) {
+            let pending = try storage.addLeavingWakeups(numbered: additions, now: now)
+            state.withLock { $0.delivered(upTo: last.ticket) }
+            pending.perform()
+        } catch {
+            if error.code == .runFinished { throw LaunchError.launchFinished(adding: name ?? error.taskID ?? "") }
+            throw LaunchError.from(error)
         }
     }
 
