@@ -182,7 +182,13 @@ import Testing
         static func startHeldRun(milestone: String? = nil) throws -> (GraphRun, Latch) {
             let latch = Latch()
             var graph = TaskGraph()
-            graph.add("held") { _ in await latch.wait() }
+            // Held until the latch opens or the run cancels it: a cancel that comes after the
+            // body began (on a busy machine, it does) ends it, instead of leaving the run, and
+            // a test waiting for the run's end before it opens the latch, waiting forever.
+            graph.add("held") { _ in
+                _ = await latch.waitCancellable()
+                try Task.checkCancellation()
+            }
             if let milestone { graph.addMilestone(milestone, after: ["held"]) }
             return (try graph.start(), latch)
         }
