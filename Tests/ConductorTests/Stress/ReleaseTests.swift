@@ -134,7 +134,7 @@ import Testing
             #expect(await observer.finished())
             watched.watch("launcher", launcher)
             // The launch's run, which the launcher's state holds once it is under way.
-            watched.watch("launcher's launch", launcher.state.withLock { $0.launch.outcome })
+            watched.watch("launcher's launch", launcher.state.withLock { $0.launched })
         }
         try await watched.expectReleased()
     }
@@ -155,7 +155,7 @@ import Testing
             watched.watch("launcher", in: launcher, label: "log")
             try await launcher.run()
             // The launch's run, which the launcher's state holds once it is under way.
-            watched.watch("launcher's launch", launcher.state.withLock { $0.launch.outcome })
+            watched.watch("launcher's launch", launcher.state.withLock { $0.launched })
         }
         try await watched.expectReleased()
     }
