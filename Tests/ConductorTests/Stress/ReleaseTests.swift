@@ -168,7 +168,7 @@ import Testing
             let harmonizer = try Harmonizer(count: 1, timeout: .seconds(60))
             harmonizer.onOutcome(on: .immediate) { _ in }
             watched.watch("harmonizer", harmonizer)
-            watched.watch("harmonizer", in: harmonizer, label: "journal")
+            // Its journal is a value in its state (a `JournalBuffer`), released with it.
             watched.watch("harmonizer", in: harmonizer, label: "timer")
             #expect(harmonizer.leave())
             #expect(await harmonizer.outcome.isCompleted)
