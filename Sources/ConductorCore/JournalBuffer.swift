@@ -1,8 +1,9 @@
 /// A journal's events and parked readers as a value, for a primitive that keeps its journal
 /// under its own one lock: an event is then appended in the same critical section as the
 /// transition that caused it, so the journal's order is the transitions' order, and no second
-/// lock is taken while the first is held. (``EventJournal`` is the same journal behind a lock
-/// of its own, for primitives that append from outside their transitions.)
+/// lock is taken while the first is held. The gate, the graph and the harmonizer each keep
+/// theirs this way; the graph's records are compact `GraphEventRecord`s turned into events
+/// when read, and a launcher's `GraphEventLog` only forwards its readers to its run's.
 ///
 /// Appending never resumes a reader: it returns the readers to resume once the lock is
 /// released. ``Lock/batch(from:limit:journal:)`` reads it.
@@ -130,11 +131,13 @@
 extension Lock where Value: ~Copyable {
     /// The events of the journal at `journal` from `index` on, waiting until there is at
     /// least one; empty once the journal has finished and everything was read, or when the
-    /// waiting task is cancelled. Appends under this lock wake it.
+    /// waiting task is cancelled. Appends under this lock wake it. `whenParked` runs, outside
+    /// the lock, each time the reader has parked: a test's way to act only once a reader waits.
     @inlinable package borrowing func batch<Event: Sendable>(
         from index: inout Int,
         limit: Int,
-        journal: any WritableKeyPath<Value, JournalBuffer<Event>> & Sendable
+        journal: any WritableKeyPath<Value, JournalBuffer<Event>> & Sendable,
+        whenParked: (() -> Void)? = nil
     ) async -> [Event] {
         while true {
             let read = withLock { value -> [Event]? in value[keyPath: journal].read(from: &index, limit: limit) }
@@ -149,6 +152,7 @@ extension Lock where Value: ~Copyable {
                     return .wait(true)
                 },
                 cancelledNow: { _ in ((), false) },
+                perform: { parked in if parked { whenParked?() } },
                 cancelled: { @Sendable value, id in
                     guard let waiter = value[keyPath: journal].readers.remove(id) else { return nil }
                     return { waiter.resume(returning: ()) }

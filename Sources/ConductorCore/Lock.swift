@@ -14,9 +14,7 @@ public import Synchronization
 /// One lock at a time: code that holds a lock computes what to do and does it after releasing
 /// it, so no two locks are ever ordered against each other and no lock order can deadlock.
 /// Debug builds trap when a thread takes a lock while it holds another (see `LockNesting`),
-/// naming where both were made; release builds carry no trace of the check. A lock that must
-/// still be held while others are taken says so where it is made, with
-/// `Lock(_:nestedLockExemption:)` and the reason — grep for `nestedLockExemption` to list them.
+/// naming where both were made; release builds carry no trace of the check.
 ///
 /// ```swift
 /// let state = Lock(State())
@@ -34,25 +32,10 @@ public import Synchronization
             _ initialValue: consuming sending Value, fileID: StaticString = #fileID, line: UInt = #line
         ) {
             mutex = Mutex(initialValue)
-            site = LockSite(fileID: fileID, line: line, nestedLockExemption: nil)
-        }
-
-        /// A lock that other locks may be taken under, for a nesting that is known and scheduled
-        /// for removal. `reason` says which locks it holds across and why; it is kept only to be
-        /// read and grepped.
-        @inlinable package init(
-            _ initialValue: consuming sending Value, nestedLockExemption reason: StaticString,
-            fileID: StaticString = #fileID, line: UInt = #line
-        ) {
-            mutex = Mutex(initialValue)
-            site = LockSite(fileID: fileID, line: line, nestedLockExemption: reason)
+            site = LockSite(fileID: fileID, line: line)
         }
     #else
         @inlinable package init(_ initialValue: consuming sending Value) {
-            mutex = Mutex(initialValue)
-        }
-
-        @inlinable package init(_ initialValue: consuming sending Value, nestedLockExemption reason: StaticString) {
             mutex = Mutex(initialValue)
         }
     #endif

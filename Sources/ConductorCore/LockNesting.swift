@@ -7,17 +7,14 @@
         import Musl
     #endif
 
-    /// Where a ``Lock`` was made, and whether other locks may be taken while it is held.
-    /// Debug builds only: one per lock, kept alive by the lock itself.
+    /// Where a ``Lock`` was made. Debug builds only: one per lock, kept alive by the lock itself.
     @usableFromInline package final class LockSite: Sendable {
         package let fileID: StaticString
         package let line: UInt
-        package let nestedLockExemption: StaticString?
 
-        @usableFromInline package init(fileID: StaticString, line: UInt, nestedLockExemption: StaticString?) {
+        @usableFromInline package init(fileID: StaticString, line: UInt) {
             self.fileID = fileID
             self.line = line
-            self.nestedLockExemption = nestedLockExemption
         }
 
         package var location: String { "\(fileID):\(line)" }
@@ -27,10 +24,10 @@
     ///
     /// Each thread remembers the innermost lock it holds in a thread-local slot (a POSIX
     /// thread-specific value, the same on Apple platforms and Linux). Taking a lock while the
-    /// slot is filled is a nesting: it traps, naming where both locks were made, unless the
-    /// held lock was made with an exemption. Releasing restores what the slot held before, so
-    /// an exempt nesting is itself checked one level down. `withLock` bodies never suspend, so
-    /// acquire and release always happen on the same thread.
+    /// slot is filled is a nesting: it traps, naming where both locks were made. Releasing
+    /// restores what the slot held before, so a nesting reported instead of trapping (in a
+    /// test) is checked again one level down. `withLock` bodies never suspend, so acquire and
+    /// release always happen on the same thread.
     @usableFromInline package enum LockNesting {
         /// The innermost lock the thread holds: an unretained `LockSite`, kept alive by the
         /// lock that is borrowed for as long as it is held.
@@ -46,15 +43,12 @@
         }
 
         /// Records `site` as the lock this thread now holds innermost and returns what it held
-        /// before, for ``released(restoring:)``. When `checked`, a held lock without an
-        /// exemption is a nesting.
+        /// before, for ``released(restoring:)``. When `checked`, any held lock is a nesting.
         @usableFromInline package static func acquiring(_ site: LockSite, checked: Bool) -> UnsafeMutableRawPointer? {
             let outer = pthread_getspecific(heldKey)
             if checked, let outer {
                 let held = Unmanaged<LockSite>.fromOpaque(outer).takeUnretainedValue()
-                if held.nestedLockExemption == nil {
-                    report(NestedLockAcquisition(held: held.location, acquired: site.location))
-                }
+                report(NestedLockAcquisition(held: held.location, acquired: site.location))
             }
             pthread_setspecific(heldKey, Unmanaged.passUnretained(site).toOpaque())
             return outer
@@ -72,9 +66,7 @@
             preconditionFailure(
                 """
                 the lock made at \(nesting.acquired) was taken while this thread holds the lock made at \
-                \(nesting.held). Take one lock at a time: decide under the first, release it, then act. \
-                A nesting scheduled for removal is declared with `nestedLockExemption:` where the held \
-                lock is made.
+                \(nesting.held). Take one lock at a time: decide under the first, release it, then act.
                 """)
         }
 

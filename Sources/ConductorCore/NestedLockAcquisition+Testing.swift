@@ -1,13 +1,4 @@
 extension NestedLockAcquisition {
-    /// Whether this build checks that no lock is taken under another (debug builds do).
-    package static var isChecked: Bool {
-        #if DEBUG
-            true
-        #else
-            false
-        #endif
-    }
-
     /// Runs `body` on the calling thread and returns every nested lock acquisition it made,
     /// reported instead of trapping. Other threads keep trapping. Always empty in release
     /// builds, which do not check.

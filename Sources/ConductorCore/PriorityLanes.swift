@@ -1,7 +1,10 @@
 public import DequeModule
 
-/// Entries waiting in priority lanes, FIFO within a lane, with aging: the one lane type
-/// behind every priority queue in Conductor (the scheduler's, the gate's slots).
+/// Entries waiting in priority lanes, FIFO within a lane, with aging: the lane type behind
+/// every queue whose entries can be cancelled, raised or starved (the scheduler's, the gate's
+/// slots). A graph run's ready tasks use the graph's `ReadyQueue` instead: queued once, taken
+/// once, never aged, they need none of the ids and tombstones that cancelling and raising
+/// need here, and would pay for them on every task.
 ///
 /// A lane head that has waited through `agingThreshold` starts wins over higher lanes (the
 /// oldest such head, by a strict queue order, so there are no ties); otherwise the highest

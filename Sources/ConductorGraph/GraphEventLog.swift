@@ -58,6 +58,9 @@ struct GraphEventRecord: Sendable {
 /// records them — exists: they wait here until the launch starts (``attach(_:)``), then read
 /// the run's journal, or get the end at once if the launcher is released without starting
 /// (``finishUnattached()``). A plain graph run's readers read its storage directly.
+///
+/// It keeps no events, so it is no second journal beside the run's `JournalBuffer`: it only
+/// gives a launcher's readers somewhere to wait before the run that journals exists.
 package final class GraphEventLog: Sendable {
     /// The run whose journal holds the events; `nil` if the launch never started.
     private let source = OnceCell<GraphRunStorage?>()

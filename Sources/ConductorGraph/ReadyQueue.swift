@@ -4,6 +4,11 @@
 /// task are O(1) rather than O(log n), which matters when thousands become ready at once.
 /// The roots of a run's first insertion — every node of an independent graph — are not
 /// queued one by one: they stay in one array, highest priority first, taken by a cursor.
+///
+/// Not Core's `PriorityLanes`, which the scheduler and the gate share: a ready node is queued
+/// once and taken once, never cancelled in place or raised (a removed node is skipped when
+/// taken), and nothing ages, so this needs none of its ids, dictionary, tombstones or aging
+/// check, each of which would cost on every task of the graph's hot path.
 struct ReadyQueue {
     struct Root {
         var node: Int32

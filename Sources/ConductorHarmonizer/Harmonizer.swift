@@ -44,25 +44,13 @@ public final class Harmonizer: Sendable {
         var didCount: Bool { self == .counted || self == .completed }
     }
 
-    /// An event numbered under the lock, appended to the journal after releasing it (one lock
-    /// at a time; the turn keeps the journal in the order of the transitions).
-    private struct JournalEntry {
-        var event: HarmonizerEvent
-        var turn: Int
-
-        func append(to journal: EventJournal<HarmonizerEvent>) {
-            journal.append(event, turn: turn).resume()
-        }
-    }
-
     private let counter: HarmonizerCounter
     /// Made with named participants: anonymous counts are refused, so that completion means
     /// every named participant left. Fixed at creation, so reading it takes no lock.
     package let waitsForNamedParticipants: Bool
     /// The machine, whose settlement decides the outcome and whose waiters await it: one lock
-    /// for counting by name, stashing, observing, awaiting and deciding.
+    /// for counting by name, stashing, journaling, observing, awaiting and deciding.
     private let state: Lock<HarmonizerStateMachine>
-    private let journal = EventJournal<HarmonizerEvent>(retention: .everything)
     private let timeout: Duration?
     /// Where the timeout is armed: the registry's shared timer, or one of its own (only
     /// when it has a timeout).
@@ -168,13 +156,12 @@ public final class Harmonizer: Sendable {
     /// Returns `false`, changing nothing, once the outcome is decided.
     @discardableResult
     public func arrive(_ participant: String) -> Bool {
-        let entry: JournalEntry? = state.withLock { machine in
+        let readers = state.withLock { machine -> [WaiterSet<Void>.Waiter]? in
             guard machine.isWaiting, let count = counter.increment() else { return nil }
-            machine.arrive(participant)
-            return JournalEntry(event: .arrived(participant, count: count), turn: machine.takeJournalTurns())
+            return machine.arrive(participant, count: count)
         }
-        entry?.append(to: journal)
-        return entry != nil
+        for reader in readers ?? [] { reader.resume(returning: ()) }
+        return readers != nil
     }
 
     /// Counts one participant down; the one that reaches zero completes the harmonizer.
@@ -200,27 +187,24 @@ public final class Harmonizer: Sendable {
     /// Counts down, saying why a count-down that did not count was refused.
     package func countDown(participant: String?) -> CountDownResult {
         guard let participant else { return countDownAnonymously() }
-        let (result, entry, decision) = state.withLock {
-            machine -> (CountDownResult, JournalEntry?, HarmonizerStateMachine.Decision?) in
-            guard machine.isWaiting else { return (.finished, nil, nil) }
-            guard machine.isPresent(participant) else { return (.participantAbsent, nil, nil) }
+        let (result, readers, decision) = state.withLock {
+            machine -> (CountDownResult, [WaiterSet<Void>.Waiter], HarmonizerStateMachine.Decision?) in
+            guard machine.isWaiting else { return (.finished, [], nil) }
+            guard machine.isPresent(participant) else { return (.participantAbsent, [], nil) }
             switch counter.decrement() {
             case .decremented(let remaining):
-                machine.leave(participant)
-                let entry = JournalEntry(event: .left(participant, count: remaining), turn: machine.takeJournalTurns())
-                return (.counted, entry, nil)
+                return (.counted, machine.leave(participant, count: remaining), nil)
             case .reachedZero:
-                machine.leave(participant)
-                let entry = JournalEntry(event: .left(participant, count: 0), turn: machine.takeJournalTurns())
-                return (.completed, entry, end(.completed, &machine))
+                let readers = machine.leave(participant, count: 0)
+                return (.completed, readers, end(.completed, &machine))
             case .refusedAtZero:
-                return (.counterAtZero, nil, nil)
+                return (.counterAtZero, [], nil)
             case .refusedClosed:
                 // An anonymous count-down closed the counter and is on its way to complete.
-                return (.finished, nil, nil)
+                return (.finished, [], nil)
             }
         }
-        entry?.append(to: journal)
+        for reader in readers { reader.resume(returning: ()) }
         if let decision { apply(decision) }
         return result
     }
@@ -284,9 +268,14 @@ public final class Harmonizer: Sendable {
         get async {
             // Published once the decision has been carried out; the machine keeps the waiters,
             // and the race with the waiting task's cancellation is the kit's.
-            if let outcome = await state.wait(for: \.publication) { return outcome }
-            cancel()
-            return await state.waitIgnoringCancellation(for: \.publication)
+            if await state.wait(for: \.publication) == nil {
+                cancel()
+                await state.waitIgnoringCancellation(for: \.publication)
+            }
+            guard let outcome = state.withLock({ $0.publishedOutcome }) else {
+                preconditionFailure("a harmonizer's outcome is published only once it is decided")
+            }
+            return outcome
         }
     }
 
@@ -299,7 +288,7 @@ public final class Harmonizer: Sendable {
 
     /// The named participants' arrivals and departures, then the outcome, from the start.
     public var events: EventSequence<HarmonizerEvent> {
-        EventSequence(journal: journal, startIndex: 0)
+        EventSequence(source: self, startIndex: 0)
     }
 
     /// Whether the outcome is decided, or about to be by the count-down that reached zero.
@@ -335,18 +324,25 @@ public final class Harmonizer: Sendable {
         // Before anyone hears of the outcome, so whoever awaited it sees it counted.
         metrics?.record(outcome)
         if let token = decision.timeout { timer?.cancel(token) }
-        // The outcome's event, and the journal's end, in the turns the decision took: after
-        // every event of an earlier transition, whichever thread appends it.
-        var wakeup = journal.append(.finished(outcome), turn: decision.journalTurn)
-        wakeup.merge(journal.finish(turn: decision.journalTurn + 1))
-        wakeup.resume()
+        // The outcome's event, and the journal's end: after every event of an earlier
+        // transition, since none comes once the outcome is decided.
+        for reader in state.withLock({ $0.journalOutcome() }) { reader.resume(returning: ()) }
         // Observers first, so an immediate one (the registry freeing the name) has run by
         // the time any waiter of `outcome` wakes up.
         for observer in decision.observers {
             observer.target.dispatch { observer.handler(outcome) }
         }
         // Last, so whoever awaited the outcome finds it counted, journaled and told.
-        let waiters = state.withLock { $0.publication.settle(outcome) } ?? []
-        for waiter in waiters { waiter.resume(returning: ()) }
+        for waiter in state.withLock({ $0.publish() }) { waiter.resume(returning: ()) }
+    }
+}
+
+extension Harmonizer: EventBatchSource {
+    /// The events from `index` on, read under the harmonizer's lock, waiting until there is
+    /// at least one.
+    package func batch(
+        from index: inout Int, limit: Int, isolation: isolated (any Actor)?
+    ) async -> [HarmonizerEvent] {
+        await state.batch(from: &index, limit: limit, journal: \.journal)
     }
 }

@@ -1,5 +1,6 @@
 /// The slow-path state of a ``Harmonizer``: its stash, the named participants still
-/// present, who to tell about the outcome and who awaits it, and the outcome once decided.
+/// present, its journal of events, who to tell about the outcome and who awaits it, and the
+/// outcome once decided.
 ///
 /// The counter itself is an atomic in ``Harmonizer`` so an anonymous count-down takes no
 /// lock; everything here changes under the harmonizer's lock, and ``decide(_:)`` is the
@@ -7,6 +8,12 @@
 /// completion, timeout and cancellation racing each other produce one outcome. Transitions
 /// return what the caller must do after unlocking; nothing here runs user code or resumes a
 /// continuation.
+///
+/// The end has three marks, each for a reader the others cannot serve: the counter's closed
+/// state (lock-free, so an anonymous count-down and `isFinished` never take the lock), the
+/// ``Settlement`` (the outcome itself, kept here only, decided under the lock) and
+/// ``publication`` (no outcome, only the moment the decider has carried it out: metrics,
+/// journal and observers first, then the tasks awaiting it).
 struct HarmonizerStateMachine {
     /// Someone to tell about the outcome, on their target.
     struct Observer: Sendable {
@@ -25,8 +32,6 @@ struct HarmonizerStateMachine {
         var observers: [Observer]
         /// The armed timeout, to cancel.
         var timeout: DeadlineToken?
-        /// The journal turn of the outcome's event; the journal ends in the turn after it.
-        var journalTurn: Int
     }
 
     /// What exists only until the outcome: dropped when it is decided, which releases the
@@ -42,26 +47,24 @@ struct HarmonizerStateMachine {
     private var waiting = Waiting()
     /// Settled by ``decide(_:)``: the outcome, decided once.
     private var settlement = Settlement<Harmonizer.Outcome>()
-    /// Settled with the same outcome once the decider has carried the decision out (observers
-    /// told first, so an immediate one — the registry freeing the name — has run by the time
-    /// a task awaiting the outcome wakes up): what those tasks await.
-    var publication = AwaitableSettlement<Harmonizer.Outcome>()
-    /// The journal turn of the next event (see `EventJournal.append(_:turn:)`): events are
-    /// numbered here, under the harmonizer's lock, and appended after it is released.
-    private var nextJournalTurn = 0
+    /// Settled once the decider has carried the decision out (observers told first, so an
+    /// immediate one — the registry freeing the name — has run by the time a task awaiting
+    /// the outcome wakes up): what those tasks await. Internal for `Lock.wait(for:)`.
+    var publication = AwaitableSettlement<Void>()
+    /// The named participants' arrivals and departures, then the outcome: appended in the
+    /// transition that caused each (the outcome's once it is carried out), so in their order.
+    /// Internal for `Lock.batch(from:limit:journal:)`.
+    var journal = JournalBuffer<HarmonizerEvent>(keepingNewest: nil)
 
     init(participants: [String]) {
         for participant in participants { waiting.present[participant, default: 0] += 1 }
     }
 
-    /// Takes the journal turns of the next `count` events and returns the first.
-    mutating func takeJournalTurns(_ count: Int = 1) -> Int {
-        defer { nextJournalTurn += count }
-        return nextJournalTurn
-    }
-
     /// The outcome, once decided.
     var outcome: Harmonizer.Outcome? { settlement.outcome }
+
+    /// The outcome, once the decider has carried it out.
+    var publishedOutcome: Harmonizer.Outcome? { publication.isSettled ? outcome : nil }
 
     var isWaiting: Bool { !settlement.isSettled }
 
@@ -76,17 +79,19 @@ struct HarmonizerStateMachine {
         waiting.present[participant] != nil
     }
 
-    /// Records that `participant` arrived. The caller has already counted it up.
-    mutating func arrive(_ participant: String) {
-        modifyWaiting { $0.present[participant, default: 0] += 1 }
+    /// Records that `participant` arrived, making the count `count` (the caller has already
+    /// counted it up); returns the journal's readers to resume.
+    mutating func arrive(_ participant: String, count: Int) -> [WaiterSet<Void>.Waiter] {
+        guard modifyWaiting({ $0.present[participant, default: 0] += 1 }) else { return [] }
+        return journal.append(contentsOf: CollectionOfOne(.arrived(participant, count: count)))
     }
 
-    /// Records that `participant` left. The caller has already counted it down.
-    mutating func leave(_ participant: String) {
-        modifyWaiting { waiting in
-            guard let times = waiting.present[participant] else { return }
-            waiting.present[participant] = times > 1 ? times - 1 : nil
-        }
+    /// Records that `participant` left, leaving the count at `count` (the caller has already
+    /// counted it down); returns the journal's readers to resume.
+    mutating func leave(_ participant: String, count: Int) -> [WaiterSet<Void>.Waiter] {
+        guard isWaiting, let times = waiting.present[participant] else { return [] }
+        waiting.present[participant] = times > 1 ? times - 1 : nil
+        return journal.append(contentsOf: CollectionOfOne(.left(participant, count: count)))
     }
 
     /// Keeps `value` for the outcome. Returns `false` once the outcome is decided.
@@ -123,8 +128,20 @@ struct HarmonizerStateMachine {
         // timed-out outcome) and the observers' closures.
         let ended = waiting
         waiting = Waiting()
-        return Decision(
-            outcome: outcome, observers: ended.observers, timeout: ended.timeout, journalTurn: takeJournalTurns(2))
+        return Decision(outcome: outcome, observers: ended.observers, timeout: ended.timeout)
+    }
+
+    /// The decided outcome is being carried out: its event ends the journal. Returns the
+    /// journal's readers to resume. No event can come after it: every other transition that
+    /// journals needs the harmonizer still waiting.
+    mutating func journalOutcome() -> [WaiterSet<Void>.Waiter] {
+        guard let outcome else { return [] }
+        return journal.append(contentsOf: CollectionOfOne(.finished(outcome))) + journal.finish()
+    }
+
+    /// The outcome has been carried out; returns the tasks awaiting it.
+    mutating func publish() -> [WaiterSet<Void>.Waiter] {
+        publication.settle(()) ?? []
     }
 
     /// Applies `change` while waiting; returns whether it was applied.

@@ -40,22 +40,7 @@ extension Launcher {
     ///   for every undo's deadline.
     @discardableResult
     public func shutdown() async -> ShutdownReport {
-        enum Role {
-            case join
-            /// The first call; the launch to cancel and wait for, if it started.
-            case first(cancel: GraphRunStorage?, launched: Bool)
-        }
-        let role = state.withLock { state -> Role in
-            if state.isShuttingDown { return .join }
-            state.isShuttingDown = true
-            if let storage = state.launch.outcome { return .first(cancel: storage, launched: true) }
-            // Before `start()` handed the launch over: as with `cancel()`, `start()` reads the
-            // flag and cancels the launch itself.
-            state.cancelRequested = true
-            if case .launching = state.phase { return .first(cancel: nil, launched: true) }
-            return .first(cancel: nil, launched: false)
-        }
-        guard case .first(let storage, let launched) = role else {
+        guard case .first(let storage, let launched) = state.withLock({ $0.beginShutdown() }) else {
             return await state.waitIgnoringCancellation(for: \.shutdown)
         }
         // A launch that already ended ignores the cancel.
@@ -65,7 +50,7 @@ extension Launcher {
         if launched {
             let launchReport = await launchReportIgnoringCancellation()
             succeeded = launchReport.tasks.filter(\.outcome.isSuccess).sorted { $0.endedAt < $1.endedAt }.map(\.id)
-            clock = state.withLock({ $0.launch.outcome })?.clock ?? makeLaunchClock()
+            clock = state.withLock({ $0.launched })?.clock ?? makeLaunchClock()
         } else {
             succeeded = []
             clock = makeLaunchClock()
@@ -75,7 +60,7 @@ extension Launcher {
         let report = await undo(
             ShutdownOrder(succeeded: undoable, prerequisites: prerequisites), tasks: tasks, clock: clock)
         ShutdownMetrics(telemetry)?.record(report)
-        let waiters = state.withLock { $0.shutdown.settle(report) } ?? []
+        let waiters = state.withLock { $0.finishShutdown(report) }
         for waiter in waiters { waiter.resume(returning: ()) }
         return report
     }

@@ -11,7 +11,7 @@ extension Launcher {
     /// ``run()`` calls the graph's hook (``TaskGraph/holdsCallerAfterStartingDriver``) here,
     /// once ``start()`` has started the launch's driver.
     func afterStartingLaunch() async {
-        guard TaskGraph.holdsCallerAfterStartingDriver, let storage = state.withLock({ $0.launch.outcome }) else {
+        guard TaskGraph.holdsCallerAfterStartingDriver, let storage = state.withLock({ $0.launched }) else {
             return
         }
         await storage.afterStartingDriver()

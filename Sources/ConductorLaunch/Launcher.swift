@@ -37,62 +37,10 @@ public final class Launcher: StartupTask, Sendable {
     public let dependencies: [String]?
     public let isRequired: Bool
 
-    enum Phase {
-        case idle
-        case launching(GraphRunStorage)
-    }
-
-    struct State {
-        var plan = LaunchPlan()
-        var phase = Phase.idle
-        /// Set by a `cancel()` that came before the launch was under way: `start()` reads it,
-        /// under this lock, before it lets `cancel()` reach the launch itself.
-        var cancelRequested = false
-        /// The same, set by the cancellation of a task in ``run()``; cleared when that call's
-        /// own `start()` throws, so a later `start()` does not launch cancelled.
-        var cancelRequestedByRun = false
-        /// Settled by `start()` once it has handed over the launch's first wakeups and read
-        /// `cancelRequested`: what `ready` and `report` wait for, and from then on `cancel()`
-        /// cancels the launch directly.
-        var launch = AwaitableSettlement<GraphRunStorage>()
-        /// Set by the first `shutdown()`; later calls wait for its report.
-        var isShuttingDown = false
-        /// Settled when the shutdown has undone everything: what a second `shutdown()` and
-        /// `report()` read.
-        var shutdown = AwaitableSettlement<ShutdownReport>()
-        /// Additions compiled during the launch that are not yet known to be in the graph,
-        /// oldest first: see `deliver(upTo:to:adding:)`.
-        private var undeliveredAdditions: [QueuedAddition] = []
-        private var nextTicket: UInt64 = 0
-
-        /// Queues definitions for the graph; returns their ticket.
-        mutating func queue(_ definitions: [NodeDefinition]) -> UInt64 {
-            defer { nextTicket += 1 }
-            undeliveredAdditions.append(QueuedAddition(ticket: nextTicket, definitions: definitions))
-            return nextTicket
-        }
-
-        /// The queue up to `ticket`, or `nil` once that addition is in the graph.
-        func undelivered(upTo ticket: UInt64) -> [QueuedAddition]? {
-            guard undeliveredAdditions.contains(where: { $0.ticket == ticket }) else { return nil }
-            return Array(undeliveredAdditions.prefix { $0.ticket <= ticket })
-        }
-
-        /// Everything up to `ticket` is in the graph.
-        mutating func delivered(upTo ticket: UInt64) {
-            undeliveredAdditions.removeAll { $0.ticket <= ticket }
-        }
-    }
-
-    struct QueuedAddition {
-        let ticket: UInt64
-        let definitions: [NodeDefinition]
-    }
-
     /// Never held while user code runs: a task's properties are read, and the user's clock
     /// asked the time, before it is taken. Never held while the graph's lock is taken either:
     /// additions during the launch are queued under it and handed to the graph after it.
-    let state = Lock(State())
+    let state = Lock(LauncherStateMachine())
     private let log = GraphEventLog()
     /// Readiness deadlines: one timer task however many `ready(_:timeout:)` calls wait.
     private let timer: DeadlineTimer
@@ -148,11 +96,7 @@ public final class Launcher: StartupTask, Sendable {
         // A launch holds its own journal until it ends. A launcher released before it started
         // has nothing that would ever end its journal: end it here, so the delivery tasks of
         // its observers (and of its logger) end too instead of waiting forever.
-        let neverStarted = state.withLock { state in
-            if case .idle = state.phase { return true }
-            return false
-        }
-        if neverStarted { log.finishUnattached() }
+        if !state.withLock({ $0.hasStarted }) { log.finishUnattached() }
     }
 
     // MARK: - Adding and removing
@@ -177,20 +121,10 @@ public final class Launcher: StartupTask, Sendable {
     private func add(_ entry: LaunchPlan.Entry) throws(LaunchError) {
         // During the launch the addition is compiled and queued under this lock, then handed
         // to the graph after it: the graph has a lock of its own, never taken under this one.
-        let queued = try state.withLock { (state) throws(LaunchError) -> (GraphRunStorage, UInt64)? in
-            try state.plan.admit(entry)
-            switch state.phase {
-            case .idle:
-                state.plan.keep(entry)
-                return nil
-            case .launching(let storage):
-                var definitions: [NodeDefinition] = []
-                state.plan.compile(entry, into: &definitions)
-                return (storage, state.queue(definitions))
-            }
+        switch try state.withLock({ (machine) throws(LaunchError) in try machine.add(entry) }) {
+        case .kept: return
+        case .deliver(let ticket, let run): try deliver(upTo: ticket, to: run, adding: entry.name)
         }
-        guard let (storage, ticket) = queued else { return }
-        try deliver(upTo: ticket, to: storage, adding: entry.name)
     }
 
     /// Hands the graph every addition queued up to `ticket`, oldest first, in one step, and
@@ -204,7 +138,7 @@ public final class Launcher: StartupTask, Sendable {
     /// thread, none takes the graph's lock under the launcher's, and an addition refused with
     /// ``LaunchError/Code/launchFinished`` is one the launch never held.
     private func deliver(upTo ticket: UInt64, to storage: GraphRunStorage, adding name: String?) throws(LaunchError) {
-        guard let batch = state.withLock({ $0.undelivered(upTo: ticket) }), let last = batch.last else { return }
+        guard let batch = state.withLock({ $0.additions(upTo: ticket) }), let last = batch.last else { return }
         // The launch's clock is user code: read with no lock held.
         let now = storage.clock.now
         let additions = batch.map { GraphRunStorage.NumberedAddition(number: $0.ticket, definitions: $0.definitions) }
@@ -227,40 +161,18 @@ public final class Launcher: StartupTask, Sendable {
     /// Before the launch its name is freed.
     @discardableResult
     public func remove(_ name: String) -> TaskRemoval? {
-        enum Step {
-            case forgotten(Bool)
-            case remove(GraphRunStorage)
-            case unknown
-        }
-        let step = state.withLock { state -> Step in
-            switch state.phase {
-            case .idle:
-                return .forgotten(state.plan.forget(name))
-            case .launching(let storage):
-                return state.plan.isTask(name) ? .remove(storage) : .unknown
-            }
-        }
-        switch step {
-        case .forgotten(let forgot): return forgot ? .prevented : nil
-        case .remove(let storage): return try? storage.remove(name)
+        switch state.withLock({ $0.remove(name) }) {
+        case .prevented: return .prevented
         case .unknown: return nil
+        case .remove(let run): return try? run.remove(name)
         }
     }
 
     /// Removes every task that has not ended; see
     /// ``remove(_:)``. Tasks added afterwards run as usual.
     public func removeAll() {
-        let (storage, names) = state.withLock { state -> (GraphRunStorage?, [String]) in
-            switch state.phase {
-            case .idle:
-                state.plan.forgetAllTasks()
-                return (nil, [])
-            case .launching(let storage):
-                return (storage, state.plan.compiledTasks)
-            }
-        }
-        guard let storage else { return }
-        for name in names { _ = try? storage.remove(name) }
+        guard let (run, tasks) = state.withLock({ $0.removeAll() }) else { return }
+        for name in tasks { _ = try? run.remove(name) }
     }
 
     // MARK: - Launching
@@ -272,53 +184,35 @@ public final class Launcher: StartupTask, Sendable {
         // The initializer cannot throw, so its one bad value is reported here, where nothing
         // has started yet, rather than counted as zero.
         if undoTimeout < .zero { throw .negativeDuration("undoTimeout", undoTimeout, launcher: name) }
-        guard state.withLock({ if case .idle = $0.phase { true } else { false } }) else { return }
+        guard !state.withLock({ $0.hasStarted }) else { return }
         // The launch's clock source asks the user's clock the time: made before the lock is
         // taken, and thrown away if another caller started the launch in between.
         let launchClock = makeLaunchClock()
         // Made outside the lock too: a metrics factory is user code.
         let instruments = RunInstruments(telemetry, kind: .launch, spanName: name)
-        let storage = GraphRunStorage(
-            concurrencyLimit: nil, clock: launchClock, instruments: instruments, name: name)
-        let ticket = try state.withLock { (state) throws(LaunchError) -> UInt64? in
-            guard case .idle = state.phase else { return nil }
-            // Compiled on a copy and validated here (a pure check, no lock of the graph's), so
-            // a launch that fails validation leaves the plan as it was.
-            var plan = state.plan
-            let definitions = plan.compileEntries()
-            do throws(GraphError) {
-                try GraphValidation.validate(definitions)
-            } catch {
-                throw LaunchError.from(error)
-            }
-            state.plan = plan
-            state.phase = .launching(storage)
-            return state.queue(definitions)
+        let run = GraphRunStorage(concurrencyLimit: nil, clock: launchClock, instruments: instruments, name: name)
+        // Validated under the lock (a pure check, no lock of the graph's).
+        guard let ticket = try state.withLock({ (machine) throws(LaunchError) in try machine.start(run) }) else {
+            return
         }
-        guard let ticket else { return }
         // The launch's events are its run's from now on: readers who came before wait in
         // the log until here.
-        log.attach(storage)
+        log.attach(run)
         var delivered = true
         do throws(LaunchError) {
-            try deliver(upTo: ticket, to: storage, adding: nil)
+            try deliver(upTo: ticket, to: run, adding: nil)
         } catch {
             // Not expected: the definitions were validated, the graph is new and not yet
             // driven. Should it happen, the launch ends cancelled rather than leaving
             // `ready` and `report` waiting for a launch that never began.
             delivered = false
         }
-        // A cancel that came before this point (before `start()`, or while it ran) left a
-        // flag instead of finding the launch; one that comes after finds the launch. Both
-        // are decided under the lock, so no cancel falls between the two.
-        let (cancelled, waiters) = state.withLock { state in
-            (state.cancelRequested || state.cancelRequestedByRun, state.launch.settle(storage) ?? [])
-        }
+        let launch = state.withLock { $0.launch() }
         // Cancelled before the driver exists, so no task starts; and before anyone waiting
         // for the launch hears of it.
-        if cancelled || !delivered { storage.cancel() }
-        for waiter in waiters { waiter.resume(returning: ()) }
-        storage.startDriving()
+        if launch.cancel || !delivered { run.cancel() }
+        for waiter in launch.waiters { waiter.resume(returning: ()) }
+        run.startDriving()
     }
 
     /// Cancels the launch: pending tasks never start and running ones are cancelled.
@@ -334,12 +228,10 @@ public final class Launcher: StartupTask, Sendable {
     }
 
     private func cancel(byRun: Bool) {
-        let launch = state.withLock { state -> GraphRunStorage? in
-            if let storage = state.launch.outcome { return storage }
-            if byRun { state.cancelRequestedByRun = true } else { state.cancelRequested = true }
-            return nil
+        switch state.withLock({ $0.cancel(byRun: byRun) }) {
+        case .remembered: return
+        case .cancel(let run): run.cancel()
         }
-        launch?.cancel()
     }
 
     /// Runs the launch to its end in the current task (starting it if needed) and throws if
@@ -362,7 +254,7 @@ public final class Launcher: StartupTask, Sendable {
         } catch {
             // Only `start()` throws, and then no launch began: the cancel of this task is not
             // left behind for a later `start()` (the handler has returned by now).
-            state.withLock { $0.cancelRequestedByRun = false }
+            state.withLock { $0.runDidNotStart() }
             throw error
         }
         switch outcome {
@@ -421,9 +313,24 @@ public final class Launcher: StartupTask, Sendable {
         )
     }
 
+    /// Waits until the launch is launched and returns its run; `nil` when the waiting task is
+    /// cancelled first.
+    private func launched() async -> GraphRunStorage? {
+        if let run = state.withLock({ $0.launched }) { return run }
+        await state.suspend(
+            { machine, waiter in machine.waitForLaunch(waiter) },
+            cancelledNow: { _ in ((), ()) },
+            cancelled: { @Sendable machine, id in
+                guard let waiter = machine.stopWaitingForLaunch(id) else { return nil }
+                return { waiter.resume(returning: ()) }
+            })
+        // Launched, or cancelled (`nil` unless the launch came first).
+        return state.withLock { $0.launched }
+    }
+
     /// Whether ``start()`` has begun the launch (it may still be handing it over).
     private var hasStarted: Bool {
-        state.withLock { if case .idle = $0.phase { false } else { true } }
+        state.withLock { $0.hasStarted }
     }
 
     private func notStarted(_ readiness: String, after timeout: Duration) -> LaunchError {
@@ -431,13 +338,13 @@ public final class Launcher: StartupTask, Sendable {
     }
 
     private func waitUntilReady(_ name: String) async -> LaunchReadiness {
-        guard let storage = await state.wait(for: \.launch) else { return .failed(.cancelled()) }
+        guard let storage = await launched() else { return .failed(.cancelled()) }
         return answer(name, await storage.waitForMilestone(name), of: storage)
     }
 
     /// The answer if it is known without waiting.
     private func answerNow(_ name: String) -> LaunchReadiness? {
-        guard let storage = state.withLock({ $0.launch.outcome }) else { return nil }
+        guard let storage = state.withLock({ $0.launched }) else { return nil }
         return storage.milestoneOutcome(name).map { answer(name, $0, of: storage) }
     }
 
@@ -471,7 +378,7 @@ public final class Launcher: StartupTask, Sendable {
     }
 
     private func launchReport() async -> RunReport {
-        guard let storage = await state.wait(for: \.launch) else {
+        guard let storage = await launched() else {
             // Cancelled before the launch started: there is nothing to wind down.
             var report = RunReport(outcome: .cancelled, tasks: [], milestones: [], duration: .zero, criticalPath: [])
             report.identity = RunIdentity(name: name)

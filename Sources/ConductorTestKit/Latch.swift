@@ -22,8 +22,14 @@ import Conductor
 public final class Latch: Sendable {
     private struct State {
         var isOpen = false
-        var nextID: UInt64 = 0
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var waiters = WaiterSet<Void>()
+
+        /// Keeps `waiter` until the latch opens, or lets it go on at once when it is open.
+        mutating func register(_ waiter: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void> {
+            if isOpen { return .resume((), ()) }
+            waiters.insert(waiter)
+            return .wait(())
+        }
     }
 
     private let state = Lock(State())
@@ -38,51 +44,27 @@ public final class Latch: Sendable {
     public func open() {
         let waiters = state.withLock { state in
             state.isOpen = true
-            defer { state.waiters = [:] }
-            return state.waiters.values
+            return state.waiters.removeAll()
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: ()) }
     }
 
     /// Suspends until the latch is open, ignoring cancellation.
     public func wait() async {
-        await withCheckedContinuation { continuation in
-            if !enqueue(continuation) { continuation.resume() }
-        }
+        await state.suspendIgnoringCancellation { state, waiter in state.register(waiter) }
     }
 
     /// Suspends until the latch is open or the waiting task is cancelled. Returns whether it
     /// is open.
     @discardableResult
     public func waitCancellable() async -> Bool {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                if !enqueue(continuation, id: id, unlessCancelled: true) { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
-        }
+        await state.suspend(
+            { state, waiter in state.register(waiter) },
+            cancelledNow: { _ in ((), ()) },
+            cancelled: { @Sendable state, id in
+                guard let waiter = state.waiters.remove(id) else { return nil }
+                return { waiter.resume(returning: ()) }
+            })
         return isOpen
-    }
-
-    /// Adds a waiter unless the latch is open (or the task cancelled); returns whether it did.
-    private func enqueue(
-        _ continuation: CheckedContinuation<Void, Never>, id: UInt64? = nil, unlessCancelled: Bool = false
-    ) -> Bool {
-        state.withLock { state in
-            if state.isOpen || (unlessCancelled && Task.isCancelled) { return false }
-            let id =
-                id
-                ?? {
-                    defer { state.nextID += 1 }
-                    return state.nextID
-                }()
-            state.waiters[id] = continuation
-            return true
-        }
     }
 }

@@ -80,26 +80,26 @@ public final class ManualClock: Clock, Sendable {
 
     private func sleep(until deadline: Instant, tag: ConductorCore.SleepPurpose) async throws {
         try Task.checkCancellation()
-        let id = state.withLock { $0.makeID() }
-        // Whichever way the sleep ends, a driver waiting for woken sleepers to run learns
-        // that this one has.
-        defer { state.withLock { $0.sleeperResumed(id) }.resumeAll() }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let action = state.withLock { state in
-                    state.sleep(id, until: deadline, tag, continuation, isCancelled: Task.isCancelled)
+        // Set once the sleep is registered: a driver waiting for woken sleepers to run learns
+        // when this one has, whichever way its sleep ended.
+        var registered: UInt64?
+        let woke = await state.suspend(
+            { (state: inout ManualClockState, sleeper: WaiterSet<Bool>.Waiter) in
+                let decision = state.sleep(sleeper, until: deadline, tag)
+                if case .wait = decision { registered = sleeper.id }
+                return decision
+            },
+            cancelledNow: { _ in (false, []) },
+            perform: { ready in ready.resumeAll() },
+            cancelled: { @Sendable state, id in
+                guard let (sleeper, ready) = state.cancelSleeper(id) else { return nil }
+                return {
+                    sleeper.resume(returning: false)
+                    ready.resumeAll()
                 }
-                switch action {
-                case .resume: continuation.resume()
-                case .cancel: continuation.resume(throwing: CancellationError())
-                case .wait(let ready): ready.resumeAll()
-                }
-            }
-        } onCancel: {
-            let (sleeper, ready) = state.withLock { $0.cancelSleeper(id) }
-            sleeper?.resume(throwing: CancellationError())
-            ready.resumeAll()
-        }
+            })
+        if let registered { state.withLock { $0.sleeperResumed(registered) }.resumeAll() }
+        if !woke { throw CancellationError() }
     }
 
     /// Moves time forward and wakes, in deadline order, every sleeper whose deadline has come.
@@ -219,19 +219,17 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private func waitAsDriver(for condition: ManualClockState.DriverCondition) async throws {
-        let id = state.withLock { $0.makeID() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    if Task.isCancelled || state.holds(condition) { return true }
-                    state.driverWaiters.append(.init(id: id, condition: condition, continuation: continuation))
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.removeDriverWaiter(id) }?.resume()
-        }
+        await state.suspend(
+            { (state: inout ManualClockState, driver: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void> in
+                if state.holds(condition) { return .resume((), ()) }
+                state.driverWaiters.append(.init(condition: condition, waiter: driver))
+                return .wait(())
+            },
+            cancelledNow: { _ in ((), ()) },
+            cancelled: { @Sendable state, id in
+                guard let driver = state.removeDriverWaiter(id) else { return nil }
+                return { driver.resume(returning: ()) }
+            })
         try Task.checkCancellation()
     }
 }
@@ -274,19 +272,31 @@ extension ManualClock {
     }
 }
 
-extension Array {
-    fileprivate func resumeAll<Failure: Error>() where Element == CheckedContinuation<Void, Failure> {
+extension Array where Element == WaiterSet<Void>.Continuation {
+    fileprivate func resumeAll() {
         for continuation in self { continuation.resume() }
     }
 }
 
+extension Array where Element == WaiterSet<Bool>.Waiter {
+    /// Wakes sleepers whose deadline came.
+    fileprivate func resumeAll() {
+        for sleeper in self { sleeper.resume(returning: true) }
+    }
+}
+
 /// The clock's state, changed only under its lock; each operation returns the continuations
-/// to resume once the lock is released.
+/// to resume once the lock is released. Sleepers and drivers wait through `Lock.suspend`, which
+/// handles their race with cancellation.
 private struct ManualClockState {
+    /// A continuation of a count waiter or a driver, resumed with nothing.
+    typealias Ready = WaiterSet<Void>.Continuation
+
     struct Sleeper {
         var deadline: ManualClock.Instant
         var purpose: SleepPurpose
-        var continuation: CheckedContinuation<Void, any Error>
+        /// Resumed with `true` when its deadline comes, `false` when its task is cancelled.
+        var waiter: WaiterSet<Bool>.Waiter
     }
 
     /// What a driver waits for between steps.
@@ -298,18 +308,11 @@ private struct ManualClockState {
     enum DriverWake { case sleeping, changed }
 
     struct DriverWaiter {
-        var id: UInt64
         var condition: DriverCondition
-        var continuation: CheckedContinuation<Void, Never>
-    }
-
-    enum SleepAction {
-        case resume, cancel
-        case wait([CheckedContinuation<Void, Never>])
+        var waiter: WaiterSet<Void>.Waiter
     }
 
     var now = ManualClock.Instant(offset: .zero)
-    var nextID: UInt64 = 0
     var sleepers: [UInt64: Sleeper] = [:]
     /// Sleepers a step woke that have not run yet: a driver waits for them before stepping again.
     var wokenNotResumed: Set<UInt64> = []
@@ -319,11 +322,6 @@ private struct ManualClockState {
     /// counts every sleeper).
     var countWaiters = CountWaiters<SleepPurpose?>()
     var driverWaiters: [DriverWaiter] = []
-
-    mutating func makeID() -> UInt64 {
-        defer { nextID += 1 }
-        return nextID
-    }
 
     /// How many sleep for `tag`, or in all when `tag` is `nil`.
     func count(for tag: SleepPurpose?) -> Int {
@@ -336,33 +334,33 @@ private struct ManualClockState {
         return sleepers.values.count { $0.purpose == tag }
     }
 
+    /// Registers `sleeper` until `deadline`, or lets it go on at once if the deadline has come;
+    /// either way, what its sleeping lets go is resumed once the lock is released.
     mutating func sleep(
-        _ id: UInt64, until deadline: ManualClock.Instant, _ purpose: SleepPurpose,
-        _ continuation: CheckedContinuation<Void, any Error>, isCancelled: Bool
-    ) -> SleepAction {
-        if isCancelled { return .cancel }
-        if deadline <= now { return .resume }
-        sleepers[id] = Sleeper(deadline: deadline, purpose: purpose, continuation: continuation)
+        _ sleeper: WaiterSet<Bool>.Waiter, until deadline: ManualClock.Instant, _ purpose: SleepPurpose
+    ) -> SuspensionDecision<Bool, [Ready]> {
+        if deadline <= now { return .resume(true, []) }
+        sleepers[sleeper.id] = Sleeper(deadline: deadline, purpose: purpose, waiter: sleeper)
         changes += 1
         let satisfied = countWaiters.takeSatisfied { [sleepers] in Self.count(in: sleepers, for: $0) }
         return .wait(satisfied + takeReadyDrivers())
     }
 
-    mutating func cancelSleeper(_ id: UInt64) -> (
-        CheckedContinuation<Void, any Error>?, [CheckedContinuation<Void, Never>]
-    ) {
-        guard let sleeper = sleepers.removeValue(forKey: id) else { return (nil, []) }
+    /// Takes out sleeper `id` (its task was cancelled), with the drivers that lets go; `nil`
+    /// when a step has woken it already.
+    mutating func cancelSleeper(_ id: UInt64) -> (WaiterSet<Bool>.Waiter, [Ready])? {
+        guard let sleeper = sleepers.removeValue(forKey: id) else { return nil }
         changes += 1
-        return (sleeper.continuation, takeReadyDrivers())
+        return (sleeper.waiter, takeReadyDrivers())
     }
 
-    mutating func sleeperResumed(_ id: UInt64) -> [CheckedContinuation<Void, Never>] {
+    mutating func sleeperResumed(_ id: UInt64) -> [Ready] {
         guard wokenNotResumed.remove(id) != nil else { return [] }
         return takeReadyDrivers()
     }
 
-    /// Moves to `instant` and hands back the due sleepers' continuations, earliest first.
-    mutating func advance(to instant: ManualClock.Instant) -> [CheckedContinuation<Void, any Error>] {
+    /// Moves to `instant` and hands back the due sleepers, earliest first.
+    mutating func advance(to instant: ManualClock.Instant) -> [WaiterSet<Bool>.Waiter] {
         if instant > now { now = instant }
         // Ties go in the order the sleeps began (their ids), not the dictionary's, whose
         // order changes from process to process: a simulation replays a seed exactly.
@@ -373,10 +371,10 @@ private struct ManualClockState {
             sleepers[id] = nil
             wokenNotResumed.insert(id)
         }
-        return due.map(\.value.continuation)
+        return due.map(\.value.waiter)
     }
 
-    mutating func noteChange() -> [CheckedContinuation<Void, Never>] {
+    mutating func noteChange() -> [Ready] {
         changes += 1
         return takeReadyDrivers()
     }
@@ -388,15 +386,15 @@ private struct ManualClockState {
         }
     }
 
-    mutating func takeReadyDrivers() -> [CheckedContinuation<Void, Never>] {
+    mutating func takeReadyDrivers() -> [Ready] {
         let ready = driverWaiters.filter { holds($0.condition) }
         guard !ready.isEmpty else { return [] }
-        driverWaiters.removeAll { waiter in ready.contains { $0.id == waiter.id } }
-        return ready.map(\.continuation)
+        driverWaiters.removeAll { driver in ready.contains { $0.waiter.id == driver.waiter.id } }
+        return ready.map(\.waiter.continuation)
     }
 
-    mutating func removeDriverWaiter(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
-        guard let index = driverWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-        return driverWaiters.remove(at: index).continuation
+    mutating func removeDriverWaiter(_ id: UInt64) -> WaiterSet<Void>.Waiter? {
+        guard let index = driverWaiters.firstIndex(where: { $0.waiter.id == id }) else { return nil }
+        return driverWaiters.remove(at: index).waiter
     }
 }

@@ -35,7 +35,11 @@ public final class Simulation: TaskExecutor, Sendable {
     /// The faults ``injectFault(at:key:)`` draws from, by the seed.
     public let faultPlan: FaultPlan
 
-    private let state: JobQueue
+    /// The executor's queue and counters. `enqueue` runs wherever a task is started or a
+    /// continuation resumed; Conductor does neither under a lock of its own, and a user's own
+    /// lock is none of `Lock`'s debug nesting check's business, so this is a `Lock` like
+    /// every other, and nothing else is taken or called while it is held.
+    private let state: Lock<State>
     /// Signalled whenever a job arrives, so an idle run loop can wait for one from outside.
     private let arrivals = DispatchSemaphore(value: 0)
 
@@ -65,25 +69,7 @@ public final class Simulation: TaskExecutor, Sendable {
         self.seed = seed
         self.clock = clock
         self.faultPlan = faultPlan
-        self.state = JobQueue(State(random: SplitMix64(seed: seed)))
-    }
-
-    /// The executor's queue and counters, behind a leaf lock. `enqueue` runs wherever a task
-    /// is started, and user code may start one under a lock of its own, as the global executor
-    /// allows. Conductor's `Lock` traps on any nesting in debug builds, so this is a plain
-    /// `NSLock`, which ThreadSanitizer sees, and nothing else is taken or called while it is held.
-    private final class JobQueue: @unchecked Sendable {
-        // `@unchecked` because `state` is only ever read or written inside `withLock`.
-        private let lock = NSLock()
-        private var state: State
-
-        init(_ state: State) { self.state = state }
-
-        func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-            lock.lock()
-            defer { lock.unlock() }
-            return try body(&state)
-        }
+        self.state = Lock(State(random: SplitMix64(seed: seed)))
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

@@ -46,21 +46,25 @@ import Testing
             #expect(found.isEmpty)
         }
 
-        /// An exemption lets the locks taken directly under the exempt one be; what those take
-        /// under themselves is checked again.
-        @Test func anExemptLockMayHoldAnotherButNotThatOneAThird() {
-            let exempt = Lock(0, nestedLockExemption: "this test", fileID: "Tests/Exempt.swift", line: 5)
+        /// Each level of a nesting is reported, and releasing the inner lock makes the outer
+        /// one the held lock again.
+        @Test func everyLevelOfANestingIsReportedAndReleasingRestoresTheOuterLock() {
+            let outer = Lock(0, fileID: "Tests/Outer.swift", line: 5)
             let middle = Lock(0, fileID: "Tests/Middle.swift", line: 6)
             let innermost = Lock(0, fileID: "Tests/Innermost.swift", line: 7)
             let found = NestedLockAcquisition.recorded {
-                exempt.withLock { _ in
+                outer.withLock { _ in
                     middle.withLock { _ in innermost.withLock { $0 += 1 } }
-                    // Released: the exempt lock is the one held again.
+                    // Released: the outer lock is the one held again.
                     innermost.withLock { $0 += 1 }
                 }
             }
             #expect(
-                found == [NestedLockAcquisition(held: "Tests/Middle.swift:6", acquired: "Tests/Innermost.swift:7")])
+                found == [
+                    NestedLockAcquisition(held: "Tests/Outer.swift:5", acquired: "Tests/Middle.swift:6"),
+                    NestedLockAcquisition(held: "Tests/Middle.swift:6", acquired: "Tests/Innermost.swift:7"),
+                    NestedLockAcquisition(held: "Tests/Outer.swift:5", acquired: "Tests/Innermost.swift:7"),
+                ])
         }
 
         /// A harmonizer numbers its events under its lock and appends them to its journal after

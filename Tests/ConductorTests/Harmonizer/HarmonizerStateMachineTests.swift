@@ -91,9 +91,9 @@ import Testing
 
     @Test func aTimeoutListsWhoIsStillPresentSortedWithRepeats() {
         var machine = HarmonizerStateMachine(participants: ["feed", "ads", "feed", "avatar"])
-        machine.leave("avatar")
-        machine.arrive("comments")
-        machine.leave("nobody")
+        _ = machine.leave("avatar", count: 3)
+        _ = machine.arrive("comments", count: 4)
+        _ = machine.leave("nobody", count: 4)
         #expect(machine.isPresent("feed"))
         #expect(!machine.isPresent("avatar"))
         let decision = machine.decide(.timedOut)
@@ -144,5 +144,29 @@ import Testing
                 return
             }
         }
+    }
+
+    // MARK: - Journal and publication
+
+    /// Named arrivals and departures are journaled in the transition that made them; the
+    /// outcome's event ends the journal once the decider carries it out, and only then is the
+    /// outcome published to the tasks awaiting it.
+    @Test func theJournalRecordsNamedCountsThenTheOutcomeWhichIsPublishedLast() {
+        var machine = HarmonizerStateMachine(participants: ["feed"])
+        _ = machine.arrive("ads", count: 2)
+        _ = machine.leave("nobody", count: 2)
+        _ = machine.leave("feed", count: 1)
+        _ = machine.decide(.cancelled)
+        _ = machine.arrive("late", count: 0)
+        #expect(machine.journal.snapshot.map { "\($0)" } == ["arrived(ads, count: 2)", "left(feed, count: 1)"])
+        #expect(machine.publishedOutcome == nil, "decided, not yet carried out")
+        let readers = machine.journalOutcome()
+        #expect(readers.isEmpty)
+        #expect(machine.journal.isFinished)
+        #expect(machine.journal.snapshot.map { "\($0)" }.last == "finished(cancelled)")
+        #expect(machine.publishedOutcome == nil)
+        let waiters = machine.publish()
+        #expect(waiters.isEmpty)
+        #expect(machine.publishedOutcome?.kind == .cancelled)
     }
 }

@@ -134,7 +134,7 @@ import Testing
             #expect(await observer.finished())
             watched.watch("launcher", launcher)
             // The launch's run, which the launcher's state holds once it is under way.
-            watched.watch("launcher's launch", launcher.state.withLock { $0.launch.outcome })
+            watched.watch("launcher's launch", launcher.state.withLock { $0.launched })
         }
         try await watched.expectReleased()
     }
@@ -155,7 +155,7 @@ import Testing
             watched.watch("launcher", in: launcher, label: "log")
             try await launcher.run()
             // The launch's run, which the launcher's state holds once it is under way.
-            watched.watch("launcher's launch", launcher.state.withLock { $0.launch.outcome })
+            watched.watch("launcher's launch", launcher.state.withLock { $0.launched })
         }
         try await watched.expectReleased()
     }
@@ -168,7 +168,7 @@ import Testing
             let harmonizer = try Harmonizer(count: 1, timeout: .seconds(60))
             harmonizer.onOutcome(on: .immediate) { _ in }
             watched.watch("harmonizer", harmonizer)
-            watched.watch("harmonizer", in: harmonizer, label: "journal")
+            // Its journal is a value in its state (a `JournalBuffer`), released with it.
             watched.watch("harmonizer", in: harmonizer, label: "timer")
             #expect(harmonizer.leave())
             #expect(await harmonizer.outcome.isCompleted)
