@@ -29,7 +29,7 @@ import Testing
 
     @Test func removalBeforeTheClaimPreventsTheBody() throws {
         var (machine, node) = try started()
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let removal = machine.remove("fetch", now: 1, effects: &effects)
         #expect(removal == .abandoned)
         guard case .settled(let result) = machine.claimAttempt(node, number: 1) else {
@@ -64,7 +64,7 @@ import Testing
             return
         }
         // A removal after the settlement changes nothing either: the task has ended.
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         #expect(state.withLock { $0.remove("fetch", now: 2, effects: &effects) } == .alreadyEnded)
         #expect(effects.resumeWaiters.isEmpty && effects.cancelBodies.isEmpty)
     }
@@ -72,7 +72,7 @@ import Testing
     @Test func aResultOfAnEarlierAttemptGoesNowhere() throws {
         var (machine, node) = try started(attempts: 2)
         _ = machine.settleAttempt(node, number: 1, with: .failure(Failure()))
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let answer1 = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 1, effects: &effects)
         #expect(answer1)
         let answer2 = machine.retryStarting(node, attempt: 2, now: 2)
@@ -89,7 +89,7 @@ import Testing
     @Test func removalAfterAFailedAttemptSettledPreventsTheRetry() throws {
         var (machine, node) = try started(attempts: 2)
         _ = machine.settleAttempt(node, number: 1, with: .failure(Failure()))
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let removal = machine.remove("fetch", now: 1, effects: &effects)
         #expect(removal == .prevented)
         let answer3 = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 2, effects: &effects)
@@ -107,7 +107,7 @@ import Testing
     @Test func removalAfterTheLastAttemptFailedFindsItEnded() throws {
         var (machine, node) = try started(attempts: 1)
         _ = machine.settleAttempt(node, number: 1, with: .failure(Failure()))
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let removal = machine.remove("fetch", now: 1, effects: &effects)
         #expect(removal == .alreadyEnded)
     }
@@ -119,7 +119,7 @@ import Testing
         await state.suspendIgnoringCancellation(
             { (machine: inout GraphStateMachine, waiter) in machine.awaitAttempt(node, number: 1, waiter) },
             perform: { _ in
-                var effects = GraphStateMachine.Effects()
+                var effects = GraphEffects()
                 state.withLock { $0.cancel(now: 1, effects: &effects) }
                 #expect(effects.resumeWaiters.count == 1)
                 for worker in effects.resumeWaiters { worker.resume(returning: ()) }

@@ -23,7 +23,7 @@ import Testing
 
     @Test func aBodyThatFailsAfterTheRemovalIsNotRetried() throws {
         var (machine, node) = try started()
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let removal = machine.remove("sync", now: 1, effects: &effects)
         #expect(removal == .stillRunning)
         let retries = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 2, effects: &effects)
@@ -41,7 +41,7 @@ import Testing
 
     @Test func aBodyThatSucceedsAfterTheRemovalIsReportedSucceeded() throws {
         var (machine, node) = try started()
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let removal = machine.remove("sync", now: 1, effects: &effects)
         #expect(removal == .stillRunning)
         _ = machine.complete(node, outcome: .succeeded, startedAt: 0, now: 2, effects: &effects)
