@@ -331,7 +331,7 @@ package final class GraphRunStorage: Sendable {
         var effects = GraphEffects()
         let (next, readers) = state.withLock { machine in
             let endIndex = machine.journal.endIndex
-            machine.keep(result, of: node)
+            machine.table.keep(result, of: node)
             let next = machine.complete(
                 node, outcome: .succeeded, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
             return (next, machine.journal.takeReaders(ifGrownFrom: endIndex))
@@ -367,21 +367,21 @@ package final class GraphRunStorage: Sendable {
     }
 
     func claimAttempt(_ node: Int, number: Int) -> AttemptsInTasks.Claim {
-        state.withLock { $0.claimAttempt(node, number: number) }
+        state.withLock { $0.attempts.claim(node, number: number) }
     }
 
     func attemptIsOpen(_ node: Int, number: Int) -> Bool {
-        state.withLock { $0.attemptIsOpen(node, number: number) }
+        state.withLock { $0.attempts.isOpen(node, number: number) }
     }
 
     func attachAttemptBody(_ body: Task<Void, Never>, of node: Int, number: Int) -> Bool {
-        state.withLock { $0.attachAttemptBody(body, of: node, number: number) }
+        state.withLock { $0.attempts.attach(body, of: node, number: number) }
     }
 
     /// Settles attempt `number` of `node` with its body's result or its timeout, unless
     /// something settled it first, and resumes the worker waiting for it.
     func settleAttempt(_ node: Int, number: Int, with result: AttemptInTask.Result) {
-        let worker = state.withLock { $0.settleAttempt(node, number: number, with: result) }
+        let worker = state.withLock { $0.attempts.settle(node, number: number, with: result) }
         worker?.resume(returning: ())
     }
 
@@ -390,10 +390,10 @@ package final class GraphRunStorage: Sendable {
         // Not cancellable: whatever cancels this worker (the run's stop) settles the attempt
         // first, under the same lock, and that resumes this wait.
         await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
-            machine.awaitAttempt(node, number: number, waiter)
+            machine.attempts.wait(node, number: number, waiter)
         }
         // Read under the lock, not handed over by the resumption (see `AwaitableSettlement`).
-        return state.withLock { $0.attemptResult(node, number: number) }
+        return state.withLock { $0.attempts.result(node, number: number) }
     }
 
     // MARK: - Outside requests
@@ -513,7 +513,7 @@ package final class GraphRunStorage: Sendable {
     /// The outcome of milestone `name` if it is decided; `.unknown` for a name the run does
     /// not have, `nil` while it is neither reached nor missed.
     package func milestoneOutcome(_ name: String) -> MilestoneWait? {
-        switch state.withLock({ $0.milestoneOutcome(name) }) {
+        switch state.withLock({ $0.milestones.outcome(name) }) {
         case nil: .unknown
         case .some(nil): nil
         case .some(.some(let outcome)): .ended(outcome)
@@ -525,11 +525,11 @@ package final class GraphRunStorage: Sendable {
     package func waitForMilestone(_ name: String) async -> MilestoneWait {
         if let decided = milestoneOutcome(name) { return decided }
         await state.suspend(
-            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in machine.awaitMilestone(name, waiter)
+            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in machine.milestones.wait(for: name, waiter)
             },
             cancelledNow: { _ in ((), ()) },
             cancelled: { @Sendable machine, id in
-                guard let waiter = machine.removeMilestoneWaiter(name, id: id) else { return nil }
+                guard let waiter = machine.milestones.removeWaiter(name, id: id) else { return nil }
                 return { waiter.resume(returning: ()) }
             })
         // Decided, or cancelled (still undecided unless the outcome came first).
@@ -539,7 +539,7 @@ package final class GraphRunStorage: Sendable {
     // MARK: - Report
 
     private func makeReport() -> RunReport {
-        var report = state.withLock { $0.makeReport() }
+        var report = state.withLock { RunReport(of: $0) }
         report.identity = identity
         return report
     }

@@ -261,18 +261,6 @@ extension GraphStateMachine {
         if workers.driverIsParked { effects.resumeDriver = workers.unparkDriver() }
     }
 
-    // MARK: - Milestones (see ``GraphMilestones``)
-
-    func milestoneOutcome(_ name: String) -> GraphMilestones.Outcome?? { milestones.outcome(name) }
-
-    mutating func awaitMilestone(_ name: String, _ waiter: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void> {
-        milestones.wait(for: name, waiter)
-    }
-
-    mutating func removeMilestoneWaiter(_ name: String, id: UInt64) -> WaiterSet<Void>.Waiter? {
-        milestones.removeWaiter(name, id: id)
-    }
-
     // MARK: - Reading
 
     func id(of node: Int) -> String { topology.id(of: node) }
@@ -280,26 +268,5 @@ extension GraphStateMachine {
     func result(of id: String) -> (any Sendable)? {
         guard let index = topology.indexByID[id].map(Int.init) else { return nil }
         return table.result(of: index)
-    }
-
-    /// The report of a finished run. Its task records are made from a copy of the final
-    /// state only if someone reads them.
-    func makeReport() -> RunReport {
-        var last = table.lastEnded
-        if case .failed(let error)? = outcome, let id = error.taskID, let failing = topology.indexByID[id] {
-            // A failed run ends at the required task that ended it, whatever ended later (an
-            // optional task's body still running, tasks cancelled by the stop).
-            last = Int(failing)
-        }
-        let (nodes, endings, topology) = (table.nodes, table.endings, topology)
-        return RunReport(
-            outcome: outcome ?? .cancelled,
-            records: TaskRecords {
-                GraphNodeTable.taskRecords(nodes: nodes, endings: endings, topology: topology)
-            },
-            milestones: milestones.reached,
-            duration: .nanoseconds(finishedAt),
-            criticalPath: table.criticalPath(endingAt: last, definitions: topology.definitions)
-        )
     }
 }

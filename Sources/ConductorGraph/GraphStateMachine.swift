@@ -20,24 +20,19 @@ struct GraphStateMachine {
         case finished(RunOutcome)
     }
 
-    /// A task handed to a worker: a trivial value, which an async worker copies without
-    /// retains and without value witnesses. The first attempt of a task whose body runs in a
-    /// task of its own is registered before the worker sees the assignment; the worker claims
-    /// it with ``claimAttempt(_:number:)``.
-    struct Assignment {
-        var node: Int
-        /// Unowned and unchecked, which is safe: the spec is held by the definitions, which
-        /// only ever grow, for as long as the storage that owns this machine lives — and only
-        /// that storage's workers, running methods of it, hold assignments.
-        unowned(unsafe) var spec: TaskSpec
-    }
+    typealias Assignment = GraphWorkers.Assignment
+    typealias DriverAction = GraphWorkers.DriverAction
 
     // The parts, and the state that ties them together. Written only by the transitions, in
     // this file and in GraphStateMachine+Ending.swift (which is why they are not `private`).
     var topology = GraphTopology()
     var table = GraphNodeTable()
     var workers: GraphWorkers
+    /// Waiting for a milestone touches nothing else: the storage calls its operations directly.
     var milestones = GraphMilestones()
+    /// The worker's side of an attempt in a task of its own — claim, attach the body, settle,
+    /// wait, read the result — touches nothing else: the storage calls those directly. The
+    /// machine alone starts, forgets and abandons attempts.
     var attempts = AttemptsInTasks()
     var readyQueue = ReadyQueue()
     var finishedAt: Int64 = 0
@@ -176,15 +171,6 @@ struct GraphStateMachine {
 
     // MARK: - Driver
 
-    enum DriverAction {
-        /// Start a worker for the assignment; `inline` workers run on the driver's thread
-        /// until they first suspend, so no-op work never pays for a thread hop.
-        case spawn(Assignment, inline: Bool)
-        case cancelAll
-        case wait
-        case finish
-    }
-
     /// What the driver (the task that owns the task group) should do next: see
     /// ``GraphWorkers`` for where its workers run.
     mutating func nextForDriver(now: Int64) -> DriverAction {
@@ -272,13 +258,6 @@ struct GraphStateMachine {
         return next
     }
 
-    /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
-    /// nothing or has ended already. Call it just before
-    /// ``complete(_:outcome:startedAt:now:helper:effects:)``.
-    mutating func keep(_ result: any Sendable, of node: Int) {
-        table.keep(result, of: node)
-    }
-
     /// The backoff of `node` is over: the next attempt starts only if the run is still
     /// running and the task was not removed meanwhile — the one place a retry wins the right
     /// to start, so nothing starts after a stop. Returns whether it starts; a task whose body
@@ -329,41 +308,6 @@ struct GraphStateMachine {
         }
         return nil
     }
-
-    // MARK: - Attempts in tasks of their own (see ``AttemptsInTasks``)
-
-    /// The worker claims the right to start attempt `number` of `node`'s body.
-    mutating func claimAttempt(_ node: Int, number: Int) -> AttemptsInTasks.Claim {
-        attempts.claim(node, number: number)
-    }
-
-    /// Keeps the task of an attempt's body; `false` when the attempt has settled meanwhile
-    /// (or is gone), and the caller cancels the task.
-    mutating func attachAttemptBody(_ task: Task<Void, Never>, of node: Int, number: Int) -> Bool {
-        attempts.attach(task, of: node, number: number)
-    }
-
-    /// Whether attempt `number` of `node` is still unsettled: its body's task asks before the
-    /// body starts, so an attempt that timed out or was abandoned before the task got a thread
-    /// does not start late.
-    func attemptIsOpen(_ node: Int, number: Int) -> Bool { attempts.isOpen(node, number: number) }
-
-    /// Settles attempt `number` of `node` with `result` (its body's, or its timeout's) unless
-    /// something settled it first; returns the waiting worker to resume.
-    mutating func settleAttempt(_ node: Int, number: Int, with result: AttemptInTask.Result) -> WaiterSet<Void>.Waiter?
-    {
-        attempts.settle(node, number: number, with: result)
-    }
-
-    /// The worker waits for attempt `number` of `node` to settle, or has its result at once.
-    mutating func awaitAttempt(_ node: Int, number: Int, _ waiter: WaiterSet<Void>.Waiter)
-        -> SuspensionDecision<Void, Void>
-    {
-        attempts.wait(node, number: number, waiter)
-    }
-
-    /// How attempt `number` of `node` settled (`cancelled` if it is gone).
-    func attemptResult(_ node: Int, number: Int) -> AttemptInTask.Result { attempts.result(node, number: number) }
 
     /// Settles `node`'s attempt as cancelled, if one is in flight and unsettled.
     mutating func abandonAttempt(of node: Int, effects: inout GraphEffects) -> Bool {

@@ -34,6 +34,27 @@ struct GraphWorkers {
         case retire
     }
 
+    /// A task handed to a worker: a trivial value, which an async worker copies without
+    /// retains and without value witnesses. The first attempt of a task whose body runs in a
+    /// task of its own is registered before the worker sees the assignment; the worker claims
+    /// it with ``AttemptsInTasks/claim(_:number:)``.
+    struct Assignment {
+        var node: Int
+        /// Unowned and unchecked, which is safe: the spec is held by the definitions, which
+        /// only ever grow, for as long as the storage that owns this machine lives — and only
+        /// that storage's workers, running methods of it, hold assignments.
+        unowned(unsafe) var spec: TaskSpec
+    }
+
+    enum DriverAction {
+        /// Start a worker for the assignment; `inline` workers run on the driver's thread
+        /// until they first suspend, so no-op work never pays for a thread hop.
+        case spawn(Assignment, inline: Bool)
+        case cancelAll
+        case wait
+        case finish
+    }
+
     let concurrencyLimit: Int
     /// How many helpers may run on threads of their own besides the driver's: one per core
     /// but the driver's.

@@ -87,7 +87,7 @@ import Testing
                 : machine.id(of: Int(record.subject))
             trace.records.append("\(record.kind) \(subject) at \(record.time)")
         }
-        let report = machine.makeReport()
+        let report = RunReport(of: machine)
         for definition in graph.definitions where !definition.isHidden {
             trace.outcomes.append("\(definition.id): \(String(describing: report[definition.id]?.outcome.kind))")
         }
