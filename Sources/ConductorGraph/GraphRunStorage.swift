@@ -427,7 +427,8 @@ package final class GraphRunStorage: Sendable {
     /// additions under a lock of its own (a launcher chaining tasks in the order added) never
     /// resumes anything while holding it. `now` is read from ``clock`` by the caller before it
     /// takes that lock: a user's clock is user code.
-    package func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingResumptions
+    package func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError)
+        -> PendingResumptions
     {
         // Everything that needs only the definitions is checked before the lock is taken;
         // under it, only the lookups in the nodes the run already has.
@@ -525,7 +526,8 @@ package final class GraphRunStorage: Sendable {
     package func waitForMilestone(_ name: String) async -> MilestoneWait {
         if let decided = milestoneOutcome(name) { return decided }
         await state.suspend(
-            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in machine.milestones.wait(for: name, waiter)
+            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in
+                machine.milestones.wait(for: name, waiter)
             },
             cancelledNow: { _ in ((), ()) },
             cancelled: { @Sendable machine, id in

@@ -69,7 +69,8 @@ extension GraphStateMachine {
         guard isRunning else { return }
         phase = .stopping(outcome)
         readyQueue.removeAll()
-        for index in table.nodes.indices where table.nodes[index].phase == .waiting || table.nodes[index].phase == .ready {
+        for index in table.nodes.indices
+        where table.nodes[index].phase == .waiting || table.nodes[index].phase == .ready {
             endQuietly(index, outcome: .cancelled, now: now)
         }
         for node in attempts.nodes { _ = abandonAttempt(of: node, effects: &effects) }
