@@ -20,7 +20,7 @@ struct AttemptsInTasks {
         byNode[node] = nil
     }
 
-    /// How `node`'s current attempt settled, `nil` while it has not; `nil` too without one.
+    /// `node`'s current attempt, if it has one.
     func current(_ node: Int) -> AttemptInTask? { byNode[node] }
 
     var nodes: Dictionary<Int, AttemptInTask>.Keys { byNode.keys }

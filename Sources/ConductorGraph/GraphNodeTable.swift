@@ -119,7 +119,8 @@ struct GraphNodeTable {
     mutating func markRemoved(_ index: Int) { removed.insert(Int32(index)) }
 
     /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
-    /// nothing or has ended already (removed, or its run stopped, while its body ran).
+    /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it
+    /// just before ``GraphStateMachine/complete(_:outcome:startedAt:now:helper:effects:)``.
     mutating func keep(_ result: any Sendable, of node: Int) {
         guard !nodes[node].phase.hasEnded, !nodes[node].flags.contains(.returnsVoid) else { return }
         if results.isEmpty { results = Array(repeating: nil, count: nodes.count) }
