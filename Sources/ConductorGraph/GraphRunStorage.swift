@@ -272,14 +272,15 @@ package final class GraphRunStorage: Sendable {
     private func runToEnd(_ assignment: GraphStateMachine.Assignment, helper: Bool) async
         -> GraphStateMachine.Assignment?
     {
-        let ran = await AttemptLoop(storage: self, assignment: assignment).run()
+        let ended = await AttemptLoop(storage: self, assignment: assignment).run()
         // A result comes only with success.
-        if let result = ran.result {
+        if let result = ended.result {
             return end(
-                assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, returning: result)
+                assignment.node, startedAt: ended.startedAt, endedAt: ended.endedAt, helper: helper, returning: result)
         }
         return end(
-            assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, outcome: ran.outcome)
+            assignment.node, startedAt: ended.startedAt, endedAt: ended.endedAt, helper: helper,
+            outcome: ended.outcome)
     }
 
     /// Whether the run has not stopped: asked after a hop — to a new task (a helper, a child
