@@ -83,8 +83,10 @@ extension GraphStateMachine {
     /// Ends a node and lets its successors go, cascading through markers and skips.
     ///
     /// The general path; ``endSucceeded(_:startedAt:now:effects:)`` is the one for a body
-    /// that returned, which is most ends: two, because that one skips the outcome's payload
-    /// and the failure policy, which the per-task instruction budget notices.
+    /// that returned, which is most ends. Two, because that one skips the outcome's payload,
+    /// the failure policy and the gathered release: ending every task here was tried, and
+    /// cost the graph benchmarks a sixth (independent tasks) to a quarter (a DAG) more
+    /// instructions per task (`scripts/instructions --filter graph`).
     mutating func end(_ index: Int, outcome: TaskOutcome, now: Int64, effects: inout GraphEffects) {
         endQuietly(index, outcome: outcome, now: now)
         if table.nodes[index].flags.contains(.failureIsRequired), isRunning {
