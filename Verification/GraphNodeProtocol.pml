@@ -8,24 +8,42 @@
  *   `state`), so each is one `atomic` block here: blocks under one lock are serialisable, and
  *   everything else a process does (a body, a timer, a backoff sleep) interleaves
  *   between them. The inlines carry the Swift functions' names: takeNext, complete, end,
- *   endQuietly, release (appendSuccessorsMadeReady), stop, remove, attemptFailed,
+ *   endQuietly, release (GraphTopology.releaseSuccessors), stop, remove, attemptFailed,
  *   retryStarting, finishIfDone.
+ * - A node's phase is GraphNodeTable.Phase: waiting, ready, running, or how it ended (a
+ *   node's end is kept there alone, as in the Swift code: ENDED_AS(outcome)).
+ * - `running` is GraphWorkers.running, the slots taken: a task takes one when it is handed
+ *   to a worker, and gives it back when its worker records its end (complete) — or at once
+ *   when a removal ends it during a backoff, in which case complete gives nothing back.
  * - An attempt in a task of its own (a body with a timeout; `AttemptInTask`, kept in the
- *   machine's `attemptsInTasks` by node) is registered/attResult/attGen: its claim, its
- *   settlement by the body (proctype Attempt), by the timer (proctype Timer) or by
+ *   machine's `attempts` (AttemptsInTasks) by node) is registered/attResult/attGen: its
+ *   claim, its settlement by the body (proctype Attempt), by the timer (proctype Timer) or by
  *   abandonment (remove, stop), and the worker's wait for it all run under the run's lock,
  *   so each is an atomic block too. Whichever settles it first wins. The entry stays until
  *   its worker records the attempt (`complete`, `attemptFailed`); attGen is its number, so a
  *   late body or timer of an earlier attempt changes nothing.
  * - Workers: any worker may take any ready task. The real driver starts workers as tasks
  *   become ready (inline, or a helper on its own thread once bodies are long; see
- *   nextForDriver) and takes tasks in priority order — both only choose among the
+ *   GraphWorkers), parks (through Lock.suspend) while there is nothing to start, and takes
+ *   tasks in priority order up to the concurrency limit — all of which only choose among the
  *   interleavings modelled here.
  * - A stop (cancel(), or a required task's failure) cancels the driver's task group: from
  *   then on, a worker's body may end cancelled and a backoff sleep may throw
  *   (`cancelledAll`). A worker's wait for an attempt in a task of its own is not cancellable:
  *   the stop settles every open attempt in the same transition, which the model checks by
  *   letting that wait block until the attempt has settled.
+ *
+ * Left out:
+ * - The hops: a helper's first task, a task of another priority than its worker's (run in a
+ *   child task) and a main-actor body each begin after a hop, and ask whether the run still
+ *   runs once there (GraphRunStorage.endUnstarted, TaskSpec.callOnMainActor). Here a body
+ *   on a worker is the worker's next step after its take, with no such check: the check only
+ *   keeps more bodies from beginning after a stop, which (2) does not claim for bodies on
+ *   workers (their start is won at the take).
+ * - The driver's park and its spawning of workers (a fixed set of workers here), the
+ *   concurrency limit, priorities, markers and milestones, a run's additions, and the
+ *   one-pass release of a succeeded task's successors (GraphReleasePathTests checks that it
+ *   records what the general path records).
  *
  * The graph: A (2 attempts, optional; with -DDETACHED_A its body has a timeout) → B (requires
  * A's success, skipped otherwise) and C (required: its failure stops the run; with
@@ -36,7 +54,8 @@
  * nothing waits forever); (2) no attempt wins its start after the run stopped, and no body in
  * a task of its own begins after it; (3) a body that returned (succeeded) in the task's last
  * attempt, on a worker or in a task of its own, is reported succeeded; (4) `remove` returning
- * `prevented` means no body of that task begins afterwards.
+ * `prevented` means no body of that task begins afterwards; (5) every slot a task took is
+ * given back exactly once (by a removal during its backoff, or else by its worker).
  */
 
 #ifndef WORKERS
@@ -49,7 +68,9 @@
 #define WAITING 0
 #define READY 1
 #define RUNNING 2
-#define ENDED 3
+/* an ended node's phase: how it ended (GraphNodeTable.Phase keeps a node's end there alone) */
+#define ENDED_AS(outcome) (3 + outcome)
+#define HAS_ENDED(n) (phase[n] > RUNNING)
 
 /* TaskOutcome */
 #define UNSET 0
@@ -65,18 +86,19 @@ byte maxAttempts[N];
 bool requiredSpec[N];
 byte successor[N];
 
-/* GraphStateMachine.Node and the run */
+/* GraphNodeTable.Node and the run */
 byte phase[N];
-byte ending[N];
 byte remaining[N];
 bool blocked[N];
 bool backingOff[N];
-/* GraphStateMachine.attemptsInTasks[node] != nil */
+/* GraphStateMachine.attempts (AttemptsInTasks) holds one for node */
 bool registered[N];
 bool isRunning = true;
 byte ended = 0;
 bool finished = false;
 bool cancelledAll = false;
+/* GraphWorkers.running */
+byte running = 0;
 
 /* the AttemptInTask of each node: whether the worker claimed it, its result, its number */
 bool attClaimed[N];
@@ -95,11 +117,10 @@ bool returnedOnWorker[N];
 byte exited = 0;
 
 inline endQuietly(n, outcome) {
-    assert(phase[n] != ENDED);
+    assert(!HAS_ENDED(n));
     endCount[n]++;
     assert(endCount[n] == 1);
-    phase[n] = ENDED;
-    ending[n] = outcome;
+    phase[n] = ENDED_AS(outcome);
     ended++
 }
 
@@ -233,6 +254,7 @@ take:
         /* (2) the start is won under the lock, only while running */
         assert(!stopped);
         phase[n] = RUNNING;
+        running++;
         if
         :: detachedSpec[n] ->
             registered[n] = true;
@@ -338,10 +360,15 @@ attempt:
     fi;
 complete:
     atomic {
-        /* complete: ends the node unless a removal during the backoff already has */
+        /* complete: ends the node unless a removal during the backoff already has, and
+         * gives the slot back unless that removal did */
         registered[n] = false;
         if
-        :: phase[n] != ENDED -> end(n, outcome)
+        :: HAS_ENDED(n) && backingOff[n] -> skip
+        :: else -> assert(running > 0); running--
+        fi;
+        if
+        :: !HAS_ENDED(n) -> end(n, outcome)
         :: else -> skip
         fi;
         finishIfDone()
@@ -371,7 +398,7 @@ proctype Remover() {
     atomic {
         /* remove */
         if
-        :: phase[r] == ENDED -> skip
+        :: HAS_ENDED(r) -> skip
         /* abandoned: settled as cancelled; the worker records it */
         :: phase[r] == RUNNING && registered[r] && attResult[r] == UNSET -> attResult[r] = CANCELLED
         /* a failed attempt its worker has not recorded, with attempts left: the retry is
@@ -383,7 +410,10 @@ proctype Remover() {
         /* settled otherwise: the task has ended, as its worker will record */
         :: phase[r] == RUNNING && registered[r] && attResult[r] != UNSET &&
            !((attResult[r] == FAILED || attResult[r] == TIMEDOUT) && attGen[r] < maxAttempts[r]) -> skip
+        /* during a backoff: its slot goes back now */
         :: phase[r] == RUNNING && !registered[r] && backingOff[r] ->
+            assert(running > 0);
+            running--;
             end(r, CANCELLED);
             prevented[r] = true
         /* stillRunning: the body ends as it will; no attempt follows it */
@@ -459,11 +489,13 @@ init {
     assert(finished);
     /* (1) */
     assert(endCount[0] == 1 && endCount[1] == 1 && endCount[2] == 1);
+    /* (5) every slot taken was given back exactly once */
+    assert(running == 0);
     /* (3) a body that returned on a worker in the task's last attempt is reported succeeded */
     w = 0;
     do
     :: w < N ->
-        assert(!returnedOnWorker[w] || ending[w] == SUCCEEDED);
+        assert(!returnedOnWorker[w] || phase[w] == ENDED_AS(SUCCEEDED));
         w++
     :: else -> break
     od

@@ -36,7 +36,8 @@ struct AttemptInTask {
     var isSettled: Bool { outcome.isSettled }
 
     /// The worker claims the right to start the body; `false` once the attempt has settled
-    /// (abandoned before the body started), and then the body never starts.
+    /// (abandoned before the body started), and then the body never starts. Not a settlement:
+    /// the attempt's outcome is decided once, by ``settle(_:)``; this only lets the body begin.
     mutating func claim() -> Bool {
         guard !isSettled, !claimed else { return false }
         claimed = true

@@ -11,7 +11,7 @@
 struct CompiledGraph: Sendable {
     private(set) var index: [String: Int32] = [:]
     private(set) var dependencyStart: [Int32] = [0]
-    private(set) var dependencies: [GraphStateMachine.Edge] = []
+    private(set) var dependencies: [GraphTopology.Edge] = []
     private(set) var isComplete = true
 
     init() {}
@@ -30,11 +30,11 @@ struct CompiledGraph: Sendable {
         let first = dependencies.count
         for id in definition.requires {
             guard let position = index[id] else { return abandon() }
-            dependencies.append(GraphStateMachine.Edge(node: position, requiresSuccess: true))
+            dependencies.append(GraphTopology.Edge(node: position, requiresSuccess: true))
         }
         for id in definition.after {
             guard let position = index[id] else { return abandon() }
-            dependencies.append(GraphStateMachine.Edge(node: position, requiresSuccess: false))
+            dependencies.append(GraphTopology.Edge(node: position, requiresSuccess: false))
         }
         guard dependencies.count <= Int(Int32.max), count < Int(Int32.max) else {
             dependencies.removeSubrange(first...)

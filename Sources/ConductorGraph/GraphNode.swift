@@ -128,9 +128,10 @@ package final class TaskSpec: Sendable {
     var retry: RetryPolicy { rare?.retry ?? .never }
     let failure: FailurePolicy
     let whenDependencyFails: DependencyFailureBehavior
-    /// Run the operation in a task of its own, so a timeout or a removal can abandon it at
-    /// once instead of waiting for it to notice cancellation.
-    let runsDetached: Bool
+    /// Run the operation in a task of its own (made with `Task {}`, never detached: it copies
+    /// the worker's task-local values), so a timeout or a removal can abandon it at once
+    /// instead of waiting for it to notice cancellation.
+    let runsInOwnTask: Bool
     /// No timeout, no retry, not on the main actor: a worker calls the body directly.
     let isPlain: Bool
     /// The operation returns `Void`: nothing to keep for dependents, so a run does not
@@ -152,7 +153,7 @@ package final class TaskSpec: Sendable {
         retry: RetryPolicy,
         failure: FailurePolicy,
         whenDependencyFails: DependencyFailureBehavior,
-        runsDetached: Bool? = nil,
+        runsInOwnTask: Bool? = nil,
         returnsVoid: Bool = false
     ) {
         self.returnsVoid = returnsVoid
@@ -168,8 +169,8 @@ package final class TaskSpec: Sendable {
         self.rare = timeout == nil && retry == .never ? nil : Rare(timeout: timeout, retry: retry)
         self.failure = failure
         self.whenDependencyFails = whenDependencyFails
-        self.runsDetached = runsDetached ?? (timeout != nil)
-        if !operation.isMainActor, !self.runsDetached, retry.maxAttempts <= 1 {
+        self.runsInOwnTask = runsInOwnTask ?? (timeout != nil)
+        if !operation.isMainActor, !self.runsInOwnTask, retry.maxAttempts <= 1 {
             isPlain = true
         } else {
             isPlain = false

@@ -22,7 +22,7 @@ package final class GraphRunStorage: Sendable {
     private let state: Lock<GraphStateMachine>
     package let clock: ClockSource
     /// Every timed attempt's timeout, on one timer task for the run.
-    private let timer: DeadlineTimer
+    let timer: DeadlineTimer
     package let reportCell = OnceCell<RunReport>()
     /// The task that drives the run: `cancel()` cancels it, which cancels every worker at
     /// once, so a body that checks for cancellation after `cancel()` returned sees it.
@@ -43,7 +43,7 @@ package final class GraphRunStorage: Sendable {
         instruments: RunInstruments? = nil
     ) {
         self.init(concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments, name: nil)
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: 0, effects: &effects) }
         apply(effects)
     }
@@ -101,14 +101,14 @@ package final class GraphRunStorage: Sendable {
 
     /// Inlined, so the common case (nothing to do) costs one test where it is called.
     @inline(__always)
-    private func apply(_ effects: GraphStateMachine.Effects) {
+    private func apply(_ effects: GraphEffects) {
         guard !effects.isEmpty else { return }
         perform(effects)
     }
 
     @inline(never)
-    private func perform(_ effects: GraphStateMachine.Effects) {
-        effects.resumeDriver?.resume()
+    private func perform(_ effects: GraphEffects) {
+        effects.resumeDriver?.resume(returning: ())
         for body in effects.cancelBodies { body.cancel() }
         for waiter in effects.resumeWaiters { waiter.resume(returning: ()) }
         if let instruments {
@@ -161,8 +161,10 @@ package final class GraphRunStorage: Sendable {
                     case .cancelAll:
                         group.cancelAll()
                     case .wait:
-                        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                            if !state.withLock({ $0.park(continuation) }) { continuation.resume() }
+                        // Not cancellable: cancelling the driver stops the run (`onCancel`),
+                        // which gives it work and resumes it.
+                        await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, driver) in
+                            machine.parkDriver(driver)
                         }
                     case .finish:
                         // Every node has ended; a worker still sleeping out the backoff of a
@@ -270,14 +272,15 @@ package final class GraphRunStorage: Sendable {
     private func runToEnd(_ assignment: GraphStateMachine.Assignment, helper: Bool) async
         -> GraphStateMachine.Assignment?
     {
-        let ran = await execute(assignment)
+        let ended = await AttemptLoop(storage: self, assignment: assignment).run()
         // A result comes only with success.
-        if let result = ran.result {
+        if let result = ended.result {
             return end(
-                assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, returning: result)
+                assignment.node, startedAt: ended.startedAt, endedAt: ended.endedAt, helper: helper, returning: result)
         }
         return end(
-            assignment.node, startedAt: ran.startedAt, endedAt: ran.endedAt, helper: helper, outcome: ran.outcome)
+            assignment.node, startedAt: ended.startedAt, endedAt: ended.endedAt, helper: helper,
+            outcome: ended.outcome)
     }
 
     /// Whether the run has not stopped: asked after a hop — to a new task (a helper, a child
@@ -291,7 +294,7 @@ package final class GraphRunStorage: Sendable {
         -> GraphStateMachine.Assignment?
     {
         end(
-            assignment.node, startedAt: GraphStateMachine.Node.never, endedAt: clock.nanoseconds, helper: helper,
+            assignment.node, startedAt: GraphNodeTable.Node.never, endedAt: clock.nanoseconds, helper: helper,
             outcome: .cancelled)
     }
 
@@ -308,7 +311,7 @@ package final class GraphRunStorage: Sendable {
     private func end(_ node: Int, startedAt: Int64, endedAt: Int64, helper: Bool, outcome: TaskOutcome)
         -> GraphStateMachine.Assignment?
     {
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let (next, readers) = state.withLock { machine in
             let endIndex = machine.journal.endIndex
             let next = machine.complete(
@@ -326,10 +329,10 @@ package final class GraphRunStorage: Sendable {
     private func end(_ node: Int, startedAt: Int64, endedAt: Int64, helper: Bool, returning result: any Sendable)
         -> GraphStateMachine.Assignment?
     {
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let (next, readers) = state.withLock { machine in
             let endIndex = machine.journal.endIndex
-            machine.keep(result, of: node)
+            machine.table.keep(result, of: node)
             let next = machine.complete(
                 node, outcome: .succeeded, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
             return (next, machine.journal.takeReaders(ifGrownFrom: endIndex))
@@ -346,182 +349,59 @@ package final class GraphRunStorage: Sendable {
         return .failed(error)
     }
 
-    // MARK: - Running one task
+    // MARK: - The steps of an attempt loop (see `AttemptLoop`)
 
-    /// How a task's attempts ended, and when its body ran: from just before the first attempt's
-    /// body was called to just after the last one's returned (`never` if no body started).
-    private struct Ran {
-        var outcome: TaskOutcome
-        var result: (any Sendable)?
-        var startedAt: Int64
-        var endedAt: Int64
+    /// Attempt `attempt` of `node` failed and another may follow after `delay`: whether it
+    /// will (``GraphStateMachine/attemptFailed(_:attempt:error:delay:now:effects:)``).
+    func attemptFailed(_ node: Int, attempt: Int, error: any Error, delay: Duration) -> Bool {
+        let now = clock.nanoseconds
+        var effects = GraphEffects()
+        let retries = transition {
+            $0.attemptFailed(node, attempt: attempt, error: error, delay: delay, now: now, effects: &effects)
+        }
+        apply(effects)
+        return retries
     }
 
-    /// The time an attempt's body was called and returned, read on the worker.
-    private struct Stamps {
-        var startedAt = GraphStateMachine.Node.never
-        var endedAt: Int64 = 0
+    func retryStarting(_ node: Int, attempt: Int, now: Int64) -> Bool {
+        transition { $0.retryStarting(node, attempt: attempt, now: now) }
     }
 
-    private func execute(_ assignment: GraphStateMachine.Assignment) async -> Ran {
-        let retry = assignment.spec.retry
-        var attempt = 1
-        var firstStart = GraphStateMachine.Node.never
-        // Abandoned (removed, or the run stopped) before this worker got here: its body never
-        // starts, and no attempt span is made for it.
-        if assignment.spec.runsDetached, !state.withLock({ $0.attemptIsOpen(assignment.node, number: 1) }) {
-            return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
-        }
-        while true {
-            let outcome: TaskOutcome
-            let (result, stamps) = await runAttempt(assignment, attempt: attempt)
-            if firstStart == GraphStateMachine.Node.never { firstStart = stamps.startedAt }
-            func ran(_ outcome: TaskOutcome, _ value: (any Sendable)? = nil) -> Ran {
-                Ran(outcome: outcome, result: value, startedAt: firstStart, endedAt: stamps.endedAt)
-            }
-            switch result {
-            case .success(let value): return ran(.succeeded, value)
-            case .cancelled: return ran(.cancelled)
-            case .failure(let error): outcome = .failed(error)
-            case .timedOut(let duration): outcome = .timedOut(after: duration)
-            }
-            if Task.isCancelled { return ran(.cancelled) }
-            guard attempt < retry.maxAttempts else { return ran(outcome) }
-            let delay = retry.backoff(after: attempt)
-            let error: any Error =
-                switch outcome {
-                case .failed(let error): error
-                default: GraphError.timedOut(id(of: assignment.node), after: assignment.spec.timeout ?? .zero)
-                }
-            let failedAttempt = attempt
-            let now = clock.nanoseconds
-            var effects = GraphStateMachine.Effects()
-            let retries = transition {
-                $0.attemptFailed(
-                    assignment.node, attempt: failedAttempt, error: error, delay: delay, now: now, effects: &effects)
-            }
-            apply(effects)
-            // The run stopped, or the task was removed and has ended.
-            guard retries else { return ran(.cancelled) }
-            do {
-                try await clock.purpose(.retryBackoff).sleep(for: delay)
-            } catch {
-                return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
-            }
-            attempt += 1
-            let nextAttempt = attempt
-            let restart = clock.nanoseconds
-            guard transition({ $0.retryStarting(assignment.node, attempt: nextAttempt, now: restart) }) else {
-                return Ran(outcome: .cancelled, startedAt: firstStart, endedAt: restart)
-            }
-        }
+    func claimAttempt(_ node: Int, number: Int) -> AttemptsInTasks.Claim {
+        state.withLock { $0.attempts.claim(node, number: number) }
     }
 
-    /// Runs one attempt; with a tracer, inside a span of its own whose context is the body's
-    /// `ServiceContext.current` (a timed body's task copies it), so the user's spans nest
-    /// under the attempt that made them.
-    private func runAttempt(
-        _ assignment: GraphStateMachine.Assignment, attempt: Int
-    ) async -> (AttemptInTask.Result, Stamps) {
-        guard let tracer = instruments?.tracer else {
-            return await runAttemptBody(assignment, attempt: attempt)
-        }
-        // The span's start and end are the tracer's (user code): they happen outside the
-        // body's stamps, so a slow tracer never shows as the task's run time.
-        let span = RunInstruments.startAttempt(
-            tracer, id: id(of: assignment.node), attempt: attempt, placement: assignment.spec.placement)
-        let (result, stamps) = await ServiceContext.$current.withValue(span.context) {
-            await runAttemptBody(assignment, attempt: attempt)
-        }
-        RunInstruments.end(span, with: result)
-        return (result, stamps)
+    func attemptIsOpen(_ node: Int, number: Int) -> Bool {
+        state.withLock { $0.attempts.isOpen(node, number: number) }
     }
 
-    /// Runs the body of one attempt and says when it ran: just before the body is called (for
-    /// a body in a task of its own, just before that task is made) and just after its result
-    /// is in (for such a body, once the worker has the result, the timeout's or abandonment's).
-    private func runAttemptBody(
-        _ assignment: GraphStateMachine.Assignment, attempt: Int
-    ) async -> (AttemptInTask.Result, Stamps) {
-        let context = TaskContext(node: assignment.node, attempt: attempt, storage: self)
-        // Held strongly here: the body's task below may outlive the worker.
-        let spec: TaskSpec = assignment.spec
-        var stamps = Stamps()
-        guard assignment.spec.runsDetached else {
-            let result: AttemptInTask.Result
-            stamps.startedAt = clock.nanoseconds
-            do {
-                let value = try await spec.call(context)
-                stamps.endedAt = clock.nanoseconds
-                result = .success(value)
-            } catch is CancellationError {
-                stamps.endedAt = clock.nanoseconds
-                result = .cancelled
-            } catch {
-                stamps.endedAt = clock.nanoseconds
-                result = Task.isCancelled ? .cancelled : .failure(error)
-            }
-            return (result, stamps)
-        }
-        // A task of its own, raced against the timeout and against abandonment: whichever
-        // settles the attempt first (under the run's lock) wins, and the worker moves on
-        // without waiting for a body that ignores cancellation. Abandoned before this point,
-        // the body never starts. Its task copies the worker's task-local values and runs at
-        // the task's priority.
-        let node = assignment.node
-        let startedAt = clock.nanoseconds
-        if case .settled(let result) = state.withLock({ $0.claimAttempt(node, number: attempt) }) {
-            stamps.endedAt = clock.nanoseconds
-            return (result, stamps)
-        }
-        stamps.startedAt = startedAt
-        // `Task {}` (never `Task.detached`) copies the worker's task-local values.
-        let body = Task(executorPreference: TaskPlacement.executor, priority: assignment.spec.priority) {
-            // Settled before this task got a thread (timed out, or abandoned): the attempt
-            // is over, so its body does not start late.
-            guard self.state.withLock({ $0.attemptIsOpen(node, number: attempt) }) else { return }
-            let result: AttemptInTask.Result
-            do {
-                result = .success(try await spec.call(context))
-            } catch is CancellationError {
-                result = .cancelled
-            } catch {
-                result = .failure(error)
-            }
-            self.settle(attempt, of: node, with: result)
-        }
-        // Abandoned or timed out between the claim and now: the body may start, but cancelled.
-        if !state.withLock({ $0.attachAttemptBody(body, of: node, number: attempt) }) { body.cancel() }
-        var deadline: DeadlineTimer.Token?
-        if let timeout = assignment.spec.timeout {
-            deadline = timer.schedule(after: timeout) { self.settle(attempt, of: node, with: .timedOut(timeout)) }
-        }
-        // Not cancellable: whatever cancels this worker (the run's stop) settles the attempt
-        // first, under the same lock, and that resumes this wait.
-        await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
-            machine.awaitAttempt(node, number: attempt, waiter)
-        }
-        // Read under the lock, not handed over by the resumption (see `AwaitableSettlement`).
-        let result = state.withLock { $0.attemptResult(node, number: attempt) }
-        stamps.endedAt = clock.nanoseconds
-        // A body left behind by its timeout does not run on unheeded.
-        body.cancel()
-        if let deadline { timer.cancel(deadline) }
-        return (result, stamps)
+    func attachAttemptBody(_ body: Task<Void, Never>, of node: Int, number: Int) -> Bool {
+        state.withLock { $0.attempts.attach(body, of: node, number: number) }
     }
 
     /// Settles attempt `number` of `node` with its body's result or its timeout, unless
     /// something settled it first, and resumes the worker waiting for it.
-    private func settle(_ number: Int, of node: Int, with result: AttemptInTask.Result) {
-        let worker = state.withLock { $0.settleAttempt(node, number: number, with: result) }
+    func settleAttempt(_ node: Int, number: Int, with result: AttemptInTask.Result) {
+        let worker = state.withLock { $0.attempts.settle(node, number: number, with: result) }
         worker?.resume(returning: ())
+    }
+
+    /// Waits until attempt `number` of `node` has settled, and returns how.
+    func awaitAttempt(_ node: Int, number: Int) async -> AttemptInTask.Result {
+        // Not cancellable: whatever cancels this worker (the run's stop) settles the attempt
+        // first, under the same lock, and that resumes this wait.
+        await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
+            machine.attempts.wait(node, number: number, waiter)
+        }
+        // Read under the lock, not handed over by the resumption (see `AwaitableSettlement`).
+        return state.withLock { $0.attempts.result(node, number: number) }
     }
 
     // MARK: - Outside requests
 
     package func cancel() {
         let now = clock.nanoseconds
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         transition { $0.cancel(now: now, effects: &effects) }
         apply(effects)
         driver.withLock { $0 }?.cancel()
@@ -533,10 +413,10 @@ package final class GraphRunStorage: Sendable {
 
     /// What an addition leaves to do (wake readers, the driver, milestone waiters) once the
     /// caller has released a lock of its own.
-    package struct PendingWakeups: Sendable {
+    package struct PendingResumptions: Sendable {
         fileprivate let storage: GraphRunStorage
         fileprivate let readers: Readers?
-        fileprivate let effects: GraphStateMachine.Effects
+        fileprivate let effects: GraphEffects
 
         package func perform() {
             GraphRunStorage.wake(readers)
@@ -548,12 +428,13 @@ package final class GraphRunStorage: Sendable {
     /// additions under a lock of its own (a launcher chaining tasks in the order added) never
     /// resumes anything while holding it. `now` is read from ``clock`` by the caller before it
     /// takes that lock: a user's clock is user code.
-    package func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError) -> PendingWakeups
+    package func addLeavingWakeups(_ definitions: [NodeDefinition], now: Duration) throws(GraphError)
+        -> PendingResumptions
     {
         // Everything that needs only the definitions is checked before the lock is taken;
         // under it, only the lookups in the nodes the run already has.
         let checked = try GraphValidation.check(definitions)
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let (_, readers) = try transitionLeavingReaders { (machine) throws(GraphError) in
             guard machine.isRunning else {
                 throw .runFinished(adding: definitions.first?.id ?? "")
@@ -561,7 +442,7 @@ package final class GraphRunStorage: Sendable {
             try checked.check(against: machine.indexByID)
             machine.insert(definitions, now: now.nanoseconds, effects: &effects)
         }
-        return PendingWakeups(storage: self, readers: readers, effects: effects)
+        return PendingResumptions(storage: self, readers: readers, effects: effects)
     }
 
     /// Definitions a caller numbered, in the order it means them added.
@@ -581,11 +462,11 @@ package final class GraphRunStorage: Sendable {
     /// handed over returns as if it had added it, however the run has ended since. Throws
     /// ``GraphError/Code-swift.struct/runFinished`` only for additions the run does not hold.
     package func addLeavingWakeups(numbered additions: [NumberedAddition], now: Duration) throws(GraphError)
-        -> PendingWakeups
+        -> PendingResumptions
     {
         let definitions = additions.flatMap(\.definitions)
         let checked = try GraphValidation.check(definitions)
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let (_, readers) = try transitionLeavingReaders { (machine) throws(GraphError) in
             let held = machine.lastAdditionNumber
             let fresh = additions.drop { addition in held.map { addition.number <= $0 } ?? false }
@@ -598,12 +479,12 @@ package final class GraphRunStorage: Sendable {
             machine.insert(Array(definitions.dropFirst(skipped)), now: now.nanoseconds, effects: &effects)
             machine.lastAdditionNumber = last.number
         }
-        return PendingWakeups(storage: self, readers: readers, effects: effects)
+        return PendingResumptions(storage: self, readers: readers, effects: effects)
     }
 
     package func remove(_ id: String) throws(GraphError) -> TaskRemoval {
         let now = clock.nanoseconds
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let removal = transition { $0.remove(id, now: now, effects: &effects) }
         apply(effects)
         guard let removal else { throw .unknownTask(id) }
@@ -634,7 +515,7 @@ package final class GraphRunStorage: Sendable {
     /// The outcome of milestone `name` if it is decided; `.unknown` for a name the run does
     /// not have, `nil` while it is neither reached nor missed.
     package func milestoneOutcome(_ name: String) -> MilestoneWait? {
-        switch state.withLock({ $0.milestoneOutcome(name) }) {
+        switch state.withLock({ $0.milestones.outcome(name) }) {
         case nil: .unknown
         case .some(nil): nil
         case .some(.some(let outcome)): .ended(outcome)
@@ -646,11 +527,12 @@ package final class GraphRunStorage: Sendable {
     package func waitForMilestone(_ name: String) async -> MilestoneWait {
         if let decided = milestoneOutcome(name) { return decided }
         await state.suspend(
-            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in machine.awaitMilestone(name, waiter)
+            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in
+                machine.milestones.wait(for: name, waiter)
             },
             cancelledNow: { _ in ((), ()) },
             cancelled: { @Sendable machine, id in
-                guard let waiter = machine.removeMilestoneWaiter(name, id: id) else { return nil }
+                guard let waiter = machine.milestones.removeWaiter(name, id: id) else { return nil }
                 return { waiter.resume(returning: ()) }
             })
         // Decided, or cancelled (still undecided unless the outcome came first).
@@ -660,7 +542,7 @@ package final class GraphRunStorage: Sendable {
     // MARK: - Report
 
     private func makeReport() -> RunReport {
-        var report = state.withLock { $0.makeReport() }
+        var report = state.withLock { RunReport(of: $0) }
         report.identity = identity
         return report
     }

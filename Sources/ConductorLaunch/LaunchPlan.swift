@@ -183,7 +183,7 @@ struct LaunchPlan {
             retry: snapshot.retry,
             failure: snapshot.isRequired ? .required : .optional,
             whenDependencyFails: .skip,
-            runsDetached: true
+            runsInOwnTask: true
         )
     }
 }

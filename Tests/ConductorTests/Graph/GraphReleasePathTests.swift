@@ -57,7 +57,7 @@ import Testing
     /// `failing`; every transition gets the next tick as its time.
     private static func trace(of graph: TaskGraph, failing: Set<String>, compiled: Bool) -> Trace {
         var machine = GraphStateMachine(concurrencyLimit: .max, parallelWorkers: 1)
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let table = compiled ? CompiledGraph(graph.definitions) : nil
         #expect(!compiled || table?.count == graph.definitions.count, "the graph compiles")
         machine.insert(graph.definitions, compiled: table, now: 0, effects: &effects)
@@ -87,7 +87,7 @@ import Testing
                 : machine.id(of: Int(record.subject))
             trace.records.append("\(record.kind) \(subject) at \(record.time)")
         }
-        let report = machine.makeReport()
+        let report = RunReport(of: machine)
         for definition in graph.definitions where !definition.isHidden {
             trace.outcomes.append("\(definition.id): \(String(describing: report[definition.id]?.outcome.kind))")
         }

@@ -23,7 +23,7 @@ import Testing
 
     @Test func aBodyThatFailsAfterTheRemovalIsNotRetried() throws {
         var (machine, node) = try started()
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let removal = machine.remove("sync", now: 1, effects: &effects)
         #expect(removal == .stillRunning)
         let retries = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 2, effects: &effects)
@@ -31,7 +31,7 @@ import Testing
         let retryStarts = machine.retryStarting(node, attempt: 2, now: 3)
         #expect(!retryStarts)
         _ = machine.complete(node, outcome: .cancelled, startedAt: 0, now: 3, effects: &effects)
-        let report = machine.makeReport()
+        let report = RunReport(of: machine)
         #expect(report["sync"]?.outcome.kind == .cancelled)
         #expect(report["sync"]?.attempts == 1)
         // Its dependent needed its success: skipped, and the run is over.
@@ -41,10 +41,10 @@ import Testing
 
     @Test func aBodyThatSucceedsAfterTheRemovalIsReportedSucceeded() throws {
         var (machine, node) = try started()
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let removal = machine.remove("sync", now: 1, effects: &effects)
         #expect(removal == .stillRunning)
         _ = machine.complete(node, outcome: .succeeded, startedAt: 0, now: 2, effects: &effects)
-        #expect(machine.makeReport()["sync"]?.outcome.kind == .succeeded)
+        #expect(RunReport(of: machine)["sync"]?.outcome.kind == .succeeded)
     }
 }

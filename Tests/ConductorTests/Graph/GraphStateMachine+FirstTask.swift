@@ -14,7 +14,7 @@ extension GraphStateMachine {
     /// node: the state machine alone, for tests that drive each side of a race by hand.
     static func handingOutTheFirstTask(of graph: TaskGraph) throws -> (GraphStateMachine, node: Int) {
         var machine = GraphStateMachine(concurrencyLimit: .max, parallelWorkers: 1)
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         machine.insert(graph.definitions, now: 0, effects: &effects)
         guard case .spawn(let assignment, _) = machine.nextForDriver(now: 0) else {
             Issue.record("the first task was not handed to a worker")

@@ -17,13 +17,13 @@ import Testing
 /// of its own and the next one inline.
 @Suite struct GraphWorkerScalingTests {
     private static let short: Int64 = 100
-    private static let long: Int64 = GraphStateMachine.helperThreshold
+    private static let long: Int64 = GraphWorkers.helperThreshold
 
     private func machine(tasks: Int, parallelWorkers: Int = 1) -> GraphStateMachine {
         var graph = TaskGraph()
         for index in 0..<tasks { graph.add("t\(index)") { _ in } }
         var machine = GraphStateMachine(concurrencyLimit: .max, parallelWorkers: parallelWorkers)
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         machine.insert(graph.definitions, now: 0, effects: &effects)
         return machine
     }
@@ -48,7 +48,7 @@ import Testing
         var now = start
         var ran = 0
         while true {
-            var effects = GraphStateMachine.Effects()
+            var effects = GraphEffects()
             let next = machine.complete(
                 assignment.node, outcome: .succeeded, startedAt: now, now: now + duration, helper: helper,
                 effects: &effects)
@@ -65,8 +65,8 @@ import Testing
         #expect(inline)
         let (ran, now) = runChain(&machine, from: first, duration: Self.short, now: 0)
         #expect(ran == 100)
-        #expect(machine.liveHelpers == 0)
-        #expect(machine.liveWorkers == 0)
+        #expect(machine.workers.liveHelpers == 0)
+        #expect(machine.workers.liveWorkers == 0)
         guard case .finish = machine.nextForDriver(now: now) else {
             Issue.record("the run should have finished")
             return
@@ -79,17 +79,17 @@ import Testing
         let (ran, now) = runChain(&machine, from: first, duration: Self.long, now: 0)
         // The inline worker gave its thread back after its second long body.
         #expect(ran == 2)
-        #expect(machine.helperWanted)
+        #expect(machine.workers.helperWanted)
         let (helperTask, helperInline) = try spawn(&machine, now: now)
         #expect(!helperInline)
-        #expect(machine.liveHelpers == 1)
+        #expect(machine.workers.liveHelpers == 1)
         let (inlineTask, secondInline) = try spawn(&machine, now: now)
         #expect(secondInline)
         // With every helper running, long bodies keep the inline worker going.
         let inlineChain = runChain(&machine, from: inlineTask, duration: Self.long, now: now)
         let helperChain = runChain(&machine, from: helperTask, duration: Self.long, helper: true, now: now)
         #expect(ran + inlineChain.ran + helperChain.ran == 10)
-        #expect(machine.liveHelpers == 0)
+        #expect(machine.workers.liveHelpers == 0)
         guard case .finish = machine.nextForDriver(now: helperChain.now) else {
             Issue.record("the run should have finished")
             return
@@ -108,9 +108,9 @@ import Testing
         let (inlineTask, _) = try spawn(&machine, now: now)
         #expect(!helperInline)
         let helperChain = runChain(&machine, from: helperTask, duration: Self.short, helper: true, now: now)
-        #expect(helperChain.ran == GraphStateMachine.helperRetiresAfter)
-        #expect(machine.liveHelpers == 0)
-        #expect(machine.liveWorkers == 1)
+        #expect(helperChain.ran == GraphWorkers.helperRetiresAfter)
+        #expect(machine.workers.liveHelpers == 0)
+        #expect(machine.workers.liveWorkers == 1)
         let inlineChain = runChain(&machine, from: inlineTask, duration: Self.short, now: now)
         #expect(ran + helperChain.ran + inlineChain.ran == tasks)
         guard case .finish = machine.nextForDriver(now: inlineChain.now) else {
@@ -123,18 +123,18 @@ import Testing
     @Test func oneLongBodyOrNothingWaitingKeepsOneWorker() throws {
         var machine = machine(tasks: 4)
         let (first, _) = try spawn(&machine, now: 0)
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         let second = machine.complete(
             first.node, outcome: .succeeded, startedAt: 0, now: Self.long, effects: &effects)
         #expect(second != nil)
         let rest = runChain(&machine, from: try #require(second), duration: Self.short, now: Self.long)
         #expect(rest.ran == 3)
-        #expect(!machine.helperWanted)
+        #expect(!machine.workers.helperWanted)
 
         var lastTwo = self.machine(tasks: 2)
         let (only, _) = try spawn(&lastTwo, now: 0)
         let chain = runChain(&lastTwo, from: only, duration: Self.long, now: 0)
         #expect(chain.ran == 2)
-        #expect(!lastTwo.helperWanted)
+        #expect(!lastTwo.workers.helperWanted)
     }
 }

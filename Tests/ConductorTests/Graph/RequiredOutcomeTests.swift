@@ -150,8 +150,8 @@ import Testing
         var graph = TaskGraph()
         graph.add("config", timeout: .seconds(1)) { _ in }
         var (machine, node) = try GraphStateMachine.handingOutTheFirstTask(of: graph)
-        _ = machine.settleAttempt(node, number: 1, with: .cancelled)
-        var effects = GraphStateMachine.Effects()
+        _ = machine.attempts.settle(node, number: 1, with: .cancelled)
+        var effects = GraphEffects()
         #expect(machine.remove("config", now: 1, effects: &effects) == .alreadyEnded)
         _ = machine.complete(node, outcome: .cancelled, startedAt: 0, now: 2, effects: &effects)
         guard case .failed(let error) = machine.outcome else {
@@ -170,12 +170,12 @@ import Testing
         graph.add("sync", retry: .attempts(3, backoff: .zero)) { _ in }
         graph.add("after", dependsOn: ["sync"]) { _ in }
         var (machine, node) = try GraphStateMachine.handingOutTheFirstTask(of: graph)
-        var effects = GraphStateMachine.Effects()
+        var effects = GraphEffects()
         #expect(machine.remove("sync", now: 1, effects: &effects) == .stillRunning)
         let retries = machine.attemptFailed(node, attempt: 1, error: Boom(), delay: .zero, now: 2, effects: &effects)
         #expect(!retries)
         _ = machine.complete(node, outcome: .cancelled, startedAt: 0, now: 3, effects: &effects)
-        #expect(machine.makeReport()["after"]?.outcome.kind == .skipped(dependency: "sync"))
+        #expect(RunReport(of: machine)["after"]?.outcome.kind == .skipped(dependency: "sync"))
         #expect(machine.outcome == .completed)
     }
 

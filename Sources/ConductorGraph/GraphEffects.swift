@@ -1,0 +1,57 @@
+/// What the storage must do after a transition of ``GraphStateMachine``, outside the lock.
+/// Most completions leave nothing to do; `isEmpty` lets the storage see that with one load.
+///
+/// Plain flags and an optional waiter: the lists only a milestone, a removal or a stop fills
+/// are boxed in ``Lists``, so making and dropping the effects of a completion retains and
+/// releases nothing (an array, even an empty one, is retained and released with its holder).
+struct GraphEffects {
+    /// The lists of effects, boxed. Unchecked, and safe: a box is made and filled by one
+    /// transition, under the run's lock, and only read once that transition has returned it
+    /// (``GraphRunStorage/PendingResumptions`` hands it to the thread that performs it, after
+    /// the lock is released); nothing writes it after it left the transition.
+    final class Lists: @unchecked Sendable {
+        var reachedMilestones: [(name: String, at: Duration)] = []
+        /// The tasks of abandoned attempts' bodies, to cancel.
+        var cancelBodies: [Task<Void, Never>] = []
+        /// Tasks to resume: workers that waited for an attempt abandonment settled, and
+        /// tasks that waited for a milestone now reached or missed.
+        var resumeWaiters: [WaiterSet<Void>.Waiter] = []
+    }
+
+    private(set) var isEmpty = true
+    /// The parked driver, to resume: it has work.
+    var resumeDriver: WaiterSet<Void>.Waiter? {
+        didSet { isEmpty = false }
+    }
+    private(set) var lists: Lists?
+
+    var reachedMilestones: [(name: String, at: Duration)] { lists?.reachedMilestones ?? [] }
+    var cancelBodies: [Task<Void, Never>] { lists?.cancelBodies ?? [] }
+    var resumeWaiters: [WaiterSet<Void>.Waiter] { lists?.resumeWaiters ?? [] }
+
+    private mutating func madeLists() -> Lists {
+        isEmpty = false
+        if let lists { return lists }
+        let made = Lists()
+        lists = made
+        return made
+    }
+
+    mutating func reached(_ milestone: String, at time: Duration) {
+        madeLists().reachedMilestones.append((milestone, time))
+    }
+
+    /// An attempt was abandoned: its body (if it started) is cancelled, and its worker (if
+    /// it waits) resumed, in that order.
+    mutating func abandoned(body: Task<Void, Never>?, worker: WaiterSet<Void>.Waiter?) {
+        guard body != nil || worker != nil else { return }
+        let lists = madeLists()
+        if let body { lists.cancelBodies.append(body) }
+        if let worker { lists.resumeWaiters.append(worker) }
+    }
+
+    mutating func resume(_ waiters: [WaiterSet<Void>.Waiter]) {
+        guard !waiters.isEmpty else { return }
+        madeLists().resumeWaiters.append(contentsOf: waiters)
+    }
+}

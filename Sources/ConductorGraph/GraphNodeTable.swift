@@ -1,0 +1,281 @@
+/// The node table of a run: each node's changing state, and what only some nodes need.
+///
+/// Laid out for the hot path (a no-op task is queued, started and ended thousands of times a
+/// millisecond): each node's changing state is a small trivial struct (`Node`, times as
+/// nanosecond offsets), so the array of them is copied and freed without a value witness;
+/// what only some nodes need lives in side tables — the outcome of a task that failed, timed
+/// out or was skipped, results other than `Void`, the tasks a removal ended.
+struct GraphNodeTable {
+    /// Where a node is in its life. The last five are its end, and say how it ended (the
+    /// payload of `failed`, `timedOut` and `skipped` is in ``endings``): a node's end is kept
+    /// here and nowhere else.
+    enum Phase: UInt8 {
+        case waiting, ready, running
+        case succeeded, failed, timedOut, skipped, cancelled
+
+        var hasEnded: Bool { rawValue >= Phase.succeeded.rawValue }
+    }
+
+    struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let isTask = Flags(rawValue: 1 << 0)
+        /// A task that appears in events and reports (not a marker, not hidden).
+        static let isReported = Flags(rawValue: 1 << 1)
+        static let failureIsRequired = Flags(rawValue: 1 << 2)
+        static let runsAnywayAfterFailure = Flags(rawValue: 1 << 3)
+        /// Running, but between attempts: a removal or a stop now prevents the next one.
+        static let backingOff = Flags(rawValue: 1 << 4)
+        /// A task whose operation returns `Void`: its result is not kept.
+        static let returnsVoid = Flags(rawValue: 1 << 5)
+        /// Some node depends on this one: its end has successors to release.
+        static let hasSuccessors = Flags(rawValue: 1 << 6)
+        /// Removed while its body ran on a worker: that body ends as it will, and no attempt
+        /// follows it.
+        static let removedWhileRunning = Flags(rawValue: 1 << 7)
+    }
+
+    /// The changing state of one node: plain integers. Read from the definition once, so the
+    /// hot paths never copy its payload out to ask.
+    struct Node {
+        var remaining: Int32 = 0
+        /// The first required dependency that did not succeed.
+        var blockedBy: Int32 = -1
+        /// The dependency that ended last: the link back along the critical path.
+        var lastDependency: Int32 = -1
+        var attempts: Int32 = 0
+        /// Nanoseconds since the run started; `never` if it did not happen.
+        var queuedAt = never
+        var startedAt = never
+        var endedAt: Int64 = 0
+        var phase = Phase.waiting
+        var flags: Flags
+        let priorityRank: UInt8
+
+        static let never = Int64.min
+
+        init(spec: TaskSpec?, isHidden: Bool) {
+            if let spec {
+                var flags: Flags = .isTask
+                if !isHidden { flags.insert(.isReported) }
+                if spec.failure.isRequired { flags.insert(.failureIsRequired) }
+                if spec.whenDependencyFails.runsAnyway { flags.insert(.runsAnywayAfterFailure) }
+                if spec.returnsVoid { flags.insert(.returnsVoid) }
+                self.flags = flags
+                priorityRank = spec.priorityRank
+            } else {
+                flags = []
+                priorityRank = 0
+            }
+        }
+
+        /// The same, from a spec the caller keeps alive (the definitions hold it).
+        init(unretainedSpec spec: Unmanaged<TaskSpec>?, isHidden: Bool) {
+            if let spec {
+                self = spec._withUnsafeGuaranteedRef { Node(spec: $0, isHidden: isHidden) }
+            } else {
+                self.init(spec: nil, isHidden: isHidden)
+            }
+        }
+
+        var isTask: Bool { flags.contains(.isTask) }
+    }
+
+    var nodes: [Node] = []
+    /// How many nodes have ended.
+    var ended = 0
+    /// The outcomes that carry a payload (failed, timed out, skipped), by node.
+    private(set) var endings: [Int32: TaskOutcome] = [:]
+    /// Results by node, made when the first task that returns something other than `Void`
+    /// ends: tasks still pending, and tasks that return nothing, cost nothing here.
+    private var results: [(any Sendable)?] = []
+    /// Tasks whose removal ended them, as cancelled: a deliberate act, so neither that end nor
+    /// the skips it causes is a failure of the run. Read only when a required task ends without
+    /// succeeding.
+    private(set) var removed: Set<Int32> = []
+
+    /// Makes room for `count` more nodes' results, once results are kept at all.
+    mutating func grow(by count: Int) {
+        if !results.isEmpty { results.append(contentsOf: repeatElement(nil, count: count)) }
+    }
+
+    /// Ends `index` with `outcome` at `now`; returns whether it is a reported task (whose end
+    /// is recorded as an event).
+    mutating func end(_ index: Int, _ outcome: TaskOutcome, at now: Int64) -> Bool {
+        let phase: Phase
+        switch outcome {
+        case .succeeded: phase = .succeeded
+        case .cancelled: phase = .cancelled
+        case .failed: phase = .failed
+        case .timedOut: phase = .timedOut
+        case .skipped: phase = .skipped
+        }
+        if phase != .succeeded, phase != .cancelled { endings[Int32(index)] = outcome }
+        nodes[index].phase = phase
+        nodes[index].endedAt = now
+        ended += 1
+        return nodes[index].flags.contains(.isReported)
+    }
+
+    mutating func markRemoved(_ index: Int) { removed.insert(Int32(index)) }
+
+    /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
+    /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it
+    /// just before ``GraphStateMachine/complete(_:outcome:startedAt:now:helper:effects:)``.
+    mutating func keep(_ result: any Sendable, of node: Int) {
+        guard !nodes[node].phase.hasEnded, !nodes[node].flags.contains(.returnsVoid) else { return }
+        if results.isEmpty { results = Array(repeating: nil, count: nodes.count) }
+        results[node] = result
+    }
+
+    /// The result of `index`, if it succeeded.
+    func result(of index: Int) -> (any Sendable)? {
+        guard nodes[index].phase == .succeeded else { return nil }
+        if results.isEmpty { return () }
+        return results[index] ?? ()
+    }
+
+    /// How `node` ended (`cancelled` if it has not), given its entry in `endings`.
+    static func outcome(of node: Node, _ ending: TaskOutcome?) -> TaskOutcome {
+        switch node.phase {
+        case .succeeded: .succeeded
+        case .waiting, .ready, .running, .cancelled: .cancelled
+        case .failed, .timedOut, .skipped: ending ?? .cancelled
+        }
+    }
+
+    /// Whether skipped `index` lacks a removed task: the dependency it names was ended by its
+    /// removal (cancelled), or was itself skipped for lack of a removed one.
+    func lacksOnlyRemoved(_ index: Int) -> Bool {
+        var cursor = index
+        while !removed.isEmpty {
+            if removed.contains(Int32(cursor)) { return nodes[cursor].phase == .cancelled }
+            guard nodes[cursor].phase == .skipped, nodes[cursor].blockedBy >= 0 else { return false }
+            cursor = Int(nodes[cursor].blockedBy)
+        }
+        return false
+    }
+
+    // MARK: - A compiled graph's nodes
+
+    /// The nodes of a compiled graph's first insertion into a running machine, made in one
+    /// pass: a task with no dependency is queued on the spot — a root of the ready queue —
+    /// until the first node with none that needs more (a marker), from which on such nodes go
+    /// to `cascade`, so the events stay in the order of the nodes whatever the kinds.
+    struct CompiledNodes {
+        var nodes: [Node] = []
+        var specs: [Unmanaged<TaskSpec>?]
+        var roots: [ReadyQueue.Root] = []
+        var samePriority = true
+        var cascade: [Int32] = []
+        /// The markers, whose milestones the machine registers.
+        var markers: [Int32] = []
+    }
+
+    static func makeCompiled(_ definitions: [NodeDefinition], _ compiled: CompiledGraph, now: Int64) -> CompiledNodes {
+        let count = definitions.count
+        var roots: [ReadyQueue.Root] = []
+        roots.reserveCapacity(count)
+        var cascade: [Int32] = []
+        var markers: [Int32] = []
+        var samePriority = true
+        // Written in place through unsafe buffers, and each spec read unretained (the
+        // definitions hold it): this runs once per node at the start of every run, where
+        // appending, a retain and a release per node cost more than making the node.
+        var specs = [Unmanaged<TaskSpec>?](repeating: nil, count: count)
+        // Not for an empty graph: `Array(unsafeUninitializedCapacity: 0)` writes the count of the
+        // standard library's one shared empty array, a write ThreadSanitizer reports as a race
+        // when two empty runs start at once.
+        guard count > 0 else { return CompiledNodes(specs: specs) }
+        let nodes = [Node](unsafeUninitializedCapacity: count) { nodeBuffer, initialized in
+            definitions.withUnsafeBufferPointer { definitions in
+                compiled.dependencyStart.withUnsafeBufferPointer { dependencyStart in
+                    specs.withUnsafeMutableBufferPointer { specBuffer in
+                        for offset in 0..<count {
+                            let spec = definitions[offset].unretainedSpec
+                            var node = Node(unretainedSpec: spec, isHidden: definitions[offset].isHidden)
+                            node.remaining = dependencyStart[offset + 1] - dependencyStart[offset]
+                            if node.remaining == 0 {
+                                if spec != nil, cascade.isEmpty {
+                                    node.phase = .ready
+                                    node.queuedAt = now
+                                    if let firstRoot = roots.first, firstRoot.priority != node.priorityRank {
+                                        samePriority = false
+                                    }
+                                    roots.append(ReadyQueue.Root(node: Int32(offset), priority: node.priorityRank))
+                                } else {
+                                    cascade.append(Int32(offset))
+                                }
+                            }
+                            if spec == nil { markers.append(Int32(offset)) }
+                            (nodeBuffer.baseAddress! + offset).initialize(to: node)
+                            specBuffer[offset] = spec
+                        }
+                    }
+                }
+            }
+            initialized = count
+        }
+        return CompiledNodes(
+            nodes: nodes, specs: specs, roots: roots, samePriority: samePriority, cascade: cascade, markers: markers)
+    }
+
+    // MARK: - The report
+
+    /// The chain of reported tasks that started, from the first to `last`, through each
+    /// node's last dependency.
+    func criticalPath(endingAt last: Int, definitions: [NodeDefinition]) -> [String] {
+        var path: [String] = []
+        var cursor = last
+        while cursor >= 0 {
+            let node = nodes[cursor]
+            if node.flags.contains(.isReported), node.startedAt != Node.never { path.append(definitions[cursor].id) }
+            cursor = Int(node.lastDependency)
+        }
+        return path.reversed()
+    }
+
+    /// The node that ended last (ties go to the later node: a dependent ends no earlier than
+    /// its dependencies); -1 for no nodes.
+    var lastEnded: Int {
+        var last = -1
+        for index in nodes.indices where last < 0 || nodes[index].endedAt >= nodes[last].endedAt {
+            last = index
+        }
+        return last
+    }
+
+    /// A record of each reported task, made from a copy of the final state.
+    static func taskRecords(
+        nodes: [Node], endings: [Int32: TaskOutcome], topology: GraphTopology
+    ) -> [TaskRecord] {
+        var records: [TaskRecord] = []
+        records.reserveCapacity(nodes.count)
+        let definitions = topology.definitions
+        for index in nodes.indices {
+            let node = nodes[index]
+            // `definitions` holds the spec.
+            guard node.flags.contains(.isReported), let spec = topology.specs[index]?.takeUnretainedValue() else {
+                continue
+            }
+            var dependencies = definitions[index].requires
+            for id in definitions[index].after
+            where topology.indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false {
+                dependencies.append(id)
+            }
+            records.append(
+                TaskRecord(
+                    id: definitions[index].id,
+                    stage: definitions[index].stage,
+                    dependencies: dependencies,
+                    outcome: outcome(of: node, endings[Int32(index)]),
+                    queuedAt: node.queuedAt == Node.never ? nil : .nanoseconds(node.queuedAt),
+                    startedAt: node.startedAt == Node.never ? nil : .nanoseconds(node.startedAt),
+                    endedAt: .nanoseconds(node.endedAt),
+                    attempts: Int(node.attempts),
+                    placement: spec.placement
+                )
+            )
+        }
+        return records
+    }
+}
