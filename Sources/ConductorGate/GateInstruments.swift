@@ -168,7 +168,7 @@ final class GateInstruments: Sendable {
 
     /// Called with the queue depth a transition left, after the gate's lock is released, in
     /// any order with other transitions' (the gauge keeps the newest).
-    func record(_ depth: GateStorage.QueueDepth.Sample) {
+    func record(_ depth: GateQueueDepth.Sample) {
         metrics?.queueDepth.offer(depth.depth, sequence: depth.sequence)
     }
 
