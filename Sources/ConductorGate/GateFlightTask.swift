@@ -50,3 +50,13 @@ final class GateFlightTask: Sendable {
         if !exchanged, original == .attached { task?.cancel() }
     }
 }
+
+/// What a caller of a flight is woken with.
+enum GateDelivery: Sendable {
+    /// The flight ended: its outcome, shared by every caller on it.
+    case ended(Handoff<Result<GateResponse, GateError>>)
+    /// This caller was cancelled before the flight ended.
+    case cancelled
+    /// Refused before a flight opened.
+    case refused(GateFailure)
+}

@@ -337,8 +337,9 @@ struct GateStateMachine<Handles: GateHandles> {
         /// How the request goes on now; `nil`: parked (its slot given back), a later transition
         /// wakes it.
         var resumption: Resumption?
+        typealias Refresh = (flight: GateRefreshFlight, replacing: Credential?)
         /// The refresh this transition started, to run once the lock is released.
-        var refresh: (flight: GateRefreshFlight, replacing: Credential?)?
+        var refresh: Refresh?
         /// The attempts (or refresh) that start on the slot this transition gave back.
         var slotStarts: [SlotStart] = []
     }
@@ -372,7 +373,8 @@ struct GateStateMachine<Handles: GateHandles> {
         case .parkAndRefresh(let flight, let old):
             events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
             events.append(.parked(request: id, credentialVersion: credentials.version))
-            return ParkDecision(resumption: nil, refresh: (flight, old), slotStarts: releaseSlot(priority, events: &events))
+            return ParkDecision(
+                resumption: nil, refresh: (flight, old), slotStarts: releaseSlot(priority, events: &events))
         }
     }
 

@@ -4,11 +4,7 @@ extension GateStorage {
     /// Keeps refresh `flight`'s task, so a sign-in, sign-out or shutdown can cancel it; `false`
     /// when one of them replaced the refresh before its task was recorded (cancel it then).
     func recordRefreshTask(_ flight: GateRefreshFlight, _ task: Task<Void, Never>) -> Bool {
-        state.withLock { state -> Bool in
-            guard state.machine.credentials.isRunning(flight) else { return false }
-            state.refreshTask = (flight.id, task)
-            return true
-        }
+        state.withLock { $0.keepRefreshTask(flight, task) }
     }
 
     /// ``GateStateMachine/refreshEnded(_:_:releasingSlot:events:)``, then the parked requests
@@ -17,7 +13,7 @@ extension GateStorage {
         let ended = transition { state, events -> Machine.RefreshEndStep in
             let step = state.machine.refreshEnded(flight, result, releasingSlot: releasingSlot, events: &events)
             state.start(step.slotStarts)
-            if step.settled, state.refreshTask?.id == flight.id { state.refreshTask = nil }
+            if step.settled { _ = state.takeRefreshTask(of: flight) }
             return step
         }
         for (waiter, resumption) in ended.waiters { waiter.resume(returning: Handoff(resumption)) }
@@ -25,20 +21,17 @@ extension GateStorage {
 
     // MARK: - Credentials from outside
 
-    /// ``GateStateMachine/replace(_:events:)``, one transition, then the tasks and waiters it let
-    /// go: a shutdown ends every pending request once with ``GateError/Code/shutDown``
-    /// (cancelling what is on the wire and the running refresh), refuses new ones, and finishes
-    /// the journal.
+    /// ``GateStateMachine/replace(_:events:)``, then the tasks and waiters it let go: a shutdown
+    /// ends every pending request once with ``GateError/Code/shutDown`` (cancelling what is on
+    /// the wire and the running refresh), refuses new ones, and finishes the journal.
     func replace(_ replacement: Machine.Replacement) {
-        typealias Replaced = (step: Machine.ReplaceStep, refreshTask: Task<Void, Never>?, effects: GateTransitionEffects)
+        typealias Replaced = (
+            step: Machine.ReplaceStep, refreshTask: Task<Void, Never>?, effects: GateTransitionEffects
+        )
         let replaced = state.withLock { state -> Replaced in
             var events: [GateEvent] = []
             let step = state.machine.replace(replacement, events: &events)
-            var task: Task<Void, Never>?
-            if let cancelled = step.cancelledRefresh {
-                if state.refreshTask?.id == cancelled.id { task = state.refreshTask?.task }
-                state.refreshTask = nil
-            }
+            let task = step.cancelledRefresh.flatMap { state.takeRefreshTask(of: $0) }
             // A shutdown's events are the journal's last; then readers get the end.
             if step.finishesJournal { state.finishesJournal = true }
             return (step, task, state.commit(events))

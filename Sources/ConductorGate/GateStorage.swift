@@ -1,23 +1,14 @@
-/// The lock of a ``RequestGate`` and what its transitions leave to do: one lock over everything
-/// the gate decides (a ``GateStateMachine``) and the event journal, one method per machine
-/// operation — each takes the lock once, asks the machine, and once the lock is released
-/// carries out what the machine decided (resuming continuations, starting or cancelling tasks,
-/// telling the logger and the instruments). The algorithms that call these operations are not
-/// here: a request's is a ``GateRequest``'s, the refresh's a ``GateRefreshRunner``'s.
+/// The lock of a ``RequestGate`` (over a ``GateLockedState``: the machine and the journal) and
+/// one method per machine operation: each takes the lock once, asks the machine, journals its
+/// events in the same critical section, and once the lock is released carries out what the
+/// machine decided (resumes, task starts and cancels, the logger and the instruments). The
+/// algorithms that call these operations are a ``GateRequest``'s and a ``GateRefreshRunner``'s.
 ///
-/// Every transition appends its events to the journal in the same critical section, so the
-/// journal's order is the order of the transitions (a `refreshStarted` is always before the
-/// `running` of every request that carries the new credential) and no second lock is ever
-/// taken while this one is held. A valid request that finds a slot free passes through four
-/// transitions: open its flight, take a slot and decide its attempt, give the slot back,
-/// settle the flight.
-///
-/// Every value a continuation is resumed with from another task goes through a `Handoff`, so
-/// ThreadSanitizer sees the hand-over (a refreshed credential inside a slot grant, say).
-///
-/// Not generic: the credential is an ``ErasedCredential``, so the storage and its state
-/// machines are compiled for concrete types and a request looks up no generic metadata at run
-/// time (a generic storage looks it up throughout a request, a large share of its cost).
+/// The journal's order is the order of the transitions, and no second lock is ever taken while
+/// this one is held. A value a continuation is resumed with from another task goes through a
+/// `Handoff`, so ThreadSanitizer sees the hand-over (a refreshed credential in a slot grant).
+/// Not generic (the credential is an ``ErasedCredential``), so a request looks up no generic
+/// metadata at run time, a large share of a generic storage's cost.
 final class GateStorage: Sendable {
     /// What the gate's machine keeps for the storage to resume or cancel.
     enum Handles: GateHandles {
@@ -31,61 +22,8 @@ final class GateStorage: Sendable {
     typealias Machine = GateStateMachine<Handles>
     typealias Priority = PriorityScheduler.Priority
 
-    /// What a caller of a flight is woken with.
-    enum Delivery: Sendable {
-        /// The flight ended: its outcome, shared by every caller on it.
-        case ended(Handoff<Result<GateResponse, GateError>>)
-        /// This caller was cancelled before the flight ended.
-        case cancelled
-        /// Refused before a flight opened.
-        case refused(GateFailure)
-    }
-
-    struct State {
-        var machine: Machine
-        var journal: JournalBuffer<GateEvent>
-        /// The task of the running refresh, so a sign-in, sign-out or shutdown can cancel it.
-        var refreshTask: (id: UInt64, task: Task<Void, Never>)?
-        /// Test hooks' waiters (GateStorage+Testing.swift): empty until a test waits.
-        var parkedWaiters = CountWaiters<Void>()
-        var queuedWaiters = CountWaiters<Void>()
-        var idleWaiters = WaiterSet<Bool>()
-        /// The attempts (or refresh) this transition gave a slot, to resume once it is over.
-        var slotStarts: [Machine.SlotStart] = []
-        /// Set by the shutdown: its transition's events are the journal's last.
-        var finishesJournal = false
-        var queueDepth = GateQueueDepth()
-
-        /// Ends a transition: journals its events and takes what must be told or resumed once
-        /// the lock is released.
-        mutating func commit(_ events: [GateEvent]) -> GateTransitionEffects {
-            var readers = journal.append(contentsOf: events)
-            if finishesJournal && !journal.isFinished { readers += journal.finish() }
-            var effects = GateTransitionEffects(
-                events: events, queueDepth: queueDepth.sample(machine.slots.queuedCount))
-            // Most transitions wake nobody: then nothing but the events is carried out.
-            guard
-                !slotStarts.isEmpty || !readers.isEmpty || !parkedWaiters.isEmpty || !queuedWaiters.isEmpty
-                    || !idleWaiters.isEmpty
-            else { return effects }
-            var resumed = GateTransitionEffects.Resumed(slotStarts: slotStarts, readers: readers)
-            slotStarts.removeAll()
-            // The hooks' waiters: checked only while a test waits.
-            if !parkedWaiters.isEmpty {
-                resumed.hooks += parkedWaiters.takeSatisfied(by: machine.credentials.parkedCount)
-            }
-            if !queuedWaiters.isEmpty { resumed.hooks += queuedWaiters.takeSatisfied(by: machine.slots.queuedCount) }
-            if !idleWaiters.isEmpty, machine.slots.isIdle { resumed.idle = idleWaiters.removeAll() }
-            effects.resumed = resumed
-            return effects
-        }
-
-        /// Keeps `starts` to resume once the transition is over: taken whole when nothing else
-        /// is (each start holds its decision's credential, whose closures a copy would retain).
-        mutating func start(_ starts: [Machine.SlotStart]) {
-            if slotStarts.isEmpty { slotStarts = starts } else if !starts.isEmpty { slotStarts += starts }
-        }
-    }
+    typealias Delivery = GateDelivery
+    typealias State = GateLockedState
 
     /// Spans and metrics, or `nil` when the configuration's telemetry records nothing.
     let instruments: GateInstruments?
@@ -184,14 +122,11 @@ final class GateStorage: Sendable {
     /// then has its outcome, so what it sees and what the journal says agree).
     private func leave(_ state: inout State, key: GateFlightKey, caller: UInt64) -> (@Sendable () -> Void)? {
         var events: [GateEvent] = []
-        let waiter: WaiterSet<Delivery>.Waiter
-        var ended: GateFlightTask?
+        let (waiter, ended): (WaiterSet<Delivery>.Waiter, GateFlightTask?)
         switch state.machine.leave(key, caller: caller, events: &events) {
         case .gone: return nil
-        case .left(let left): waiter = left
-        case .ended(let left, let flight):
-            waiter = left
-            ended = flight.work
+        case .left(let left): (waiter, ended) = (left, nil)
+        case .ended(let left, let flight): (waiter, ended) = (left, flight.work)
         }
         let effects = state.commit(events)
         return { [self, ended] in
@@ -214,9 +149,8 @@ final class GateStorage: Sendable {
 
     // MARK: - Slots
 
-    /// Waits for a slot. When one is free at once, the same transition takes the attempt's first
-    /// decision (``GateStateMachine/decide(request:attempt:epoch:needsAuthorization:isCancelled:judges:judged:events:)``),
-    /// asking for the judge's verdict first if `judges`.
+    /// Waits for a slot; the transition that gives it takes the attempt's first decision
+    /// (asking for the judge's verdict first if `judges`).
     func acquireSlot(for claimant: Machine.SlotClaimant, judges: Bool) async -> Machine.SlotGrant {
         // Most attempts find a slot free: no continuation, no cancellation handler.
         let fast = transition { state, events -> Machine.SlotGrant? in
@@ -230,8 +164,9 @@ final class GateStorage: Sendable {
         }
         if let fast { return fast }
         typealias Grant = Handoff<Machine.SlotGrant>
+        typealias Decision = SuspensionDecision<Grant, GateTransitionEffects>
         return await state.suspend(
-            { (state: inout State, waiter: WaiterSet<Grant>.Waiter) -> SuspensionDecision<Grant, GateTransitionEffects> in
+            { (state: inout State, waiter: WaiterSet<Grant>.Waiter) -> Decision in
                 var events: [GateEvent] = []
                 switch state.machine.queue(claimant, id: waiter.id, waiter: waiter, judges: judges, events: &events) {
                 case .start(let slot): return .resume(Handoff(.started(slot)), state.commit(events))
@@ -270,8 +205,8 @@ final class GateStorage: Sendable {
 
     // MARK: - Authorizing
 
-    /// A later decision on an attempt in its slot (the first came with the slot): after the
-    /// judge's verdict `judged`, or when the first was a park that a ``park(_:request:attempt:epoch:needsAuthorization:slot:now:)`` did not take.
+    /// A later decision on an attempt in its slot than the one that came with the slot (after
+    /// the judge's verdict `judged`).
     func decide(
         request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, judges: Bool,
         judged: (version: Int, stale: Bool)?
@@ -298,9 +233,8 @@ final class GateStorage: Sendable {
             })
     }
 
-    /// ``GateStateMachine/rejected(_:request:version:nextAttempt:slot:reason:waiter:now:events:)``,
-    /// parking the request only if it `waits`; ``GateStateMachine/rejectedWhileCancelled(request:version:slot:reason:now:events:)``
-    /// for a request cancelled before the transition.
+    /// ``GateStateMachine/rejected(_:request:version:nextAttempt:slot:reason:waiter:now:events:)``
+    /// (parking the request only if it `waits`), or its `rejectedWhileCancelled`.
     func rejected(
         _ key: GateFlightKey, request id: UInt64, version: Int, nextAttempt: Int, slot: Priority,
         reason: Machine.ParkReason, waits: Bool, now: Duration
@@ -323,7 +257,9 @@ final class GateStorage: Sendable {
         await suspendParking(
             id: id,
             whenCancelled: { _, _ in Machine.ParkDecision(resumption: .cancelled) },
-            decide: { state, events, waiter in state.machine.refreshNow(caller: id, waiter: waiter, now: now, events: &events) })
+            decide: { state, events, waiter in
+                state.machine.refreshNow(caller: id, waiter: waiter, now: now, events: &events)
+            })
     }
 
     /// Runs `decide`, one transition, with a waiter for request `id`, and carries out what it
@@ -336,11 +272,11 @@ final class GateStorage: Sendable {
         whenCancelled: (inout State, inout [GateEvent]) -> Machine.ParkDecision,
         decide: (inout State, inout [GateEvent], Handles.Parked) -> Machine.ParkDecision
     ) async -> Machine.Resumption {
-        typealias Effect = (effects: GateTransitionEffects, refresh: (flight: GateRefreshFlight, old: ErasedCredential?)?)
+        typealias Effect = (effects: GateTransitionEffects, refresh: Machine.ParkDecision.Refresh?)
         typealias Resumed = Handoff<Machine.Resumption>
         func commit(_ decision: Machine.ParkDecision, _ state: inout State, _ events: [GateEvent]) -> Effect {
             state.start(decision.slotStarts)
-            return (state.commit(events), decision.refresh.map { ($0.flight, $0.replacing) })
+            return (state.commit(events), decision.refresh)
         }
         return await state.suspend(
             { (state: inout State, waiter: Handles.Parked) -> SuspensionDecision<Resumed, Effect> in
@@ -357,7 +293,9 @@ final class GateStorage: Sendable {
             },
             perform: { effect in
                 self.carryOut(effect.effects)
-                if let refresh = effect.refresh { self.refreshRunner.start(refresh.flight, replacing: refresh.old, in: self) }
+                if let refresh = effect.refresh {
+                    self.refreshRunner.start(refresh.flight, replacing: refresh.replacing, in: self)
+                }
             },
             cancelled: { @Sendable [self] state, _ in
                 guard let waiter = state.machine.cancelParked(request: id) else { return nil }

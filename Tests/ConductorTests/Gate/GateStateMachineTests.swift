@@ -78,7 +78,8 @@ import Testing
             return
         }
         #expect(events.isEmpty)
-        guard case .ended("c0", let flight) = machine.leave(Self.key, caller: 10, events: &events), flight.work == "task0"
+        guard case .ended("c0", let flight) = machine.leave(Self.key, caller: 10, events: &events),
+            flight.work == "task0"
         else {
             Issue.record("expected the flight to end")
             return
