@@ -3,7 +3,10 @@ import HTTPTypes
 /// One request of a flight, as its task runs it: the request's parameters, and the algorithm
 /// that drives it through the storage's operations — its deadline and the cache fallback
 /// (``fly()``), and its attempts (``GateRequestAttempts``).
-struct GateRequest: Sendable {
+///
+/// A class: the flight's task, the deadline's race and the attempts each hold the request, and
+/// copying a reference is one retain where copying the parameters is one per field.
+final class GateRequest: Sendable {
     typealias Machine = GateStorage.Machine
 
     let sender: GateSender
@@ -18,6 +21,21 @@ struct GateRequest: Sendable {
     let retry: RequestRetryPolicy
 
     var storage: GateStorage { sender.storage }
+
+    init(
+        sender: GateSender, request: HTTPRequest, body: RequestBody?, key: GateFlightKey, id: UInt64, name: String,
+        timeout: Duration?, needsAuthorization: Bool, retry: RequestRetryPolicy
+    ) {
+        self.sender = sender
+        self.request = request
+        self.body = body
+        self.key = key
+        self.id = id
+        self.name = name
+        self.timeout = timeout
+        self.needsAuthorization = needsAuthorization
+        self.retry = retry
+    }
 
     /// Runs the flight to its end and settles it: the end is journaled, then every caller
     /// still on it is woken with the outcome — unless the flight ended already (its last caller
@@ -45,6 +63,7 @@ struct GateRequest: Sendable {
     }
 
     /// The attempts, within the request's deadline; the cache's answer when the wire gave none.
+    @inline(__always)
     private func drive() async throws -> GateResponse {
         // Only a deadline reads the last attempt's error: without one, nothing is kept.
         let lastError = timeout == nil ? nil : LastTransportError()

@@ -65,7 +65,11 @@ struct GateRequestAttempts {
         }
     }
 
+    // The steps of the loop are inlined into it: each async call of its own would hop to the
+    // task's executor on entry, a cost on every request.
+
     /// The slot the next attempt goes out in: the one handed over, or one it waits for.
+    @inline(__always)
     private mutating func takeSlot() async throws -> Slot {
         if let handed = handedSlot {
             // Its decision is a send already recorded as `running`: it goes out, as any request
@@ -86,6 +90,7 @@ struct GateRequestAttempts {
     /// The credential (and its version) the attempt in `slot` sends; `nil` when the attempt
     /// starts over (it parked and was woken, with a slot handed to it or to queue again).
     /// Throws the error that ends the request, giving the slot back if it still holds it.
+    @inline(__always)
     private mutating func authorize(_ slot: Slot) async throws -> (ErasedCredential?, Int)? {
         switch await authorizeOrPark(slot) {
         case .granted(let handed):
@@ -116,6 +121,7 @@ struct GateRequestAttempts {
     /// outside the lock (it is user code), and the send is confirmed in a second transition
     /// only if the judged version is still current; a stale one starts the refresh as a
     /// rejection would, and the request parks behind it.
+    @inline(__always)
     private mutating func authorizeOrPark(_ slot: Slot) async -> Machine.Resumption {
         let attempt = sent + 1
         let judges = judgesNow
@@ -153,6 +159,7 @@ struct GateRequestAttempts {
         }
     }
 
+    @inline(__always)
     private func send(with credential: ErasedCredential?) async -> Sent {
         var authorized = request.request
         credential?.authorize(&authorized)
@@ -196,6 +203,7 @@ struct GateRequestAttempts {
 
     /// A response other than a rejected credential: the reply, or `nil` after backing off for
     /// the next attempt; throws the error that ends the request.
+    @inline(__always)
     private mutating func answered(
         _ response: HTTPResponse, _ bytes: [UInt8], _ verdict: ResponseVerdict, slot: Slot
     ) async throws -> GateResponse? {

@@ -92,7 +92,12 @@ final class GateSender: Sendable {
             needsAuthorization: authorization.isRequired, retry: retry)
         let delivery = await storage.open(
             flight.key, request: id, name: name, priority: priority, needsAuthorization: flight.needsAuthorization,
-            run: { await flight.fly() },
+            run: { task in
+                { [storage] in
+                    task.settleOpening(storage)
+                    await flight.fly()
+                }
+            },
             whenOpened: { requestLog?.open(id, request, metadata: metadata) })
         switch delivery {
         case .ended(let outcome):

@@ -475,6 +475,9 @@ struct GateStateMachine<Handles: GateHandles> {
         /// been replaced.
         var waiters: [(waiter: Handles.Parked, resumption: Resumption)] = []
         var failure: Failure?
+        /// The requests (not ``RequestGate/refresh()`` callers) it released, for the
+        /// instruments to link to the refresh's span.
+        var released: [UInt64] = []
         /// Whether the refresh was still current (so its task is no longer the running one).
         var settled = false
         var slotStarts: [SlotStart] = []
@@ -516,6 +519,7 @@ struct GateStateMachine<Handles: GateHandles> {
         if releasingSlot { step.slotStarts = releaseSlot(.unique, events: &events) }
         step.failure = failure
         step.settled = true
+        step.released = waiters.compactMap { $0.next?.request }
         if let failure {
             step.waiters = waiters.map { ($0.waiter, Resumption.fail(failure)) }
         } else {

@@ -10,12 +10,16 @@ extension GateStorage {
     /// ``GateStateMachine/refreshEnded(_:_:releasingSlot:events:)``, then the parked requests
     /// woken, each with how it goes on.
     func refreshEnded(_ flight: GateRefreshFlight, _ result: Machine.RefreshResult, releasingSlot: Bool) {
-        let ended = transition { state, events -> Machine.RefreshEndStep in
+        let (ended, effects) = state.withLock { state -> (Machine.RefreshEndStep, GateTransitionEffects) in
+            var events: [GateEvent] = []
             let step = state.machine.refreshEnded(flight, result, releasingSlot: releasingSlot, events: &events)
             state.start(step.slotStarts)
             if step.settled { _ = state.takeRefreshTask(of: flight) }
-            return step
+            var effects = state.commit(events)
+            effects.releasedByRefresh = step.released
+            return (step, effects)
         }
+        carryOut(effects)
         for (waiter, resumption) in ended.waiters { waiter.resume(returning: Handoff(resumption)) }
     }
 

@@ -73,17 +73,18 @@ final class GateStorage: Sendable {
         }
         guard !effects.events.isEmpty else { return }
         requestLog?.log(effects.events)
-        instruments?.record(effects.events)
+        instruments?.record(effects.events, releasedByRefresh: effects.releasedByRefresh)
     }
 
     // MARK: - Flights
 
     /// A caller sends request `id`: it joins the flight `key` names, or opens one, whose task
-    /// (`run`) starts once the lock is released, after `whenOpened`. Returns the flight's
-    /// outcome, or how the caller left first.
+    /// runs `run(flightTask)` — which starts by ``GateFlightTask/settleOpening(_:)`` — once the
+    /// lock is released, after `whenOpened`. Returns the flight's outcome, or how the caller
+    /// left first.
     func open(
         _ key: GateFlightKey, request id: UInt64, name: String, priority: Priority, needsAuthorization: Bool,
-        run: @escaping @Sendable () async -> Void, whenOpened: () -> Void
+        run: (GateFlightTask) -> @Sendable () async -> Void, whenOpened: () -> Void
     ) async -> Delivery {
         typealias Opened = (effects: GateTransitionEffects, task: GateFlightTask?)
         return await state.suspend(
@@ -108,11 +109,7 @@ final class GateStorage: Sendable {
                 self.carryOut(opened.effects)
                 guard let task = opened.task else { return }
                 whenOpened()
-                task.attach(
-                    Task(executorPreference: TaskPlacement.executor) { [self] in
-                        task.settleOpening(self)
-                        await run()
-                    })
+                task.attach(Task(executorPreference: TaskPlacement.executor, operation: run(task)))
             },
             cancelled: { @Sendable [self] state, callerID in leave(&state, key: key, caller: callerID) })
     }
@@ -137,9 +134,8 @@ final class GateStorage: Sendable {
         }
     }
 
-    /// Request `id`'s flight ended with `result` (journaled as `end`): every caller still on it
-    /// is woken with it — unless the flight ended already (its last caller left, or a shutdown
-    /// took it), which then decided its outcome.
+    /// Request `id`'s flight ended with `result` (journaled as `end`): its callers are woken with
+    /// it — unless the flight ended already (its last caller left, or a shutdown took it).
     func settle(_ key: GateFlightKey, request id: UInt64, end: GateEvent, result: Result<GateResponse, GateError>) {
         let callers = transition { state, events in state.machine.settle(key, request: id, end: end, events: &events) }
         guard !callers.isEmpty else { return }
@@ -205,8 +201,7 @@ final class GateStorage: Sendable {
 
     // MARK: - Authorizing
 
-    /// A later decision on an attempt in its slot than the one that came with the slot (after
-    /// the judge's verdict `judged`).
+    /// A decision on an attempt in its slot after the first (the judge's verdict `judged` came).
     func decide(
         request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, judges: Bool,
         judged: (version: Int, stale: Bool)?

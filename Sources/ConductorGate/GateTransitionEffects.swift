@@ -18,6 +18,9 @@ struct GateTransitionEffects: Sendable {
     var queueDepth: GateQueueDepth.Sample?
     /// `nil` unless the transition woke someone: most do not.
     var resumed: Resumed?
+    /// The requests a refresh's end released (the refresh's own transition only), which the
+    /// instruments link to its span.
+    var releasedByRefresh: [UInt64] = []
 }
 
 /// How many attempts wait for a slot, numbered per change in the transitions that change it —
