@@ -4,7 +4,7 @@ import DequeModule
 ///
 /// It owns the credential and its version, the one refresh (idle, refreshing or failed), the
 /// requests parked behind it, the refresh window and the backoff jitter. Which requests are
-/// open is the flights' (``GateFlightTable``). Every operation is one transition and returns one action; the storage performs the
+/// open is the flights' (``FlightTable``). Every operation is one transition and returns one action; the storage performs the
 /// action after releasing its lock. `Waiter` is whatever the storage resumes when a parked
 /// request may go on (a continuation); tests use plain values.
 ///

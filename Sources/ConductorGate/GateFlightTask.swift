@@ -9,7 +9,7 @@ import Synchronization
 /// last caller leaves, a shutdown) before its task is attached: whichever of ``attach(_:)``
 /// and ``cancel()`` comes second cancels the task, so a flight's task is cancelled whenever its
 /// flight ended early, without a second lock acquisition. Whether the flight is open is the
-/// flight table's fact (``GateFlightTable``); `phase` only says whether the task was attached
+/// flight table's fact (``FlightTable``); `phase` only says whether the task was attached
 /// before that end was carried out, which the table, changed under the lock, cannot know.
 final class GateFlightTask: Sendable {
     private enum Phase: UInt8, AtomicRepresentable {

@@ -24,6 +24,13 @@ struct GateQueuedAttempt: Sendable {
     var judges: Bool
 }
 
+/// Which flight a request joins: its own, or the one its coalescing key names. Not nested in
+/// the generic machine, so that it is one concrete type at run time (see ``GateFailure``).
+enum GateFlightKey: Hashable, Sendable {
+    case request(UInt64)
+    case coalesced(String)
+}
+
 /// Who waits for a slot of a ``GateStateMachine``. This and the two types below are not nested
 /// in the generic machine, so that each is one concrete type at run time (see ``GateFailure``).
 enum GateSlotClaimant: Sendable {
@@ -52,7 +59,7 @@ enum GateParkReason: Sendable {
 }
 
 /// Everything a ``RequestGate`` decides, as one value with no concurrency in it, in three parts
-/// embedded in it: the flights of requests and the callers on them (a ``GateFlightTable``), the
+/// embedded in it: the flights of requests and the callers on them (a ``FlightTable``), the
 /// slots (a ``SchedulerStateMachine``), and the credential with its refresh and the requests
 /// parked behind it (a ``GateCredentialMachine``). This value decides what crosses the parts.
 ///
@@ -68,7 +75,7 @@ struct GateStateMachine<Handles: GateHandles> {
     typealias Priority = PriorityScheduler.Priority
     typealias Failure = GateFailure
 
-    typealias Flights = GateFlightTable<Handles.Caller, Handles.Work>
+    typealias Flights = FlightTable<GateFlightKey, Handles.Caller, Handles.Work>
 
     /// What ``open(_:request:name:priority:needsAuthorization:callerID:caller:work:events:)``
     /// decided for a caller.
@@ -230,7 +237,7 @@ struct GateStateMachine<Handles: GateHandles> {
         case .rejected: return .shutDown
         case .enqueued:
             if case .attempt(let key, let request, _, _) = claimant {
-                flights.queued(key, slot: id)
+                flights.queued(key, request: request, slot: id)
                 events.append(.queued(request: request, priority: slot.priority))
             }
             return .enqueued(slot)

@@ -98,7 +98,7 @@ import Testing
     /// The flight table is the one home of a flight's openness: a flight ends exactly once, and
     /// only if it opened — by its own end or by its last caller leaving, whichever comes first.
     @Test func aFlightEndsOnceAndOnlyIfItOpened() {
-        var table = GateFlightTable<String, String>()
+        var table = FlightTable<GateFlightKey, String, String>()
         #expect(table.end(.request(1), request: 1) == nil)
         table.open(.request(1), request: 1, callerID: 10, caller: "c1", priority: .default, work: "w1")
         #expect(table.end(.request(1), request: 1)?.work == "w1")

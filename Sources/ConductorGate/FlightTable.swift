@@ -1,22 +1,19 @@
-/// Which flight a request joins: its own, or the one its coalescing key names. Not nested in
-/// the generic machine, so that it is one concrete type at run time (see ``GateFailure``).
-enum GateFlightKey: Hashable, Sendable {
-    case request(UInt64)
-    case coalesced(String)
-}
-
-/// The flights part of a ``GateStateMachine``: the requests in the air and the callers waiting
-/// for each one's outcome, as a value with no concurrency in it.
+/// Work in flight under a key and the callers waiting for each flight's outcome, as a value with
+/// no concurrency in it: the flights part of a ``GateStateMachine`` (keyed by
+/// ``GateFlightKey``), and of a ``PriorityScheduler``'s coalescing `run` (keyed by
+/// ``ErasedCoalescingKey``), each under its owner's one lock beside its slots, so a joining
+/// caller raises the flight's queued slot in the same transition.
 ///
 /// The one home of a flight's openness: a flight is open while it is in this table, and each
 /// flight leaves it exactly once (its own end, its last caller leaving, or a shutdown), which
 /// is what lets the gate journal each request's end exactly once.
-struct GateFlightTable<Caller, Work> {
+struct FlightTable<Key: Hashable, Caller, Work> {
     typealias Priority = PriorityScheduler.Priority
 
     /// One request in flight and the callers waiting for its outcome.
     struct Flight {
-        /// The request's id: the flight's events name it.
+        /// The flight's id (the gate's request id): a key is reused by the next flight once one
+        /// ended, the id never.
         var request: UInt64
         /// In the order they came, by the id their cancellation names them with.
         var callers: [(id: UInt64, caller: Caller)]
@@ -48,25 +45,25 @@ struct GateFlightTable<Caller, Work> {
         case ended(Caller, Flight)
     }
 
-    private var flights: [GateFlightKey: Flight] = [:]
+    private var flights: [Key: Flight] = [:]
 
     var count: Int { flights.count }
 
     /// The flight `key` names, if it is request `id`'s (a key is reused by the next flight
     /// once one ended).
-    func flight(_ key: GateFlightKey, of id: UInt64) -> Flight? {
+    func flight(_ key: Key, of id: UInt64) -> Flight? {
         guard let flight = flights[key], flight.request == id else { return nil }
         return flight
     }
 
     /// The priority the flight `key` names queues with, if it is in the air.
-    func priority(of key: GateFlightKey) -> Priority? {
+    func priority(of key: Key) -> Priority? {
         flights[key]?.priority
     }
 
     /// Adds caller `callerID` to the flight `key` names, raising the flight to its priority;
     /// `nil` when no flight is in the air under `key`.
-    mutating func join(_ key: GateFlightKey, callerID: UInt64, caller: Caller, priority: Priority) -> JoinAction? {
+    mutating func join(_ key: Key, callerID: UInt64, caller: Caller, priority: Priority) -> JoinAction? {
         guard var flight = flights[key] else { return nil }
         flight.callers.append((callerID, caller))
         let target = min(priority, .high)
@@ -81,18 +78,28 @@ struct GateFlightTable<Caller, Work> {
 
     /// Opens a flight for request `id` under `key`, holding its first caller.
     mutating func open(
-        _ key: GateFlightKey, request id: UInt64, callerID: UInt64, caller: Caller, priority: Priority, work: Work
+        _ key: Key, request id: UInt64, callerID: UInt64, caller: Caller, priority: Priority, work: Work
     ) {
         flights[key] = Flight(request: id, callers: [(callerID, caller)], priority: priority, work: work)
     }
 
-    /// The flight `key` names waits for a slot as entry `id`.
-    mutating func queued(_ key: GateFlightKey, slot id: UInt64) {
-        flights[key]?.queuedSlot = id
+    /// Flight `id` under `key` waits for a slot as entry `slot`.
+    mutating func queued(_ key: Key, request id: UInt64, slot: UInt64) {
+        if flights[key]?.request == id { flights[key]?.queuedSlot = slot }
     }
 
+    /// Flight `id`'s work, once started; `false` when the flight ended first.
+    mutating func attach(_ work: Work, to key: Key, request id: UInt64) -> Bool {
+        guard flights[key]?.request == id else { return false }
+        flights[key]?.work = work
+        return true
+    }
+
+    /// The callers on every flight (a test hook's count: O(flights)).
+    var callerCount: Int { flights.values.reduce(0) { $0 + $1.callers.count } }
+
     /// Caller `callerID` of flight `key` leaves; the last caller to leave ends the flight.
-    mutating func leave(_ key: GateFlightKey, caller callerID: UInt64) -> LeaveAction {
+    mutating func leave(_ key: Key, caller callerID: UInt64) -> LeaveAction {
         guard var flight = flights[key], let index = flight.callers.firstIndex(where: { $0.id == callerID }) else {
             return .gone
         }
@@ -107,7 +114,7 @@ struct GateFlightTable<Caller, Work> {
 
     /// Request `id`'s flight ended: taken out, unless it ended already (its last caller left,
     /// or a shutdown took it).
-    mutating func end(_ key: GateFlightKey, request id: UInt64) -> Flight? {
+    mutating func end(_ key: Key, request id: UInt64) -> Flight? {
         guard let flight = flight(key, of: id) else { return nil }
         flights[key] = nil
         return flight
