@@ -3,8 +3,8 @@ import DequeModule
 /// The credential part of a ``GateStateMachine``, as a value type with no concurrency in it.
 ///
 /// It owns the credential and its version, the one refresh (idle, refreshing or failed), the
-/// requests parked behind it, the refresh window, the backoff jitter and which requests are
-/// open. Every operation is one transition and returns one action; the storage performs the
+/// requests parked behind it, the refresh window and the backoff jitter. Which requests are
+/// open is the flights' (``FlightTable``). Every operation is one transition and returns one action; the storage performs the
 /// action after releasing its lock. `Waiter` is whatever the storage resumes when a parked
 /// request may go on (a continuation); tests use plain values.
 ///
@@ -21,9 +21,9 @@ struct GateCredentialMachine<Credential, Waiter> {
     enum Refresh: Equatable {
         case idle
         case refreshing(RefreshFlight)
-        /// The last refresh failed; the credential it was to replace is still current, and the
-        /// next rejection of it may start a new refresh.
-        case failed(Failure)
+        /// The last refresh failed (why: ``lastFailure``); the credential it was to replace is
+        /// still current, and the next rejection of it may start a new refresh.
+        case failed
     }
 
     /// What a request in a slot does next.
@@ -51,6 +51,16 @@ struct GateCredentialMachine<Credential, Waiter> {
         case resend
         case park
         case parkAndRefresh(RefreshFlight, replacing: Credential?)
+        case fail(Failure)
+    }
+
+    /// How a request that must wait for a credential goes on: behind the running refresh, behind
+    /// one this transition started, or not at all. The one ladder that ``authorize(request:epoch:needsAuthorization:waiter:now:)``,
+    /// ``rejected(request:sentVersion:waiter:now:judgedStale:)`` and
+    /// ``refreshNow(caller:waiter:now:)`` share.
+    private enum WaitAction {
+        case park
+        case parkAndRefresh(RefreshFlight)
         case fail(Failure)
     }
 
@@ -101,7 +111,6 @@ struct GateCredentialMachine<Credential, Waiter> {
     /// Start times of the refreshes within the window, oldest first.
     private var windowStarts: Deque<Duration> = []
     private var nextRefreshID: UInt64 = 0
-    private var openRequests: Set<UInt64> = []
     private let retrySchedule: RetrySchedule
     /// The backoff's jitter, seedable so a test replays it.
     private var jitter: SplitMix64
@@ -121,18 +130,12 @@ struct GateCredentialMachine<Credential, Waiter> {
 
     // MARK: - Requests
 
-    /// A flight opened. Returns the failure that refuses it at once: after shutdown, and after
-    /// a sign-out for a request that needs authorization.
-    mutating func open(request id: UInt64, needsAuthorization: Bool) -> Failure? {
+    /// The failure that refuses a new flight at once: after shutdown, and after a sign-out for
+    /// a request that needs authorization.
+    func refusal(needsAuthorization: Bool) -> Failure? {
         if isShutDown { return .shutDown }
         if needsAuthorization && isSignedOut { return .signedOut }
-        openRequests.insert(id)
         return nil
-    }
-
-    /// A flight ended; `true` exactly once per opened flight, so its one end event is emitted.
-    mutating func close(request id: UInt64) -> Bool {
-        openRequests.remove(id) != nil
     }
 
     /// A request holds a slot and is about to send. `epoch` is ``failureEpoch`` as the request
@@ -145,17 +148,12 @@ struct GateCredentialMachine<Credential, Waiter> {
         case .fail(let failure): return .fail(failure)
         case nil: break
         }
-        if case .refreshing = refresh {
-            if let waiter { parked.append((id, waiter)) }
-            return .park
-        }
-        // No credential yet (created without one): the first request refreshes.
-        switch startRefresh(replacing: version, trigger: id, now: now) {
-        case .success(let flight):
-            if let waiter { parked.append((id, waiter)) }
-            return .parkAndRefresh(flight, replacing: nil)
-        case .failure(let failure):
-            return .fail(failure)
+        // A refresh runs, or there is no credential yet (created without one): the first
+        // request refreshes.
+        switch wait(request: id, waiter: waiter, trigger: id, now: now) {
+        case .park: return .park
+        case .parkAndRefresh(let flight): return .parkAndRefresh(flight, replacing: nil)
+        case .fail(let failure): return .fail(failure)
         }
     }
 
@@ -186,17 +184,11 @@ struct GateCredentialMachine<Credential, Waiter> {
         if isShutDown { return .fail(.shutDown) }
         if isSignedOut { return .fail(.signedOut) }
         if sentVersion < version { return .resend }
-        if case .refreshing = refresh {
-            if let waiter { parked.append((id, waiter)) }
-            return .park
-        }
-        if judgedStale && !windowAllowsRefresh(now: now) { return .resend }
-        switch startRefresh(replacing: version, trigger: id, now: now) {
-        case .success(let flight):
-            if let waiter { parked.append((id, waiter)) }
-            return .parkAndRefresh(flight, replacing: credential)
-        case .failure(let failure):
-            return .fail(failure)
+        if judgedStale, !isRefreshing, !windowAllowsRefresh(now: now) { return .resend }
+        switch wait(request: id, waiter: waiter, trigger: id, now: now) {
+        case .park: return .park
+        case .parkAndRefresh(let flight): return .parkAndRefresh(flight, replacing: credential)
+        case .fail(let failure): return .fail(failure)
         }
     }
 
@@ -206,16 +198,10 @@ struct GateCredentialMachine<Credential, Waiter> {
     mutating func refreshNow(caller id: UInt64, waiter: Waiter, now: Duration) -> RefreshNowAction {
         if isShutDown { return .fail(.shutDown) }
         if isSignedOut { return .fail(.signedOut) }
-        if case .refreshing = refresh {
-            parked.append((id, waiter))
-            return .join
-        }
-        switch startRefresh(replacing: version, trigger: nil, now: now) {
-        case .success(let flight):
-            parked.append((id, waiter))
-            return .start(flight, replacing: credential)
-        case .failure(let failure):
-            return .fail(failure)
+        switch wait(request: id, waiter: waiter, trigger: nil, now: now) {
+        case .park: return .join
+        case .parkAndRefresh(let flight): return .start(flight, replacing: credential)
+        case .fail(let failure): return .fail(failure)
         }
     }
 
@@ -242,7 +228,7 @@ struct GateCredentialMachine<Credential, Waiter> {
 
     mutating func refreshFailed(_ flight: RefreshFlight, _ failure: Failure) -> RefreshEndAction {
         guard case .refreshing(flight) = refresh else { return .discard }
-        refresh = .failed(failure)
+        refresh = .failed
         fail(with: failure)
         return .settle(waiters: takeParked(), version: version, failure: failure)
     }
@@ -291,14 +277,33 @@ struct GateCredentialMachine<Credential, Waiter> {
         if case .refreshing(let flight) = refresh { flight } else { nil }
     }
 
-    private mutating func startRefresh(replacing version: Int, trigger: UInt64?, now: Duration) -> Result<
-        RefreshFlight, Failure
-    > {
-        if let (maxRefreshes, period) = refreshWindow {
-            while let first = windowStarts.first, first <= now - period { windowStarts.removeFirst() }
-            if windowStarts.count >= maxRefreshes {
+    private var isRefreshing: Bool { runningRefresh != nil }
+
+    /// Whether `flight` is the refresh running now (a sign-in, sign-out or shutdown may have
+    /// replaced it before its task was recorded).
+    func isRunning(_ flight: RefreshFlight) -> Bool {
+        runningRefresh == flight
+    }
+
+    /// Parks `waiter` (request `id`) behind the running refresh, or behind one started now for
+    /// `trigger`; fails when the refresh window refuses that refresh.
+    private mutating func wait(request id: UInt64, waiter: Waiter?, trigger: UInt64?, now: Duration) -> WaitAction {
+        var action = WaitAction.park
+        if !isRefreshing {
+            switch startRefresh(trigger: trigger, now: now) {
+            case .success(let flight): action = .parkAndRefresh(flight)
+            case .failure(let failure): return .fail(failure)
+            }
+        }
+        if let waiter { parked.append((id, waiter)) }
+        return action
+    }
+
+    private mutating func startRefresh(trigger: UInt64?, now: Duration) -> Result<RefreshFlight, Failure> {
+        if let (_, period) = refreshWindow {
+            guard windowAllowsRefresh(now: now) else {
                 let failure = Failure.refreshWindowExceeded(refreshes: windowStarts.count, period: period)
-                refresh = .failed(failure)
+                refresh = .failed
                 fail(with: failure)
                 return .failure(failure)
             }
@@ -349,6 +354,14 @@ enum GateFailure: Error, Equatable {
     case refreshWindowExceeded(refreshes: Int, period: Duration)
     case signedOut
     case shutDown
+
+    /// Journals what refusing a request for this failure shows: only the refresh window's
+    /// refusal is an event of its own.
+    func record(in events: inout [GateEvent]) {
+        if case .refreshWindowExceeded(let refreshes, let period) = self {
+            events.append(.refreshWindowExceeded(refreshes: refreshes, period: period))
+        }
+    }
 }
 
 /// One refresh of a ``GateCredentialMachine``: which one, the version it replaces, the request whose

@@ -11,17 +11,18 @@ import Tracing
 /// in the caller's task; ``record(_:)`` turns the events the storage emits into span events
 /// and metrics. It runs with no Conductor lock held, after the transition that journaled the
 /// events, so the tracer and the metrics handlers (user code) are never called under a lock. The lock here guards the map from
-/// request ids to spans and the requests parked behind a refresh.
+/// request ids to spans and what the events alone cannot say (below); the gate's own state —
+/// who is parked behind the refresh — comes from its transitions (`releasedByRefresh`).
 final class GateInstruments: Sendable {
     private struct State {
         var traces: [UInt64: RequestTrace] = [:]
-        /// Each open request's priority, for the metric of its end. A request's opening and
-        /// its end are told from different tasks, so an end can be told first (a cancel while
-        /// the opening is still being published): it then waits here, as `.ended`, for the
-        /// opening, which records it with its priority and removes it.
+        /// Each open request's priority as its `initial` event told it, for the metric of its
+        /// end. Not the machine's (its flight table keeps the priority raised by joining
+        /// callers, and only while the flight is open): a request's opening and its end are
+        /// told from different tasks, after the lock, so an end can be told first (a cancel
+        /// while the opening is still being carried out): it then waits here, as `.ended`, for
+        /// the opening, which records it with its priority and removes it.
         var priorities: [UInt64: RequestPriority] = [:]
-        /// Requests parked behind the running refresh (`redirect`), which its end releases.
-        var parked: [UInt64] = []
         /// The context of the running refresh's span, once its refresher has started.
         var refresh: ServiceContext?
 
@@ -168,12 +169,13 @@ final class GateInstruments: Sendable {
 
     /// Called with the queue depth a transition left, after the gate's lock is released, in
     /// any order with other transitions' (the gauge keeps the newest).
-    func record(_ depth: GateStorage.QueueDepth.Sample) {
+    func record(_ depth: GateQueueDepth.Sample) {
         metrics?.queueDepth.offer(depth.depth, sequence: depth.sequence)
     }
 
-    /// Called with the events of one transition, after the gate's lock is released.
-    func record(_ events: some Collection<GateEvent>) {
+    /// Called with the events of one transition, after the gate's lock is released, and the
+    /// requests it released if it ended a refresh.
+    func record(_ events: some Collection<GateEvent>, releasedByRefresh: [UInt64] = []) {
         var spanEvents: [(any Span, SpanEvent)] = []
         var links: [(any Span, ServiceContext)] = []
         var ended: [(outcome: String, priority: PriorityScheduler.Priority?)] = []
@@ -208,7 +210,6 @@ final class GateInstruments: Sendable {
                         spanEvents.append((span, SpanEvent(name: "retry", attributes: attributes)))
                     }
                 case .redirect(let id, let version), .parked(let id, let version):
-                    state.parked.append(id)
                     if let span = state.traces[id]?.span {
                         let attributes: SpanAttributes = [Attribute.credentialVersion: .int64(Int64(version))]
                         let name = if case .redirect = event { "redirect" } else { "parked" }
@@ -225,17 +226,15 @@ final class GateInstruments: Sendable {
                     state.end(id, "failed", into: &ended, metrics: metrics != nil)
                     state.traces[id] = nil
                 case .refreshSucceeded, .refreshFailed:
-                    // Every request parked now waits for this refresh, and its end releases them.
                     if let refresh = state.refresh {
-                        for id in state.parked {
+                        for id in releasedByRefresh {
                             if let span = state.traces[id]?.span { links.append((span, refresh)) }
                         }
                     }
-                    state.parked.removeAll()
                     state.refresh = nil
                 case .refreshCancelled, .signedIn, .signedOut:
-                    // Released by the sign-in, sign-out or shutdown, not by a refresh.
-                    state.parked.removeAll()
+                    // Parked requests are released by the sign-in, sign-out or shutdown, not by
+                    // a refresh: nothing links to the refresh.
                     state.refresh = nil
                 case .coalesced, .refreshStarted, .refreshWindowExceeded:
                     break

@@ -13,7 +13,7 @@ protocol GateHandles {
     associatedtype Work: Sendable
 }
 
-/// What the first look at an attempt queued for a slot needs (see
+/// What the first decision at an attempt queued for a slot needs (see
 /// ``GateStateMachine/queue(_:id:waiter:judges:events:)``). Not nested in the generic machine,
 /// so that it is one concrete type at run time (see ``GateFailure``).
 struct GateQueuedAttempt: Sendable {
@@ -31,15 +31,43 @@ enum GateFlightKey: Hashable, Sendable {
     case coalesced(String)
 }
 
-/// Everything a ``RequestGate`` decides, as one value with no concurrency in it: the flights of
-/// requests and the callers on them, the slots (a ``SchedulerStateMachine``), and the credential
-/// with its refresh and the requests parked behind it (a ``GateCredentialMachine``).
+/// Who waits for a slot of a ``GateStateMachine``. This and the two types below are not nested
+/// in the generic machine, so that each is one concrete type at run time (see ``GateFailure``).
+enum GateSlotClaimant: Sendable {
+    /// Attempt `number` of the request of flight `key`, at the flight's priority.
+    case attempt(key: GateFlightKey, request: UInt64, number: Int, needsAuthorization: Bool)
+    /// The refresh: the `unique` barrier.
+    case refresh
+}
+
+/// The attempt a parked request makes next, kept with it so that the refresh's end can hand it
+/// a slot and authorize it in the same transition (see
+/// ``GateStateMachine/refreshEnded(_:_:releasingSlot:events:)``).
+struct GateNextAttempt: Sendable {
+    var key: GateFlightKey
+    var request: UInt64
+    /// Its number, as its `running` event names it.
+    var number: Int
+}
+
+/// Why a request parks behind a refresh, which the event that records it says.
+enum GateParkReason: Sendable {
+    /// The server rejected the credential the request carried.
+    case rejected
+    /// The credential was judged stale before the request was sent.
+    case stale
+}
+
+/// Everything a ``RequestGate`` decides, as one value with no concurrency in it, in three parts
+/// embedded in it: the flights of requests and the callers on them (a ``FlightTable``), the
+/// slots (a ``SchedulerStateMachine``), and the credential with its refresh and the requests
+/// parked behind it (a ``GateCredentialMachine``). This value decides what crosses the parts.
 ///
 /// Every operation is one transition of the gate: it returns one action, appends the events
 /// it recorded to `events` (which the storage journals in the same critical section), and
 /// never resumes, starts or calls anything — the storage does that once its lock is released.
 /// A transition that gives a slot back may let queued attempts start; it returns them in its
-/// action (`slotStarts`), each with the first look at its attempt taken in that transition, for
+/// action (`slotStarts`), each with the first decision at its attempt taken in that transition, for
 /// the storage to resume.
 struct GateStateMachine<Handles: GateHandles> {
     typealias Credential = Handles.Credential
@@ -47,21 +75,7 @@ struct GateStateMachine<Handles: GateHandles> {
     typealias Priority = PriorityScheduler.Priority
     typealias Failure = GateFailure
 
-    /// One request in flight and the callers waiting for its outcome.
-    struct Flight {
-        /// The request's id: the flight's events name it.
-        var request: UInt64
-        /// In the order they came, by the id their cancellation names them with.
-        var callers: [(id: UInt64, caller: Handles.Caller)]
-        /// The highest priority of its callers, capped at `high` (a `unique` barrier is not a
-        /// lane); the priority its next attempt queues with.
-        var priority: Priority
-        /// The slot entry its attempt waits as, so a caller who joins with a higher priority
-        /// moves it to the higher lane. Stale once the attempt started (raising it then finds
-        /// nothing: entry ids are never reused).
-        var queuedSlot: UInt64?
-        var work: Handles.Work
-    }
+    typealias Flights = FlightTable<GateFlightKey, Handles.Caller, Handles.Work>
 
     /// What ``open(_:request:name:priority:needsAuthorization:callerID:caller:work:events:)``
     /// decided for a caller.
@@ -74,62 +88,23 @@ struct GateStateMachine<Handles: GateHandles> {
         case refused(Failure)
     }
 
-    /// What a cancelled caller's leaving decided.
-    enum LeaveAction: Sendable {
-        /// The caller had its outcome already, or was never kept: nothing to do.
-        case gone
-        /// The caller left; others remain on the flight.
-        case left(Handles.Caller)
-        /// The caller was the last: the flight ended as cancelled; cancel its work.
-        case ended(Handles.Caller, Handles.Work)
-    }
+    typealias Slot = GateSlot<Credential>
+    typealias AttemptDecision = Slot.Decision
+    typealias SlotGrant = Slot.Grant
 
-    /// What the first look at a request in its slot decided.
-    enum Look: Sendable {
-        /// Send now with this credential (`nil`: the request needs none); recorded as `running`.
-        case send(Credential?, version: Int)
-        /// End the request without sending, still holding its slot.
-        case failNow(Failure)
-        /// Its task was cancelled: end it, still holding its slot.
-        case cancelledNow
-        /// The request would send `credential` (version `version`), which must be judged first,
-        /// outside the lock (the judge is user code).
-        case judge(Credential, version: Int)
-        /// The credential the request was about to send was judged stale.
-        case stale(version: Int)
-        /// A refresh runs, or there is no credential yet: park.
-        case park
-    }
-
-    /// A slot, as the attempt or refresh holding it gives it back, with the failure epoch (see
-    /// ``GateCredentialMachine/failureEpoch``) seen when it queued.
-    struct Slot: Sendable {
-        var priority: Priority
-        var epoch: Int
-        /// The first look, when the slot was free at once and the look taken in the same
-        /// transition.
-        var look: Look?
-    }
-
-    /// Who waits for a slot.
-    enum SlotClaimant: Sendable {
-        /// Attempt `number` of the request of flight `key`, at the flight's priority.
-        case attempt(key: GateFlightKey, request: UInt64, number: Int, needsAuthorization: Bool)
-        /// The refresh: the `unique` barrier.
-        case refresh
-    }
+    typealias SlotClaimant = GateSlotClaimant
 
     /// A claimant queued for a slot, as the slot machine keeps it. Plain data (no credential),
     /// so the slot machine's lanes copy it bit for bit.
     struct QueuedSlot: Sendable {
         var waiter: Handles.SlotWaiter
-        /// The attempt, for the first look once a slot is free (`nil`: the refresh).
+        /// The attempt, for the first decision once a slot is free (`nil`: the refresh).
         var attempt: GateQueuedAttempt?
         /// The slot as queued: its priority and the failure epoch it queued in.
         var priority: Priority
         var epoch: Int
     }
-    /// A queued claimant that starts now: resume `waiter` with `slot`, whose first look (for
+    /// A queued claimant that starts now: resume `waiter` with `slot`, whose first decision (for
     /// an attempt) the starting transition took.
     struct SlotStart: Sendable {
         var waiter: Handles.SlotWaiter
@@ -149,16 +124,9 @@ struct GateStateMachine<Handles: GateHandles> {
         /// A slot was free after all: go on with it.
         case start(Slot)
         /// Queued; a later transition's `slotStarts` holds the waiter, with the slot and its
-        /// first look.
+        /// first decision.
         case enqueued(Slot)
         case shutDown
-    }
-
-    /// What ``settle(_:request:end:events:)`` decided.
-    struct SettleAction: Sendable {
-        /// The callers still on the flight, to wake with its outcome; empty when the flight
-        /// ended already (its last caller left, or a shutdown took it).
-        var callers: [Handles.Caller]
     }
 
     /// What a shutdown did to the flights, on top of the credential's ``GateCredentialMachine/ReplaceAction``.
@@ -168,15 +136,7 @@ struct GateStateMachine<Handles: GateHandles> {
         var droppedSlots: [Handles.SlotWaiter] = []
     }
 
-    /// The attempt a parked request makes next, kept with it so that the refresh's end can hand
-    /// it a slot and authorize it in the same transition (see
-    /// ``refreshEnded(_:_:releasingSlot:events:)``).
-    struct NextAttempt: Sendable {
-        var key: GateFlightKey
-        var request: UInt64
-        /// Its number, as its `running` event names it.
-        var number: Int
-    }
+    typealias NextAttempt = GateNextAttempt
 
     /// A request (or a ``RequestGate/refresh()`` caller: no `next` attempt) parked behind the
     /// refresh.
@@ -189,14 +149,12 @@ struct GateStateMachine<Handles: GateHandles> {
     /// transitions; the storage reads it (version, parked count) for its hooks.
     private(set) var credentials: Credentials
     private(set) var slots: SchedulerStateMachine<QueuedSlot>
-    private var flights: [GateFlightKey: Flight] = [:]
+    private(set) var flights = Flights()
 
     init(credentials: Credentials, slots: SchedulerStateMachine<QueuedSlot>) {
         self.credentials = credentials
         self.slots = slots
     }
-
-    var flightCount: Int { flights.count }
 
     // MARK: - Flights
 
@@ -207,58 +165,42 @@ struct GateStateMachine<Handles: GateHandles> {
         callerID: UInt64, caller: Handles.Caller, work: @autoclosure () -> Handles.Work,
         events: inout [GateEvent]
     ) -> OpenAction {
-        if var flight = flights[key] {
-            flight.callers.append((callerID, caller))
-            let target = min(priority, .high)
-            if target > flight.priority {
-                flight.priority = target
-                if let queued = flight.queuedSlot { slots.raise(id: queued, to: target) }
-            }
-            flights[key] = flight
+        if let joined = flights.join(key, callerID: callerID, caller: caller, priority: priority) {
+            if case .raised(let queued?, let target) = joined { slots.raise(id: queued, to: target) }
             events.append(.coalesced(name: name))
             return .joined
         }
-        if let refused = credentials.open(request: id, needsAuthorization: needsAuthorization) {
-            return .refused(refused)
-        }
+        if let refused = credentials.refusal(needsAuthorization: needsAuthorization) { return .refused(refused) }
         events.append(.initial(request: id, name: name, priority: priority))
-        flights[key] = Flight(request: id, callers: [(callerID, caller)], priority: priority, work: work())
+        flights.open(key, request: id, callerID: callerID, caller: caller, priority: priority, work: work())
         return .opened
     }
 
     /// Caller `callerID` of flight `key` was cancelled: it leaves; the last caller to leave
     /// ends the flight as cancelled.
-    mutating func leave(_ key: GateFlightKey, caller callerID: UInt64, events: inout [GateEvent]) -> LeaveAction {
-        guard var flight = flights[key], let index = flight.callers.firstIndex(where: { $0.id == callerID }) else {
-            return .gone
-        }
-        let caller = flight.callers.remove(at: index).caller
-        guard flight.callers.isEmpty else {
-            flights[key] = flight
-            return .left(caller)
-        }
-        flights[key] = nil
-        if credentials.close(request: flight.request) {
-            events.append(.failure(request: flight.request, code: .cancelled))
-        }
-        return .ended(caller, flight.work)
+    mutating func leave(_ key: GateFlightKey, caller callerID: UInt64, events: inout [GateEvent])
+        -> Flights.LeaveAction
+    {
+        let action = flights.leave(key, caller: callerID)
+        if case .ended(_, let flight) = action { events.append(.failure(request: flight.request, code: .cancelled)) }
+        return action
     }
 
-    /// Request `id`'s flight ended with `end`: journaled, and its callers are taken — unless
-    /// the flight ended already, which then decided its outcome.
+    /// Request `id`'s flight ended with `end`: journaled, and its callers are returned, to wake
+    /// with its outcome — none when the flight ended already (its last caller left, or a
+    /// shutdown took it), which then decided its outcome.
     mutating func settle(_ key: GateFlightKey, request id: UInt64, end: GateEvent, events: inout [GateEvent])
-        -> SettleAction
+        -> [Handles.Caller]
     {
-        guard let flight = flights[key], flight.request == id else { return SettleAction(callers: []) }
-        flights[key] = nil
-        if credentials.close(request: id) { events.append(end) }
-        return SettleAction(callers: flight.callers.map(\.caller))
+        guard let flight = flights.end(key, request: id) else { return [] }
+        events.append(end)
+        return flight.callers.map(\.caller)
     }
 
     // MARK: - Slots
 
-    /// A slot for `claimant` if one is free without overtaking anyone, with the first look at
-    /// an attempt taken in the same transition (see ``look(request:attempt:epoch:needsAuthorization:isCancelled:judges:judged:events:)``).
+    /// A slot for `claimant` if one is free without overtaking anyone, with the first decision at
+    /// an attempt taken in the same transition (see ``decide(request:attempt:epoch:needsAuthorization:isCancelled:judges:judged:events:)``).
     mutating func takeSlotNow(
         for claimant: SlotClaimant, isCancelled: Bool, judges: Bool, events: inout [GateEvent]
     ) -> SlotNowAction {
@@ -269,7 +211,7 @@ struct GateStateMachine<Handles: GateHandles> {
         case true?:
             var slot = Slot(priority: priority, epoch: credentials.failureEpoch)
             if case .attempt(_, let id, let number, let needsAuthorization) = claimant {
-                slot.look = look(
+                slot.decision = decide(
                     request: id, attempt: number, epoch: slot.epoch, needsAuthorization: needsAuthorization,
                     isCancelled: isCancelled, judges: judges, judged: nil, events: &events)
             }
@@ -278,7 +220,7 @@ struct GateStateMachine<Handles: GateHandles> {
     }
 
     /// Queues `claimant` for a slot as entry `id`, kept as `waiter` until a transition lets it
-    /// start; that transition takes the first look at an attempt (asking for the judge's
+    /// start; that transition takes the first decision at an attempt (asking for the judge's
     /// verdict first if `judges`), so the attempt is resumed once, knowing whether it sends.
     mutating func queue(
         _ claimant: SlotClaimant, id: UInt64, waiter: Handles.SlotWaiter, judges: Bool, events: inout [GateEvent]
@@ -295,7 +237,7 @@ struct GateStateMachine<Handles: GateHandles> {
         case .rejected: return .shutDown
         case .enqueued:
             if case .attempt(let key, let request, _, _) = claimant {
-                flights[key]?.queuedSlot = id
+                flights.queued(key, request: request, slot: id)
                 events.append(.queued(request: request, priority: slot.priority))
             }
             return .enqueued(slot)
@@ -310,20 +252,20 @@ struct GateStateMachine<Handles: GateHandles> {
         return (cancelled.waiter, start(started, events: &events))
     }
 
-    /// Gives a slot back; returns the waiters that start now, each with its first look taken.
+    /// Gives a slot back; returns the waiters that start now, each with its first decision taken.
     mutating func releaseSlot(_ priority: Priority, events: inout [GateEvent]) -> [SlotStart] {
         start(slots.finish(unique: priority == .unique), events: &events)
     }
 
-    /// Queued claimants that start now: the first look at each attempt is taken here, in the
+    /// Queued claimants that start now: the first decision at each attempt is taken here, in the
     /// transition that gives it the slot (recording its `running` if it sends). Its task's
     /// cancellation is not known here: a cancellation that comes this late reaches it on the
-    /// wire, as one that comes just after a free slot's look does.
+    /// wire, as one that comes just after a free slot's decision does.
     private mutating func start(_ entries: [QueuedSlot], events: inout [GateEvent]) -> [SlotStart] {
         entries.map { entry in
             var slot = Slot(priority: entry.priority, epoch: entry.epoch)
             if let attempt = entry.attempt {
-                slot.look = look(
+                slot.decision = decide(
                     request: attempt.request, attempt: attempt.number, epoch: slot.epoch,
                     needsAuthorization: attempt.needsAuthorization, isCancelled: false, judges: attempt.judges,
                     judged: nil, events: &events)
@@ -335,21 +277,21 @@ struct GateStateMachine<Handles: GateHandles> {
     /// The priority `claimant` queues with.
     private func priority(of claimant: SlotClaimant) -> Priority {
         switch claimant {
-        case .attempt(let key, _, _, _): flights[key]?.priority ?? .default
+        case .attempt(let key, _, _, _): flights.priority(of: key) ?? .default
         case .refresh: .unique
         }
     }
 
     // MARK: - Authorizing
 
-    /// A look at request `id` in its slot: send (recorded as `running` in this transition, so
+    /// Decides attempt `attempt` of request `id` in its slot: send (recorded as `running` in this transition, so
     /// the journal never shows a send with a version after the `refreshStarted` that replaces
     /// it), fail, judge the credential first, or park. `judged` is the judge's verdict on a
-    /// version, from an earlier look.
-    mutating func look(
+    /// version, from an earlier decision.
+    mutating func decide(
         request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool, isCancelled: Bool, judges: Bool,
         judged: (version: Int, stale: Bool)?, events: inout [GateEvent]
-    ) -> Look {
+    ) -> AttemptDecision {
         if isCancelled { return .cancelledNow }
         guard let action = credentials.authorizeWithoutParking(epoch: epoch, needsAuthorization: needsAuthorization)
         else { return .park }
@@ -362,7 +304,7 @@ struct GateStateMachine<Handles: GateHandles> {
             Self.recordRunning(credential, version: version, request: id, attempt: attempt, events: &events)
             return .send(credential, version: version)
         case .fail(let failure):
-            Self.recordRefusal(failure, events: &events)
+            failure.record(in: &events)
             return .failNow(failure)
         }
     }
@@ -375,47 +317,41 @@ struct GateStateMachine<Handles: GateHandles> {
         events.append(.running(request: id, attempt: attempt, credentialVersion: credential == nil ? 0 : version))
     }
 
-    static func recordRefusal(_ failure: Failure, events: inout [GateEvent]) {
-        if case .refreshWindowExceeded(let refreshes, let period) = failure {
-            events.append(.refreshWindowExceeded(refreshes: refreshes, period: period))
-        }
-    }
-
     // MARK: - Parking
 
-    /// What a transition that may park a request decided.
-    struct ParkStep: Sendable {
-        enum Outcome: Sendable {
-            /// Send now with this credential, holding the slot; recorded as `running`.
-            case send(Credential?, version: Int)
-            /// End the request without sending, still holding its slot.
-            case failNow(Failure)
-            /// Its task was cancelled before the transition: end it, still holding its slot.
-            case cancelledNow
-            /// End the request; its slot was given back.
-            case fail(Failure)
-            /// Queue for a slot again (its slot was given back).
-            case proceed
-            /// Its task was cancelled; its slot was given back.
-            case cancelled
-            /// Parked (its slot given back): a later transition wakes it.
-            case wait
-        }
+    /// How a request that waited on the credential (or might have) goes on: what a parking
+    /// transition decides at once, and what a later one wakes a parked request with.
+    enum Resumption: Sendable {
+        /// Send now with this credential, holding the slot; recorded as `running`.
+        case send(Credential?, version: Int)
+        /// End the request without sending, still holding its slot.
+        case failNow(Failure)
+        /// Its task was cancelled before the transition: end it, still holding its slot.
+        case cancelledNow
+        /// Woken after parking by the refresh's end, holding a slot it took for the request,
+        /// with the next attempt's first decision taken (a send, recorded as `running` there).
+        case granted(Slot)
+        /// Queue for a slot again (its slot was given back, or it held none).
+        case proceed
+        /// End the request; its slot was given back.
+        case fail(Failure)
+        /// Its task was cancelled; its slot was given back.
+        case cancelled
+    }
 
-        var outcome: Outcome
+    /// What a transition that may park a request decided.
+    struct ParkDecision: Sendable {
+        /// How the request goes on now; `nil`: parked (its slot given back), a later transition
+        /// wakes it.
+        var resumption: Resumption?
+        typealias Refresh = (flight: GateRefreshFlight, replacing: Credential?)
         /// The refresh this transition started, to run once the lock is released.
-        var refresh: (flight: GateRefreshFlight, replacing: Credential?)?
+        var refresh: Refresh?
         /// The attempts (or refresh) that start on the slot this transition gave back.
         var slotStarts: [SlotStart] = []
     }
 
-    /// Why a request parks behind a refresh, which the event that records it says.
-    enum ParkReason: Sendable {
-        /// The server rejected the credential the request carried.
-        case rejected
-        /// The credential was judged stale before the request was sent.
-        case stale
-    }
+    typealias ParkReason = GateParkReason
 
     /// Parks request `id` of flight `key`, which holds a slot of `priority` and found a refresh
     /// running or no credential yet (the first request then starts the refresh), giving its
@@ -424,7 +360,7 @@ struct GateStateMachine<Handles: GateHandles> {
     mutating func park(
         _ key: GateFlightKey, request id: UInt64, attempt: Int, epoch: Int, needsAuthorization: Bool,
         slot priority: Priority, waiter: Handles.Parked, now: Duration, events: inout [GateEvent]
-    ) -> ParkStep {
+    ) -> ParkDecision {
         let parked = Parked(waiter: waiter, next: NextAttempt(key: key, request: id, number: attempt))
         switch credentials.authorize(
             request: id, epoch: epoch, needsAuthorization: needsAuthorization, waiter: parked, now: now)
@@ -434,17 +370,18 @@ struct GateStateMachine<Handles: GateHandles> {
             // came meanwhile is sent unjudged: it is the one the refresh or the sign-in just
             // delivered.
             Self.recordRunning(credential, version: version, request: id, attempt: attempt, events: &events)
-            return ParkStep(outcome: .send(credential, version: version))
+            return ParkDecision(resumption: .send(credential, version: version))
         case .fail(let failure):
-            Self.recordRefusal(failure, events: &events)
-            return ParkStep(outcome: .failNow(failure))
+            failure.record(in: &events)
+            return ParkDecision(resumption: .failNow(failure))
         case .park:
             events.append(.parked(request: id, credentialVersion: credentials.version))
-            return ParkStep(outcome: .wait, slotStarts: releaseSlot(priority, events: &events))
+            return ParkDecision(resumption: nil, slotStarts: releaseSlot(priority, events: &events))
         case .parkAndRefresh(let flight, let old):
             events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
             events.append(.parked(request: id, credentialVersion: credentials.version))
-            return ParkStep(outcome: .wait, refresh: (flight, old), slotStarts: releaseSlot(priority, events: &events))
+            return ParkDecision(
+                resumption: nil, refresh: (flight, old), slotStarts: releaseSlot(priority, events: &events))
         }
     }
 
@@ -456,7 +393,7 @@ struct GateStateMachine<Handles: GateHandles> {
     mutating func rejected(
         _ key: GateFlightKey, request id: UInt64, version: Int, nextAttempt: Int, slot priority: Priority,
         reason: ParkReason, waiter: Handles.Parked?, now: Duration, events: inout [GateEvent]
-    ) -> ParkStep {
+    ) -> ParkDecision {
         let waiter = waiter.map {
             Parked(waiter: $0, next: NextAttempt(key: key, request: id, number: nextAttempt))
         }
@@ -466,22 +403,22 @@ struct GateStateMachine<Handles: GateHandles> {
             case .rejected: .redirect(request: id, credentialVersion: version)
             case .stale: .parked(request: id, credentialVersion: version)
             }
-        var step: ParkStep
+        var step: ParkDecision
         switch credentials.rejected(
             request: id, sentVersion: version, waiter: waiter, now: now, judgedStale: reason == .stale)
         {
         case .resend:
-            step = ParkStep(outcome: .proceed)
+            step = ParkDecision(resumption: .proceed)
         case .fail(let failure):
-            Self.recordRefusal(failure, events: &events)
-            step = ParkStep(outcome: .fail(failure))
+            failure.record(in: &events)
+            step = ParkDecision(resumption: .fail(failure))
         case .park:
             if waits { events.append(parkedEvent) }
-            step = ParkStep(outcome: waits ? .wait : .proceed)
+            step = ParkDecision(resumption: waits ? nil : .proceed)
         case .parkAndRefresh(let flight, let old):
             events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
             if waits { events.append(parkedEvent) }
-            step = ParkStep(outcome: waits ? .wait : .proceed, refresh: (flight, old))
+            step = ParkDecision(resumption: waits ? nil : .proceed, refresh: (flight, old))
         }
         // Given back after the decision: the attempts it lets start look at the credential as
         // the rejection left it (refreshing, so none carries the rejected one).
@@ -489,29 +426,23 @@ struct GateStateMachine<Handles: GateHandles> {
         return step
     }
 
-    /// ``rejected(_:request:version:nextAttempt:slot:reason:waiter:now:events:)`` for a request whose task was
-    /// cancelled before the transition: it gives its slot back and does not wait, but the
-    /// refresh a rejection calls for still starts (single-flight, as for any rejection). The
-    /// credential is known bad, so the next request must not carry it to the server again. A
-    /// credential merely judged stale starts nothing: no server has refused it yet.
+    /// ``rejected(_:request:version:nextAttempt:slot:reason:waiter:now:events:)`` for a request
+    /// whose task was cancelled before the transition: it gives its slot back and does not
+    /// wait, but the refresh a rejection calls for still starts (single-flight, as for any
+    /// rejection): the credential is known bad, so the next request must not carry it to the
+    /// server again. A credential merely judged stale starts nothing: no server refused it yet.
     mutating func rejectedWhileCancelled(
         request id: UInt64, version: Int, slot priority: Priority, reason: ParkReason, now: Duration,
         events: inout [GateEvent]
-    ) -> ParkStep {
-        var step = ParkStep(outcome: .cancelled)
-        if reason == .rejected {
-            switch credentials.rejected(request: id, sentVersion: version, waiter: nil, now: now) {
-            case .parkAndRefresh(let flight, let old):
-                events.append(.refreshStarted(fromVersion: flight.fromVersion, request: id))
-                step.refresh = (flight, old)
-            case .fail(let failure):
-                Self.recordRefusal(failure, events: &events)
-            case .resend, .park:
-                break
-            }
+    ) -> ParkDecision {
+        guard reason == .rejected else {
+            return ParkDecision(resumption: .cancelled, slotStarts: releaseSlot(priority, events: &events))
         }
-        // After the decision, as in `rejected`.
-        step.slotStarts = releaseSlot(priority, events: &events)
+        // Without a waiter, the request's key and next attempt are never read.
+        var step = rejected(
+            .request(id), request: id, version: version, nextAttempt: 0, slot: priority, reason: reason, waiter: nil,
+            now: now, events: &events)
+        step.resumption = .cancelled
         return step
     }
 
@@ -520,17 +451,17 @@ struct GateStateMachine<Handles: GateHandles> {
     /// A refresh asked for from outside (``RequestGate/refresh()``) by `caller`: joins the
     /// running one or starts one, parking `waiter` until it ends.
     mutating func refreshNow(caller id: UInt64, waiter: Handles.Parked, now: Duration, events: inout [GateEvent])
-        -> ParkStep
+        -> ParkDecision
     {
         switch credentials.refreshNow(caller: id, waiter: Parked(waiter: waiter, next: nil), now: now) {
         case .join:
-            return ParkStep(outcome: .wait)
+            return ParkDecision(resumption: nil)
         case .start(let flight, let old):
             events.append(.refreshStarted(fromVersion: flight.fromVersion, request: nil))
-            return ParkStep(outcome: .wait, refresh: (flight, old))
+            return ParkDecision(resumption: nil, refresh: (flight, old))
         case .fail(let failure):
-            Self.recordRefusal(failure, events: &events)
-            return ParkStep(outcome: .fail(failure))
+            failure.record(in: &events)
+            return ParkDecision(resumption: .fail(failure))
         }
     }
 
@@ -543,24 +474,17 @@ struct GateStateMachine<Handles: GateHandles> {
         case cancelled
     }
 
-    /// How a request parked behind a refresh goes on once the refresh ended.
-    enum Wake: Sendable {
-        /// It holds a slot the refresh's end took for it, and the first look at its next
-        /// attempt taken in the same transition (a `send` with the new credential, recorded as
-        /// `running` there).
-        case granted(Slot)
-        /// Queue for a slot again (no slot was free without overtaking, or a
-        /// ``RequestGate/refresh()`` caller, who needs none).
-        case proceed
-        case fail(Failure)
-    }
-
     /// What the end of a refresh decided.
     struct RefreshEndStep: Sendable {
-        /// The requests parked behind it, to wake in this order, each with how it goes on.
-        /// Empty when the refresh had been replaced.
-        var waiters: [(waiter: Handles.Parked, wake: Wake)] = []
+        /// The requests parked behind it, to wake in this order, each with how it goes on: a
+        /// slot handed to it (`granted`), `proceed` (queue for one again; a
+        /// ``RequestGate/refresh()`` caller needs none) or `fail`. Empty when the refresh had
+        /// been replaced.
+        var waiters: [(waiter: Handles.Parked, resumption: Resumption)] = []
         var failure: Failure?
+        /// The requests (not ``RequestGate/refresh()`` callers) it released, for the
+        /// instruments to link to the refresh's span.
+        var released: [UInt64] = []
         /// Whether the refresh was still current (so its task is no longer the running one).
         var settled = false
         var slotStarts: [SlotStart] = []
@@ -570,7 +494,7 @@ struct GateStateMachine<Handles: GateHandles> {
     /// `releasingSlot`.
     ///
     /// The `unique` slot is given back after the refresh settled the credential, so the
-    /// attempts queued behind the refresh that start now are authorized (their first look) with
+    /// attempts queued behind the refresh that start now are authorized (their first decision) with
     /// the new credential in this transition, after `refreshSucceeded`, or fail with the
     /// refresh's failure.
     ///
@@ -602,8 +526,9 @@ struct GateStateMachine<Handles: GateHandles> {
         if releasingSlot { step.slotStarts = releaseSlot(.unique, events: &events) }
         step.failure = failure
         step.settled = true
+        step.released = waiters.compactMap { $0.next?.request }
         if let failure {
-            step.waiters = waiters.map { ($0.waiter, .fail(failure)) }
+            step.waiters = waiters.map { ($0.waiter, Resumption.fail(failure)) }
         } else {
             step.waiters = handSlots(to: waiters, events: &events)
         }
@@ -613,16 +538,16 @@ struct GateStateMachine<Handles: GateHandles> {
     /// The slots free without overtaking, given to `parked` (woken by a refresh's success) by
     /// priority, each authorized in the same transition; see
     /// ``refreshEnded(_:_:releasingSlot:events:)``.
-    private mutating func handSlots(to parked: [Parked], events: inout [GateEvent]) -> [(Handles.Parked, Wake)] {
-        var woken: [(waiter: Handles.Parked, wake: Wake)] = parked.map { ($0.waiter, .proceed) }
+    private mutating func handSlots(
+        to parked: [Parked], events: inout [GateEvent]
+    ) -> [(waiter: Handles.Parked, resumption: Resumption)] {
+        var woken: [(waiter: Handles.Parked, resumption: Resumption)] = parked.map { ($0.waiter, .proceed) }
         // The flight's priority, now (a caller may have joined since it parked); nil for a
         // refresh() caller and for a request whose flight already ended (its task is
         // cancelled: it goes on only to find that out).
         var claims: [(index: Int, priority: Priority, next: NextAttempt)] = []
         for (index, entry) in parked.enumerated() {
-            guard let next = entry.next, let flight = flights[next.key], flight.request == next.request else {
-                continue
-            }
+            guard let next = entry.next, let flight = flights.flight(next.key, of: next.request) else { continue }
             claims.append((index, flight.priority, next))
         }
         // Stable: within a priority, the order they parked in.
@@ -632,18 +557,12 @@ struct GateStateMachine<Handles: GateHandles> {
             var slot = Slot(priority: claim.priority, epoch: credentials.failureEpoch)
             // Parked requests all need the credential (one that does not never parks), and the
             // credential the refresh just delivered is sent unjudged, as in `park`.
-            slot.look = look(
+            slot.decision = decide(
                 request: claim.next.request, attempt: claim.next.number, epoch: slot.epoch,
                 needsAuthorization: true, isCancelled: false, judges: false, judged: nil, events: &events)
-            woken[claim.index].wake = .granted(slot)
+            woken[claim.index].resumption = .granted(slot)
         }
         return woken
-    }
-
-    /// Whether `flight` is the refresh running now (a sign-in, sign-out or shutdown may have
-    /// replaced it before its task was recorded).
-    func isRunning(_ flight: GateRefreshFlight) -> Bool {
-        if case .refreshing(flight) = credentials.refresh { true } else { false }
     }
 
     // MARK: - Leaving and backing off
@@ -725,14 +644,11 @@ struct GateStateMachine<Handles: GateHandles> {
     private mutating func shutDownFlights(events: inout [GateEvent]) -> ShutdownFlights {
         var ended = ShutdownFlights()
         guard !credentials.isShutDown else { return ended }
-        for flight in flights.values {
-            if credentials.close(request: flight.request) {
-                events.append(.failure(request: flight.request, code: .shutDown))
-            }
+        for flight in flights.removeAll() {
+            events.append(.failure(request: flight.request, code: .shutDown))
             ended.callers += flight.callers.map(\.caller)
             ended.work.append(flight.work)
         }
-        flights.removeAll()
         ended.droppedSlots = slots.shutdown().map(\.waiter)
         return ended
     }

@@ -13,7 +13,7 @@ extension PriorityScheduler {
     /// Test hook: suspends until at least `count` callers are subscribed to coalesced flights,
     /// or the waiting task is cancelled.
     package func coalescedCallers(atLeast count: Int) async {
-        await coalescer.subscribers(atLeast: count)
+        await state.wait(untilCountOf: { $0.flights.callerCount }, reaches: count, waiters: \.callerWaiters)
     }
 }
 

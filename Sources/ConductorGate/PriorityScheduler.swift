@@ -48,6 +48,11 @@ public final class PriorityScheduler: Sendable {
 
     struct State {
         var machine: SchedulerStateMachine<Payload>
+        /// The coalesced flights (PriorityScheduler+Coalescing.swift), under this one lock with
+        /// the slots, so a joining caller raises a flight's queued slot in the same transition.
+        var flights = Flights()
+        /// Test hook's waiters for the coalesced callers' count: empty until a test waits.
+        var callerWaiters = CountWaiters<Void>()
         /// `whenIdle` callers: resumed with `true` once idle, `false` when cancelled.
         var idleWaiters = WaiterSet<Bool>()
         /// Test hooks' waiters (PriorityScheduler+Testing.swift), keyed by the lane they count
@@ -74,7 +79,6 @@ public final class PriorityScheduler: Sendable {
     }
 
     let state: Lock<State>
-    let coalescer = Coalescer<ErasedCoalescingKey>()
 
     /// Creates a scheduler, or throws ``SchedulerError/Code/invalidConfiguration`` naming a
     /// count below 1.
@@ -123,45 +127,12 @@ public final class PriorityScheduler: Sendable {
         coalescingKey: some Hashable & Sendable,
         _ work: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        try await coalescer.run(
-            key: ErasedCoalescingKey(coalescingKey, result: T.self),
-            priority: priority,
-            cancelled: { CancellationError() },
-            joined: { flight in self.raise(flight, to: priority) },
-            work: { flight in try await self.run(priority: flight, work) }
-        )
-    }
-
-    /// Runs `work` in the calling task at the flight's priority, which callers joining the
-    /// flight may raise while the work waits.
-    func run<T>(
-        priority flight: FlightPriority,
-        isolation: isolated (any Actor)? = #isolation,
-        _ work: () async throws -> T
-    ) async throws -> T {
-        let priority = try await acquire(flight.current, flight: flight)
-        defer { release(priority) }
-        return try await work()
-    }
-
-    /// Waits for a slot for `flight`'s next attempt, calling `onQueued` (outside the lock) when
-    /// the attempt has to wait. The caller must pass the result to ``releaseSlot(_:)``.
-    func acquireSlot(
-        flight: FlightPriority,
-        onQueued: (Priority) -> Void
-    ) async throws -> Priority {
-        try await acquire(flight.current, flight: flight, onQueued: onQueued)
-    }
-
-    func releaseSlot(_ priority: Priority) {
-        release(priority)
-    }
-
-    /// Raises `flight` to `priority`, moving its queued entry to the higher lane.
-    func raise(_ flight: FlightPriority, to priority: Priority) {
-        guard let raised = flight.raise(to: priority) else { return }
-        let waiters = state.withLock { $0.raise(id: raised.id, to: raised.priority) }
-        for waiter in waiters { waiter.resume() }
+        let result = try await coalesce(ErasedCoalescingKey(coalescingKey, result: T.self), priority: priority) {
+            try await work()
+        }
+        // The key names the result's type: a flight of an equal key always produced a `T`.
+        guard let value = result as? T else { preconditionFailure("a coalesced flight produced another type") }
+        return value
     }
 
     /// Queues `work` to run on the scheduler's workers; returns without waiting.
@@ -220,38 +191,38 @@ public final class PriorityScheduler: Sendable {
 
     // MARK: - Slots
 
-    /// Waits for a slot. With a `flight`, records the queued entry so a joining caller can
-    /// raise it. Returns `priority`, for the matching `release`.
+    /// Waits for a slot. With a `flight` (its key and id), the flight's priority is read, and
+    /// its queued entry recorded, in the transition that queues it, so a joining caller can
+    /// raise it. Returns `priority`, for the matching `release`: a flight's priority is
+    /// `unique` exactly when it opened so (joining callers raise it at most to `high`).
     @discardableResult
-    private func acquire(
-        _ priority: Priority, flight: FlightPriority? = nil, onQueued: (Priority) -> Void = { _ in }
-    ) async throws -> Priority {
-        switch state.withLock({ $0.machine.startImmediately(priority) }) {
+    func acquire(_ priority: Priority, flight: (key: ErasedCoalescingKey, id: UInt64)? = nil) async throws -> Priority {
+        func current(_ state: State) -> Priority {
+            guard let flight, let live = state.flights.flight(flight.key, of: flight.id) else { return priority }
+            return live.priority
+        }
+        switch state.withLock({ $0.machine.startImmediately(current($0)) }) {
         case true: return priority
         case nil: throw SchedulerError.shutDown()
         case false: break
         }
-        // The queued entry's id (the waiter's), and the test hooks' waiters to wake.
-        typealias Queued = (id: UInt64?, ready: [CountWaiters<Void>.Continuation])
-        let grant = await state.suspend { state, waiter -> SuspensionDecision<Grant, Queued> in
-            let action = state.machine.submit(id: waiter.id, priority: priority, payload: .waiter(waiter))
+        // The test hooks' waiters to wake.
+        typealias Ready = [CountWaiters<Void>.Continuation]
+        let grant = await state.suspend { state, waiter -> SuspensionDecision<Grant, Ready> in
+            let action = state.machine.submit(id: waiter.id, priority: current(state), payload: .waiter(waiter))
+            if case .enqueued = action, let flight {
+                state.flights.queued(flight.key, request: flight.id, slot: waiter.id)
+            }
             let ready = state.takeSatisfiedProbeWaiters()
             switch action {
-            case .start: return .resume(.started, (nil, ready))
-            case .enqueued: return .wait((waiter.id, ready))
-            case .rejected: return .resume(.shutDown, (nil, ready))
+            case .start: return .resume(.started, ready)
+            case .enqueued: return .wait(ready)
+            case .rejected: return .resume(.shutDown, ready)
             }
         } cancelledNow: { _ in
-            (.cancelled, (nil, []))
-        } perform: { queued in
-            for waiter in queued.ready { waiter.resume() }
-            guard let id = queued.id else { return }
-            onQueued(priority)
-            // A caller may have joined the flight before the entry existed.
-            if let flight, case let current = flight.queued(as: id), current > priority {
-                let waiters = state.withLock { $0.raise(id: id, to: current) }
-                for waiter in waiters { waiter.resume() }
-            }
+            (.cancelled, [])
+        } perform: { ready in
+            for waiter in ready { waiter.resume() }
         } cancelled: { state, id in
             guard let removed = state.machine.cancel(id: id) else { return nil }
             return { [self] in
@@ -266,7 +237,7 @@ public final class PriorityScheduler: Sendable {
         }
     }
 
-    private func release(_ priority: Priority) {
+    func release(_ priority: Priority) {
         let (started, idle) = state.withLock { state in
             (state.machine.finish(unique: priority == .unique), state.takeIdleWaitersIfIdle())
         }

@@ -45,7 +45,8 @@ import Tracing
 /// ``GateConfiguration/refreshWindow`` bounds refreshes across requests (5 in 30 seconds
 /// unless set).
 public final class RequestGate<Credential: Sendable>: Sendable {
-    let storage: GateStorage
+    let sender: GateSender
+    var storage: GateStorage { sender.storage }
     /// The user's closures, bound to each credential the gate meets.
     private let binding: ErasedCredential.Binding<Credential>
 
@@ -94,7 +95,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         }
         let binding = ErasedCredential.Binding(authorize: authorize, isStale: isStale, refresh: refresh)
         self.binding = binding
-        storage = GateStorage(
+        sender = GateSender(
             transport: transport, credential: credential.map(binding.bind),
             configuration: configuration, cache: cache, clock: ClockSource(clock), logger: logger, classify: classify,
             judges: requiresRefresh != nil,
@@ -155,21 +156,21 @@ public final class RequestGate<Credential: Sendable>: Sendable {
         retry: RequestRetryPolicy = .automatic,
         metadata: Logger.Metadata = [:]
     ) async throws(GateError) -> GateResponse {
-        guard let instruments = storage.instruments else {
-            return try await storage.send(
+        guard let instruments = sender.instruments else {
+            return try await sender.send(
                 request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
                 authorization: authorization, retry: retry, metadata: metadata)
         }
         let startedAt = instruments.requestStart
         let trace = instruments.startRequest(
-            request, name: GateStorage.name(of: request), priority: priority, metadata: metadata)
+            request, name: request.gateName, priority: priority, metadata: metadata)
         // The request's span is the flight's `ServiceContext.current` (its task copies it), so
         // the transport's request carries it and a refresh it starts is its child.
         let result = await ServiceContext.$current.withValue(trace?.span.context ?? ServiceContext.current) {
             () async -> Result<GateResponse, GateError> in
             do throws(GateError) {
                 return .success(
-                    try await storage.send(
+                    try await sender.send(
                         request, body: body, priority: priority, coalescingKey: coalescingKey, timeout: timeout,
                         authorization: authorization, retry: retry, metadata: metadata, trace: trace))
             } catch {
@@ -203,7 +204,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     ///   task is cancelled (the refresh goes on for whoever else waits).
     @discardableResult
     public func refresh() async throws(GateError) -> Int {
-        try await storage.refreshNow()
+        try await sender.refreshNow()
     }
 
     /// Makes `credential` current, as a new version (the user logged in again, or the app got
@@ -212,7 +213,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     /// overwrites a newer credential; ``GateConfiguration/refreshWindow`` starts afresh.
     /// Emits ``GateEvent/signedIn(version:)``. Does nothing after ``shutdown()``.
     public func signIn(_ credential: Credential) {
-        storage.signIn(binding.bind(credential))
+        storage.replace(.signIn(binding.bind(credential)))
     }
 
     /// Clears the credential. A running refresh is cancelled; requests that need the
@@ -221,12 +222,12 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     /// Requests on the wire finish; ``RequestAuthorization/anonymous`` requests are unaffected.
     /// Emits ``GateEvent/signedOut``. Does nothing after ``shutdown()``.
     public func signOut() {
-        storage.signOut()
+        storage.replace(.signOut)
     }
 
     /// Ends every pending request once with ``GateError/Code/shutDown`` (cancelling what is on
     /// the wire and a running refresh), refuses new ones, and finishes ``events``.
     public func shutdown() {
-        storage.shutdown()
+        storage.replace(.shutdown)
     }
 }

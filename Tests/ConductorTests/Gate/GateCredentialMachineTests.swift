@@ -151,7 +151,7 @@ import Testing
             Issue.record("expected the waiter to fail")
             return
         }
-        #expect(machine.refresh == .failed(.refreshTimedOut(after: .seconds(30))))
+        #expect(machine.refresh == .failed && machine.lastFailure == .refreshTimedOut(after: .seconds(30)))
         guard
             case .fail(.refreshTimedOut) = machine.authorize(
                 request: 1, epoch: epoch, needsAuthorization: true, waiter: "w1", now: .zero)
@@ -231,8 +231,8 @@ import Testing
             Issue.record("expected signedOut")
             return
         }
-        let authorized = machine.open(request: 2, needsAuthorization: true)
-        let anonymous = machine.open(request: 3, needsAuthorization: false)
+        let authorized = machine.refusal(needsAuthorization: true)
+        let anonymous = machine.refusal(needsAuthorization: false)
         #expect(authorized == .signedOut && anonymous == nil)
         guard
             case .send(nil, _) = machine.authorize(
@@ -246,7 +246,7 @@ import Testing
             return
         }
         _ = machine.signIn("t9")
-        let afterSignIn = machine.open(request: 4, needsAuthorization: true)
+        let afterSignIn = machine.refusal(needsAuthorization: true)
         #expect(afterSignIn == nil)
         guard
             case .send("t9", 2) = machine.authorize(
@@ -270,17 +270,6 @@ import Testing
         let again = machine.shutdown()
         let signIn = machine.signIn("x")
         #expect(again == nil && signIn == nil)
-    }
-
-    // MARK: - Every request ends once
-
-    @Test func aFlightClosesOnceAndOnlyIfItOpened() {
-        var machine = Self.machine()
-        let unopened = machine.close(request: 1)
-        let refused = machine.open(request: 1, needsAuthorization: true)
-        let first = machine.close(request: 1)
-        let second = machine.close(request: 1)
-        #expect(!unopened && refused == nil && first && !second)
     }
 
     // MARK: - The refresh window

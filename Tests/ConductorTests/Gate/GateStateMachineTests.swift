@@ -58,12 +58,12 @@ import Testing
         var events: [GateEvent] = []
         Self.openTwo(&machine, events: &events)
         #expect(events == [.initial(request: 0, name: "GET /a", priority: .default), .coalesced(name: "GET /a")])
-        #expect(machine.flightCount == 1)
+        #expect(machine.flights.count == 1)
         events = []
         let settled = machine.settle(Self.key, request: 0, end: .success(request: 0, status: 200), events: &events)
-        #expect(settled.callers == ["c0", "c1"])
+        #expect(settled == ["c0", "c1"])
         #expect(events == [.success(request: 0, status: 200)])
-        #expect(machine.flightCount == 0)
+        #expect(machine.flights.count == 0)
     }
 
     /// The last caller to leave ends the flight as cancelled, once: its settling later finds
@@ -78,7 +78,9 @@ import Testing
             return
         }
         #expect(events.isEmpty)
-        guard case .ended("c0", "task0") = machine.leave(Self.key, caller: 10, events: &events) else {
+        guard case .ended("c0", let flight) = machine.leave(Self.key, caller: 10, events: &events),
+            flight.work == "task0"
+        else {
             Issue.record("expected the flight to end")
             return
         }
@@ -89,8 +91,28 @@ import Testing
         }
         events = []
         let settled = machine.settle(Self.key, request: 0, end: .success(request: 0, status: 200), events: &events)
-        #expect(settled.callers.isEmpty)
+        #expect(settled.isEmpty)
         #expect(events.isEmpty)
+    }
+
+    /// The flight table is the one home of a flight's openness: a flight ends exactly once, and
+    /// only if it opened — by its own end or by its last caller leaving, whichever comes first.
+    @Test func aFlightEndsOnceAndOnlyIfItOpened() {
+        var table = FlightTable<GateFlightKey, String, String>()
+        #expect(table.end(.request(1), request: 1) == nil)
+        table.open(.request(1), request: 1, callerID: 10, caller: "c1", priority: .default, work: "w1")
+        #expect(table.end(.request(1), request: 1)?.work == "w1")
+        #expect(table.end(.request(1), request: 1) == nil)
+        table.open(.request(2), request: 2, callerID: 20, caller: "c2", priority: .default, work: "w2")
+        guard case .ended("c2", let flight) = table.leave(.request(2), caller: 20), flight.request == 2 else {
+            Issue.record("expected the last caller's leaving to end the flight")
+            return
+        }
+        #expect(table.end(.request(2), request: 2) == nil)
+        // A key reused by a later flight is not an earlier request's.
+        table.open(.coalesced("k"), request: 3, callerID: 30, caller: "c3", priority: .default, work: "w3")
+        #expect(table.end(.coalesced("k"), request: 2) == nil)
+        #expect(table.count == 1)
     }
 
     /// A caller who joins with a higher priority moves the flight's queued attempt to its lane.
@@ -141,7 +163,7 @@ import Testing
             Issue.record("expected a refusal")
             return
         }
-        #expect(machine.flightCount == 0)
+        #expect(machine.flights.count == 0)
         #expect(events.isEmpty)
     }
 
@@ -187,7 +209,7 @@ import Testing
         guard
             case .granted(let slot) = machine.takeSlotNow(
                 for: first, isCancelled: false, judges: false, events: &events),
-            case .send("t1", 1)? = slot.look
+            case .send("t1", 1)? = slot.decision
         else {
             Issue.record("expected a send with t1")
             return
@@ -205,7 +227,7 @@ import Testing
         events = []
         let started = machine.releaseSlot(slot.priority, events: &events)
         // No authorization needed: sent without a credential, as version 0.
-        guard started.count == 1, started[0].waiter == "slot1", case .send(nil, _)? = started[0].slot.look else {
+        guard started.count == 1, started[0].waiter == "slot1", case .send(nil, _)? = started[0].slot.decision else {
             Issue.record("expected the queued attempt to start with a send without a credential, got \(started)")
             return
         }
@@ -217,8 +239,8 @@ import Testing
     @Test func theLookJudgesParksAndSeesCancellation() {
         var machine = Self.machine()
         var events: [GateEvent] = []
-        func look(judged: (version: Int, stale: Bool)?, cancelled: Bool = false) -> Machine.Look {
-            machine.look(
+        func look(judged: (version: Int, stale: Bool)?, cancelled: Bool = false) -> Machine.AttemptDecision {
+            machine.decide(
                 request: 0, attempt: 1, epoch: 0, needsAuthorization: true, isCancelled: cancelled, judges: true,
                 judged: judged, events: &events)
         }
@@ -273,7 +295,7 @@ import Testing
             case .granted(let slot0) = machine.takeSlotNow(
                 for: .attempt(key: .request(0), request: 0, number: 1, needsAuthorization: true), isCancelled: false,
                 judges: false, events: &events),
-            case .send("t1", 1)? = slot0.look
+            case .send("t1", 1)? = slot0.decision
         else {
             Issue.record("expected request 0 to send at once")
             return
@@ -283,7 +305,7 @@ import Testing
         let rejected = machine.rejected(
             .request(0), request: 0, version: 1, nextAttempt: 2, slot: slot0.priority, reason: .rejected,
             waiter: "p0", now: .zero, events: &events)
-        guard case .wait = rejected.outcome, let (flight, _) = rejected.refresh else {
+        guard rejected.resumption == nil, let (flight, _) = rejected.refresh else {
             Issue.record("expected request 0 to park behind a new refresh")
             return
         }
@@ -294,16 +316,16 @@ import Testing
             case .granted(let slot1) = machine.takeSlotNow(
                 for: .attempt(key: .request(1), request: 1, number: 1, needsAuthorization: true), isCancelled: false,
                 judges: false, events: &events),
-            case .park? = slot1.look
+            case .park? = slot1.decision
         else {
             Issue.record("expected request 1 to find the refresh running")
             return
         }
         guard
-            case .wait = machine.park(
+            machine.park(
                 .request(1), request: 1, attempt: 1, epoch: slot1.epoch, needsAuthorization: true,
                 slot: slot1.priority, waiter: "p1", now: .zero, events: &events
-            ).outcome
+            ).resumption == nil
         else {
             Issue.record("expected request 1 to park")
             return
@@ -328,9 +350,10 @@ import Testing
         #expect(machine.slots.running == 2)
         #expect(machine.slots.queuedCount == 0)
         #expect(ended.waiters.map(\.waiter) == ["p0", "p1"])
-        for (_, wake) in ended.waiters {
-            guard case .granted(let slot) = wake, case .send("t2", 2)? = slot.look, slot.priority == .default else {
-                Issue.record("expected a parked request to be handed a slot and the new credential, got \(wake)")
+        for (_, resumption) in ended.waiters {
+            guard case .granted(let slot) = resumption, case .send("t2", 2)? = slot.decision, slot.priority == .default
+            else {
+                Issue.record("expected a parked request to be handed a slot and the new credential, got \(resumption)")
                 continue
             }
         }
@@ -365,7 +388,7 @@ import Testing
                 slot: slot.priority, waiter: "p\(request)", now: .zero, events: &events)
             if let refresh = step.refresh { flight = refresh.flight }
         }
-        guard case .wait = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).outcome,
+        guard machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).resumption == nil,
             let flight
         else {
             Issue.record("expected a refresh")
@@ -378,10 +401,11 @@ import Testing
         #expect(events == [.refreshSucceeded(version: 1), .running(request: 1, attempt: 1, credentialVersion: 1)])
         #expect(machine.slots.running == 1)
         let wakes = ended.waiters.map { entry -> String in
-            switch entry.wake {
+            switch entry.resumption {
             case .granted: "\(entry.waiter) granted"
             case .proceed: "\(entry.waiter) proceeds"
             case .fail: "\(entry.waiter) fails"
+            default: "\(entry.waiter) resumed with \(entry.resumption)"
             }
         }
         #expect(wakes == ["p0 proceeds", "p1 granted", "p2 proceeds", "r9 proceeds"])
@@ -410,7 +434,7 @@ import Testing
         let ended = machine.refreshEnded(flight, .failed(.signedOut), releasingSlot: false, events: &events)
         #expect(events == [.refreshFailed(fromVersion: 0)])
         #expect(machine.slots.running == 0)
-        guard ended.waiters.count == 1, case .fail(.signedOut) = ended.waiters[0].wake else {
+        guard ended.waiters.count == 1, case .fail(.signedOut) = ended.waiters[0].resumption else {
             Issue.record("expected the parked request to fail")
             return
         }
@@ -449,8 +473,8 @@ import Testing
         let ended = machine.refreshEnded(flight, .succeeded("t2"), releasingSlot: true, events: &events)
         #expect(events == [.refreshSucceeded(version: 2), .running(request: 0, attempt: 1, credentialVersion: 2)])
         guard ended.slotStarts.count == 2,
-            case .send("t2", 2)? = ended.slotStarts[0].slot.look,
-            case .judge("t2", 2)? = ended.slotStarts[1].slot.look
+            case .send("t2", 2)? = ended.slotStarts[0].slot.decision,
+            case .judge("t2", 2)? = ended.slotStarts[1].slot.decision
         else {
             Issue.record("expected both to start with the new credential, got \(ended.slotStarts)")
             return
@@ -474,7 +498,7 @@ import Testing
         let signedIn = machine.replace(.signIn("t2"), events: &events)
         #expect(events == [.refreshCancelled(fromVersion: 1), .signedIn(version: 2)])
         #expect(signedIn.cancelledRefresh == flight && signedIn.parked == ["r9"] && signedIn.failure == nil)
-        #expect(!machine.isRunning(flight))
+        #expect(!machine.credentials.isRunning(flight))
         _ = machine.refreshNow(caller: 10, waiter: "r10", now: .zero, events: &events)
         events = []
         let signedOut = machine.replace(.signOut, events: &events)

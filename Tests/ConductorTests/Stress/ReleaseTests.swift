@@ -227,10 +227,13 @@ import Testing
                 }
             )
             watched.watch("gate", gate)
+            watched.watch("sender", gate.sender)
             watched.watch("storage", gate.storage)
             // The journal and the slots live in the storage's one lock: watching it covers them.
-            watched.watch("storage", in: gate.storage, label: "requestTimer")
-            watched.watch("storage", in: gate.storage, label: "refreshTimer")
+            watched.watch("sender", in: gate.sender, label: "requestTimer")
+            watched.watch(
+                "storage (refreshRunner.timer)",
+                Mirror(reflecting: gate.storage).descendant("refreshRunner", "timer").map { $0 as AnyObject })
             let parked = Task {
                 try await gate.send(HTTPRequest(method: .get, scheme: "https", authority: "x.test", path: "/a"))
             }

@@ -33,7 +33,7 @@ final class GateRequestLog: Sendable {
             // Never the user information an authority may carry.
             facts["host"] = "\(authority.split(separator: "@", omittingEmptySubsequences: false).last ?? "")"
         }
-        facts["path"] = "\(GateStorage.path(of: request))"
+        facts["path"] = "\(request.gatePath)"
         entries.withLock { $0[id] = Entry(metadata: facts) }
     }
 
@@ -79,10 +79,16 @@ final class GateRequestLog: Sendable {
     }
 }
 
-extension GateStorage {
-    /// A request's path without the query, where tokens sometimes hide.
-    static func path(of request: HTTPRequest) -> Substring {
-        let path = request.path ?? "/"
+extension HTTPRequest {
+    /// Method and path without the query, where tokens sometimes hide: how the gate's errors,
+    /// events and spans name a request.
+    var gateName: String {
+        method.rawValue + " " + gatePath
+    }
+
+    /// The path without the query.
+    var gatePath: Substring {
+        let path = self.path ?? "/"
         return path[..<(path.firstIndex(of: "?") ?? path.endIndex)]
     }
 }
