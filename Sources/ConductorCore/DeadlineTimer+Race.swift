@@ -24,14 +24,14 @@ extension DeadlineTimer {
         onCancel: (@Sendable () -> Value)? = nil
     ) async -> Value {
         let outcome = OnceCell<Value>()
-        let worker = Task(executorPreference: TaskPlacement.executor) { outcome.resolve(await work()) }
-        let token = schedule(at: deadline) { outcome.resolve(onDeadline()) }
+        let worker = Task(executorPreference: TaskPlacement.executor) { outcome.settle(await work()) }
+        let token = schedule(at: deadline) { outcome.settle(onDeadline()) }
         let value: Value
         if let onCancel {
             value = await withTaskCancellationHandler {
                 await outcome.waitIgnoringCancellation()
             } onCancel: {
-                outcome.resolve(onCancel())
+                outcome.settle(onCancel())
             }
         } else {
             value = await outcome.waitIgnoringCancellation()

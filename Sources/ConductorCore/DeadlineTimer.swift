@@ -6,7 +6,7 @@
 /// ```swift
 /// let timer = DeadlineTimer(clock: clock)              // one per run, gate or registry
 /// let token = timer.schedule(after: timeout) {          // on the timer's task, no lock held
-///     outcome.resolve(.failure(GateError.timedOut(name, after: timeout)))
+///     outcome.settle(.failure(GateError.timedOut(name, after: timeout)))
 /// }
 /// let result = await outcome.waitIgnoringCancellation()
 /// timer.cancel(token)                                   // settled first: disarm
@@ -27,7 +27,7 @@
 /// The timer task sleeps until the earliest pending deadline; a deadline earlier than that
 /// replaces it with one that wakes sooner, and when nothing is pending it ends, so an idle
 /// owner has no task at all. Callbacks run on the timer's task, in deadline order, outside
-/// any lock; they should be short (resolve a cell, decide an outcome), since the owner's
+/// any lock; they should be short (settle a cell, decide an outcome), since the owner's
 /// later deadlines wait for them. A callback may schedule or cancel deadlines.
 ///
 /// - Complexity: ``schedule(at:_:)`` and a fired deadline O(log n) under one short lock;

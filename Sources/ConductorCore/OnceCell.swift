@@ -1,7 +1,7 @@
 /// An ``AwaitableSettlement`` under a lock of its own: a value set exactly once and awaited
 /// by any number of tasks, for an owner that has no locked state to keep it in.
 ///
-/// The first `resolve` wins and returns `true`; every later one is a no-op that returns
+/// The first `settle` wins and returns `true`; every later one is a no-op that returns
 /// `false`. This is the single point through which a unit of work ends, so a race
 /// between completion, timeout and cancellation always produces one outcome.
 /// Waiters are resumed after the lock is released, and read the value under it (see
@@ -18,7 +18,7 @@
 
     /// Sets the value if none was set yet. Returns whether this call set it.
     @discardableResult
-    @inlinable package func resolve(_ value: Value) -> Bool {
+    @inlinable package func settle(_ value: Value) -> Bool {
         guard let waiters = state.withLock({ $0.settle(value) }) else { return false }
         for waiter in waiters { waiter.resume(returning: ()) }
         return true

@@ -69,12 +69,12 @@ package final class GraphEventLog: Sendable {
 
     /// The launch has started: its run's journal is this log's from now on.
     package func attach(_ storage: GraphRunStorage) {
-        source.resolve(storage)
+        source.settle(storage)
     }
 
     /// The launcher is gone without having started: readers get the end of the sequence.
     package func finishUnattached() {
-        source.resolve(nil)
+        source.settle(nil)
     }
 
     package var events: EventSequence<GraphEvent> { EventSequence(source: self, startIndex: 0) }

@@ -181,7 +181,7 @@ package final class GraphRunStorage: Sendable {
         // Spans end and metrics are recorded before the report can be read, so whoever
         // awaited the report sees them.
         instruments?.finish(report)
-        reportCell.resolve(report)
+        reportCell.settle(report)
     }
 
     /// Runs `first`, then each next ready task the state machine hands back. A worker was

@@ -151,7 +151,7 @@ public final class LauncherService: Service, Sendable, CustomStringConvertible {
     /// Tells the services waiting in ``launched()`` how the launch ended.
     private func announce(_ outcome: Result<Void, LaunchError>) {
         Self.announcingLaunchEnd?()
-        launchEnded.resolve(outcome)
+        launchEnded.settle(outcome)
     }
 
     /// Starts the launch and waits for its end; a graceful shutdown (or cancellation)

@@ -81,11 +81,11 @@ public struct URLSessionTransport: GateTransport {
         let flight = Flight()
         let completion: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
             if let error {
-                flight.reply.resolve(.failure(error))
+                flight.reply.settle(.failure(error))
             } else if let response = (response as? HTTPURLResponse)?.httpResponse {
-                flight.reply.resolve(.success((response, Array(data ?? Data()))))
+                flight.reply.settle(.success((response, Array(data ?? Data()))))
             } else {
-                flight.reply.resolve(.failure(URLError(.badServerResponse)))
+                flight.reply.settle(.failure(URLError(.badServerResponse)))
             }
         }
         let task =
@@ -136,7 +136,7 @@ private final class Flight: Sendable {
     }
 
     func cancel() {
-        reply.resolve(.failure(CancellationError()))
+        reply.settle(.failure(CancellationError()))
         #if !canImport(FoundationNetworking)
             task.withLock { $0 }?.cancel()
         #endif

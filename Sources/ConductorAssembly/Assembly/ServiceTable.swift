@@ -62,7 +62,7 @@ final class ServiceTable: Sendable {
                     result = .failure(error)
                 }
                 self.state.withLock { $0.finish(key, id, with: result) }
-                creation.resolve(result)
+                creation.settle(result)
             }
             return try await wait(for: creation, id, waiter: path.owner)
         case .wait(let creation, let id):

@@ -137,7 +137,7 @@ private let sharedAssembly: Assembly = {
         let everyoneWaits = OnceCell<Void>()
         // The factory finishes only once all 1,000 resolves are waiting, so all are truly concurrent.
         let assembly = Assembly(onWait: {
-            if waiting.add(1, ordering: .relaxed).newValue == requests { everyoneWaits.resolve(()) }
+            if waiting.add(1, ordering: .relaxed).newValue == requests { everyoneWaits.settle(()) }
         })
         assembly.register(Widget.self) { _ in
             calls.add(1, ordering: .relaxed)
@@ -160,7 +160,7 @@ private let sharedAssembly: Assembly = {
         let attempts = Atomic<Int>(0)
         let everyoneWaits = OnceCell<Void>()
         let assembly = Assembly(onWait: {
-            if waiting.add(1, ordering: .relaxed).newValue == requests { everyoneWaits.resolve(()) }
+            if waiting.add(1, ordering: .relaxed).newValue == requests { everyoneWaits.settle(()) }
         })
         assembly.register(Widget.self) { _ in
             if attempts.add(1, ordering: .relaxed).newValue == 1 {

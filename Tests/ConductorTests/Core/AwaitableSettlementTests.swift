@@ -86,8 +86,8 @@ struct AwaitableSettlementTests {
             return await cell.wait()
         }.value
         #expect(value == nil)
-        #expect(cell.resolve(1))
-        #expect(!cell.resolve(2))
+        #expect(cell.settle(1))
+        #expect(!cell.settle(2))
         #expect(await cell.wait() == 1)
     }
 
@@ -97,7 +97,7 @@ struct AwaitableSettlementTests {
             withUnsafeCurrentTask { task in task?.cancel() }
             return await cell.waitIgnoringCancellation()
         }
-        cell.resolve(3)
+        cell.settle(3)
         #expect(await waiter.value == 3)
     }
 }
