@@ -2,6 +2,7 @@ public import AsyncHTTPClient
 public import ConductorGate
 public import HTTPTypes
 import Instrumentation
+import Foundation
 import NIOCore
 import NIOHTTP1
 import Tracing
@@ -45,8 +46,12 @@ import Tracing
 ///   is closed. The limit is on bytes that can arrive: a response to a HEAD, and a 204 or
 ///   304, has no body, and its `Content-Length` (the size of a body it does not carry) is
 ///   not held against the limit.
-/// - A ``RequestBody`` made of bytes is sent with its length; a streamed one is sent chunk by
-///   chunk as it is read (chunked transfer encoding), never held in memory whole.
+/// - A ``GateRequestBody`` made of bytes is sent with its length — a `ByteBuffer` one
+///   (``GateRequestBody/bytes(_:)-(ByteBuffer)``) as it is, without a copy; a streamed one is
+///   sent chunk by chunk as it is read (chunked transfer encoding), never held in memory whole.
+/// - The response says where it came from: ``GateTransportResponse/url`` is the URL that
+///   answered, ``GateTransportResponse/redirects`` each redirect the client followed (its
+///   `redirectConfiguration` decides which), from the response's `history`.
 /// - Trace context: the gate writes the request span's `traceparent` into the request. An
 ///   `HTTPClient` whose configuration has a tracer (AsyncHTTPClient's default is the
 ///   bootstrapped one) starts a span of its own for each attempt and writes its own
@@ -84,16 +89,9 @@ public struct AsyncHTTPClientTransport: GateTransport {
         self.attemptTimeout = attemptTimeout
     }
 
-    public func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    public func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         var outgoing = try HTTPClientRequest(request)
-        if let body {
-            if body.isReplayable {
-                outgoing.body = .bytes(ByteBuffer(bytes: await body.collect()))
-            } else {
-                // Sent as it is read, chunked: an upload is never held in memory whole.
-                outgoing.body = .stream(body.chunks.map { ByteBuffer(bytes: $0) }, length: .unknown)
-            }
-        }
+        if let body { outgoing.body = Self.outgoing(body) }
         removeTraceFieldsTheClientWrites(from: &outgoing.headers)
         // Cancelled already: open nothing.
         try Task.checkCancellation()
@@ -112,7 +110,32 @@ public struct AsyncHTTPClientTransport: GateTransport {
             } else {
                 try await collect(response.body, of: request)
             }
-        return (head, bytes)
+        return GateTransportResponse(response: head, body: bytes, url: response.url, redirects: Self.redirects(response))
+    }
+
+    // MARK: - The request body and the response's origin
+
+    /// The body as AsyncHTTPClient sends it: bytes with their length (a `ByteBuffer`'s without
+    /// a copy), or a stream sent as it is read, chunked: an upload is never held in memory whole.
+    private static func outgoing(_ body: GateRequestBody) -> HTTPClientRequest.Body {
+        switch body.contents {
+        case let view as ByteBufferView: .bytes(ByteBuffer(view))
+        case let bytes as [UInt8]: .bytes(bytes)
+        case let bytes?: .bytes(ByteBuffer(bytes: bytes))
+        case nil: .stream(body.chunks.map { ByteBuffer(bytes: $0) }, length: .unknown)
+        }
+    }
+
+    /// The redirects the client followed: every entry of the history but the last, which is
+    /// the request that was answered. `nil` for a response with no history, whose origin the
+    /// client did not record.
+    private static func redirects(_ response: HTTPClientResponse) -> [GateRedirect]? {
+        guard !response.history.isEmpty else { return nil }
+        return response.history.dropLast().compactMap { hop in
+            URL(string: hop.request.url).map {
+                GateRedirect(url: $0, status: .init(code: Int(hop.responseHead.status.code)))
+            }
+        }
     }
 
     // MARK: - The response body

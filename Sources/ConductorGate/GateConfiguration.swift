@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The knobs of a ``RequestGate``.
 ///
 /// ```swift
@@ -82,6 +84,20 @@ public struct GateConfiguration: Sendable {
     /// empties the window.
     public var refreshWindow: RefreshWindow? = .default
 
+    /// Where requests that name only a path go: a request with no scheme and no authority takes
+    /// both from this URL, and its path goes after this URL's path. `nil` (the default): every
+    /// request names its own, and one that does not fails with ``GateError/Code/incompleteURL``.
+    ///
+    /// ```swift
+    /// configuration.baseURL = URL(string: "https://api.example.com/v1")
+    /// let feed = try await gate.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/feed"))
+    /// // sent to https://api.example.com/v1/feed
+    /// ```
+    ///
+    /// A request that names its scheme and authority is sent where it says. The URL must have a
+    /// scheme and a host, and no query or fragment (``GateError/Code/invalidConfiguration``).
+    public var baseURL: URL?
+
     /// Receives a span per request (an event per state, a link to the refresh that released
     /// it), a span per token refresh, and the gate's metrics; the trace context goes into each
     /// outgoing request's header fields. By default whatever the process has bootstrapped,
@@ -116,6 +132,7 @@ public struct GateConfiguration: Sendable {
 
     /// Throws for the first field that is out of range, named as the API spells it.
     func validate() throws(GateError) {
+        if let baseURL, GateBaseURL(baseURL) == nil { throw .invalidBaseURL("GateConfiguration.baseURL", baseURL) }
         if let (parameter, value) = negativeDuration { throw .negativeDuration(nil, parameter, value) }
         let counts: [(String, Int?)] = [
             ("maxConcurrentRequests", maxConcurrentRequests), ("maxAttempts", maxAttempts),

@@ -19,6 +19,7 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
             case refreshFailed, retriesExhausted, shutDown, cancelled, transport, timedOut, rejected
             case bodyNotReplayable, negativeDuration, refreshTimedOut, refreshWindowExceeded, signedOut
             case invalidConfiguration
+            case incompleteURL
         }
 
         fileprivate let kind: Kind
@@ -61,8 +62,13 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         /// ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:metadata:)``, is negative; nothing was sent.
         public static let negativeDuration = Code(kind: .negativeDuration)
         /// A count in the ``GateConfiguration`` (or a ``RequestRetryPolicy``'s attempts) is below
-        /// its minimum: the gate is not created, or the request is not sent.
+        /// its minimum, or its ``GateConfiguration/baseURL`` cannot be a base (no scheme or host,
+        /// or a query or fragment): the gate is not created, or the request is not sent.
         public static let invalidConfiguration = Code(kind: .invalidConfiguration)
+        /// The request names no scheme or no authority, and cannot take them from
+        /// ``GateConfiguration/baseURL``: the gate has none, or the request names one of the two
+        /// (a request names both, or neither). Nothing was sent.
+        public static let incompleteURL = Code(kind: .incompleteURL)
 
         public var description: String { "\(kind)" }
     }
@@ -213,6 +219,22 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         GateError(
             .invalidConfiguration, "\(prefix(request))\(setting) must be at least \(minimum) (got \(value))",
             request: request)
+    }
+
+    /// `setting` as the API spells it: `GateConfiguration.baseURL`.
+    static func invalidBaseURL(_ setting: String, _ url: URL) -> GateError {
+        GateError(
+            .invalidConfiguration,
+            "\(setting) is \"\(url.absoluteString)\"; a base URL has a scheme and a host, and no query or fragment")
+    }
+
+    /// `missing`: what the request lacks, as "a scheme", "an authority" or both.
+    static func incompleteURL(_ request: String, missing: String, hasBase: Bool) -> GateError {
+        let why =
+            hasBase
+            ? "a request names both, or neither and takes them from GateConfiguration.baseURL"
+            : "the gate has no GateConfiguration.baseURL to take them from"
+        return GateError(.incompleteURL, "\(request) has no URL: it lacks \(missing), and \(why)", request: request)
     }
 
     static func rejected(_ request: String, status: Int) -> GateError {

@@ -11,7 +11,7 @@ final class GateRequest: Sendable {
 
     let sender: GateSender
     let request: HTTPRequest
-    let body: RequestBody?
+    let body: GateRequestBody?
     let key: GateFlightKey
     let id: UInt64
     /// How errors and events name the request (``HTTPRequest/gateName``).
@@ -23,7 +23,7 @@ final class GateRequest: Sendable {
     var storage: GateStorage { sender.storage }
 
     init(
-        sender: GateSender, request: HTTPRequest, body: RequestBody?, key: GateFlightKey, id: UInt64, name: String,
+        sender: GateSender, request: HTTPRequest, body: GateRequestBody?, key: GateFlightKey, id: UInt64, name: String,
         timeout: Duration?, needsAuthorization: Bool, retry: RequestRetryPolicy
     ) {
         self.sender = sender

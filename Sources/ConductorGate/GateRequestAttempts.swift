@@ -10,7 +10,7 @@ struct GateRequestAttempts {
 
     /// One attempt's outcome on the wire.
     private enum Sent {
-        case response(HTTPResponse, [UInt8], ResponseVerdict)
+        case response(GateTransportResponse, ResponseVerdict)
         case transportFailed(any Error)
     }
 
@@ -54,11 +54,11 @@ struct GateRequestAttempts {
             let outcome = await send(with: credential)
             if case .transportFailed(let error) = outcome { lastError?.record(error) } else { lastError?.record(nil) }
             switch outcome {
-            case .response(let response, _, .credentialExpired) where request.needsAuthorization:
-                lastStatus = response.status.code
+            case .response(let reply, .credentialExpired) where request.needsAuthorization:
+                lastStatus = reply.response.status.code
                 try await rejected(version, slot: slot)
-            case .response(let response, let bytes, let verdict):
-                if let reply = try await answered(response, bytes, verdict, slot: slot) { return reply }
+            case .response(let reply, let verdict):
+                if let reply = try await answered(reply, verdict, slot: slot) { return reply }
             case .transportFailed(let error):
                 try await transportFailed(error, slot: slot)
             }
@@ -165,8 +165,8 @@ struct GateRequestAttempts {
         credential?.authorize(&authorized)
         request.sender.instruments?.inject(into: &authorized)
         do {
-            let (response, bytes) = try await request.sender.transport.send(authorized, body: request.body)
-            return .response(response, bytes, request.sender.classify(response))
+            let reply = try await request.sender.transport.send(authorized, body: request.body)
+            return .response(reply, request.sender.classify(reply.response))
         } catch {
             return .transportFailed(error)
         }
@@ -205,14 +205,15 @@ struct GateRequestAttempts {
     /// the next attempt; throws the error that ends the request.
     @inline(__always)
     private mutating func answered(
-        _ response: HTTPResponse, _ bytes: [UInt8], _ verdict: ResponseVerdict, slot: Slot
+        _ received: GateTransportResponse, _ verdict: ResponseVerdict, slot: Slot
     ) async throws -> GateResponse? {
+        let response = received.response
         let status = response.status.code
         lastStatus = status
         switch verdict {
         case .success:
             storage.releaseSlot(slot.priority)
-            let reply = GateResponse(response: response, body: bytes)
+            let reply = GateResponse(received)
             await request.sender.cache?.store(reply, for: request.request)
             return reply
         case .retry:

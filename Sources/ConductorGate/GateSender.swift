@@ -15,6 +15,8 @@ final class GateSender: Sendable {
     let judges: Bool
     let transport: any GateTransport
     let cache: (any ResponseCache)?
+    /// Where a request that names only a path goes (``GateConfiguration/baseURL``).
+    let baseURL: GateBaseURL?
     /// Read for `now` (refresh window, deadlines); the gate sleeps only through its timers and
     /// the backoff clock, each tagged with its purpose so a test clock tells them apart.
     let clock: ClockSource
@@ -45,6 +47,7 @@ final class GateSender: Sendable {
         self.configuration = configuration
         self.judges = judges
         self.cache = cache
+        self.baseURL = configuration.baseURL.flatMap(GateBaseURL.init)
         self.clock = clock
         self.requestTimer = DeadlineTimer(clock: clock.purpose(.requestTimeout))
         self.backoffClock = clock.purpose(.gateBackoff)
@@ -70,7 +73,7 @@ final class GateSender: Sendable {
     /// `coalescingKey` names) and waits for the flight's outcome.
     func send(
         _ request: HTTPRequest,
-        body: RequestBody?,
+        body: GateRequestBody?,
         priority: Priority,
         coalescingKey: String?,
         timeout: Duration?,
@@ -79,7 +82,10 @@ final class GateSender: Sendable {
         metadata: Logger.Metadata = [:],
         trace: GateInstruments.RequestTrace? = nil
     ) async throws(GateError) -> GateResponse {
+        // Errors and events name the request as the caller wrote it; the resolved one is sent,
+        // coalesced and cached.
         let name = request.gateName
+        let request = try request.resolved(against: baseURL, name: name)
         if let timeout, timeout < .zero { throw .negativeDuration(name, "timeout", timeout) }
         if let attempts = retry.maxAttempts, attempts < 1 {
             throw .invalidConfiguration("RequestRetryPolicy.maxAttempts", attempts, minimum: 1, request: name)

@@ -5,8 +5,8 @@ public import HTTPTypes
 ///
 /// ```swift
 /// struct Canned: GateTransport {
-///     func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
-///         (HTTPResponse(status: .ok), Array("hello".utf8))
+///     func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
+///         GateTransportResponse(response: HTTPResponse(status: .ok), body: Array("hello".utf8))
 ///     }
 /// }
 /// ```
@@ -20,8 +20,13 @@ public import HTTPTypes
 /// A transport also says which of its errors are worth another attempt (``classify(_:)``);
 /// by default every error but a `CancellationError` is ``TransportFailure/transient``.
 public protocol GateTransport: Sendable {
-    /// Sends one request and returns the response head and body.
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8])
+    /// Sends one request and returns the response head and body, and — when the transport can
+    /// tell — the URL that answered and the redirects that led there
+    /// (``GateTransportResponse/url``, ``GateTransportResponse/redirects``).
+    ///
+    /// The request always has a scheme and an authority: the gate resolves one that names only
+    /// a path against ``GateConfiguration/baseURL`` before it gets here.
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse
 
     /// Whether `error`, thrown by ``send(_:body:)``, is worth another attempt. Called outside
     /// every gate lock.

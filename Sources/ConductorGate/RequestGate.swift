@@ -126,7 +126,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     ///
     /// - Parameters:
     ///   - request: the request; the gate adds the credential to each attempt.
-    ///   - body: the body; a ``RequestBody/stream(_:)`` body is never sent twice.
+    ///   - body: the body; a ``GateRequestBody/stream(_:)`` body is never sent twice.
     ///   - priority: the request's lane; `.unique` makes it run alone.
     ///   - coalescingKey: requests with an equal key share one flight while it lasts.
     ///   - timeout: how long the request may take in all, from this call on, measured on the
@@ -148,7 +148,7 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     ///   ``GateError/Code/cancelled`` (a shared flight goes on for its other callers).
     public func send(
         _ request: HTTPRequest,
-        body: RequestBody? = nil,
+        body: GateRequestBody? = nil,
         priority: PriorityScheduler.Priority = .default,
         coalescingKey: String? = nil,
         timeout: Duration? = nil,

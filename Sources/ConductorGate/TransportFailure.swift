@@ -7,7 +7,7 @@
 ///     func classify(_ error: any Error) -> TransportFailure {
 ///         (error as? MyClientError)?.isTimeout == true ? .transient : .permanent
 ///     }
-///     func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+///     func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
 ///         try await myClient.send(request, body: body)
 ///     }
 /// }

@@ -29,7 +29,7 @@ public struct FaultInjectingTransport<Base: GateTransport>: GateTransport {
         self.point = point
     }
 
-    public func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    public func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         try await simulation.injectFault(at: point, key: "\(request.method) \(request.path ?? "")")
         return try await base.send(request, body: body)
     }

@@ -24,6 +24,11 @@ import HTTPTypesFoundation
 /// cancelled too, except on Linux, where FoundationNetworking cannot cancel safely and the
 /// request is left to finish unheeded.
 ///
+/// The response says where it came from: ``GateTransportResponse/url`` is the URL that
+/// answered (after redirects), ``GateTransportResponse/redirects`` each redirect URLSession
+/// followed. The redirects are seen through a task delegate, which hands each one to the
+/// session's own delegate when it has one, so a session that refuses redirects still does.
+///
 /// Its errors are `URLError`s; ``classify(_:)`` tells the gate which are worth another attempt.
 public struct URLSessionTransport: GateTransport {
     private let session: URLSession
@@ -71,7 +76,7 @@ public struct URLSessionTransport: GateTransport {
         return codes
     }()
 
-    public func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    public func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         guard let urlRequest = URLRequest(httpRequest: request) else { throw URLError(.badURL) }
         let upload: Data? =
             if let body { Data(await body.collect()) } else { nil }
@@ -82,8 +87,10 @@ public struct URLSessionTransport: GateTransport {
         let completion: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
             if let error {
                 flight.reply.settle(.failure(error))
-            } else if let response = (response as? HTTPURLResponse)?.httpResponse {
-                flight.reply.settle(.success((response, Array(data ?? Data()))))
+            } else if let http = response as? HTTPURLResponse, let head = http.httpResponse {
+                let reply = GateTransportResponse(
+                    response: head, body: Array(data ?? Data()), url: http.url, redirects: flight.redirects.followed)
+                flight.reply.settle(.success(reply))
             } else {
                 flight.reply.settle(.failure(URLError(.badServerResponse)))
             }
@@ -94,6 +101,7 @@ public struct URLSessionTransport: GateTransport {
             } else {
                 session.dataTask(with: urlRequest, completionHandler: completion)
             }
+        task.delegate = flight.redirects
         return try await withTaskCancellationHandler {
             if flight.start(task) { task.resume() }
             // `nil`: the caller was cancelled first.
@@ -110,9 +118,11 @@ public struct URLSessionTransport: GateTransport {
 /// thread sanitizer sees even when FoundationNetworking's completion handler runs before the
 /// caller has suspended.
 private final class Flight: Sendable {
-    typealias Reply = Result<(HTTPResponse, [UInt8]), any Error>
+    typealias Reply = Result<GateTransportResponse, any Error>
 
     let reply = OnceCell<Reply>()
+    /// The task's delegate, which sees the redirects.
+    let redirects = RedirectRecorder()
     /// Kept only so a cancellation can cancel it (not on Linux: see `cancel`).
     private let task = Lock<URLSessionTask?>(nil)
 
@@ -140,5 +150,46 @@ private final class Flight: Sendable {
         #if !canImport(FoundationNetworking)
             task.withLock { $0 }?.cancel()
         #endif
+    }
+}
+
+/// A task's delegate that records each redirect as the session follows it. What follows is
+/// decided by the session's own delegate when it has one (a task delegate would otherwise hide
+/// it), and is the redirect's request otherwise, as without a delegate.
+private final class RedirectRecorder: NSObject, URLSessionTaskDelegate, Sendable {
+    private let hops = Lock<[GateRedirect]>([])
+
+    /// The redirects followed so far; complete once the task has completed.
+    var followed: [GateRedirect] { hops.withLock { $0 } }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let decided: @Sendable (URLRequest?) -> Void = { next in
+            if next != nil, let url = response.url {
+                self.hops.withLock { $0.append(GateRedirect(url: url, status: .init(code: response.statusCode))) }
+            }
+            completionHandler(next)
+        }
+        #if canImport(FoundationNetworking)
+            // NB: FoundationNetworking's delegate protocols have default implementations (which
+            // follow the redirect), so the session's delegate can be called whatever it implements.
+            if let delegate = session.delegate as? any URLSessionTaskDelegate {
+                delegate.urlSession(
+                    session, task: task, willPerformHTTPRedirection: response, newRequest: request,
+                    completionHandler: decided)
+                return
+            }
+        #else
+            if let delegate = session.delegate as? any URLSessionTaskDelegate,
+                delegate.urlSession?(
+                    session, task: task, willPerformHTTPRedirection: response, newRequest: request,
+                    completionHandler: decided) != nil
+            {
+                return
+            }
+        #endif
+        decided(request)
     }
 }

@@ -47,13 +47,13 @@ struct AsyncHTTPClientTransportTests {
         try await withClient { client in
             let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
             let echo = server.request("/echo", method: .post)
-            let (response, body) = try await transport.send(echo, body: .bytes([1, 2, 3]))
+            let (response, body) = try await transport.send(echo, body: .bytes([1, 2, 3])).headAndBody
             #expect(response.status == .ok && body == [1, 2, 3])
             let (chunks, continuation) = AsyncStream<[UInt8]>.makeStream()
             continuation.yield([4, 5])
             continuation.yield([6])
             continuation.finish()
-            let (streamed, echoed) = try await transport.send(echo, body: .stream(chunks))
+            let (streamed, echoed) = try await transport.send(echo, body: .stream(chunks)).headAndBody
             #expect(streamed.status == .ok && echoed == [4, 5, 6])
         }
         await server.stop()
@@ -119,7 +119,7 @@ struct AsyncHTTPClientTransportTests {
             #expect(!server.release.isOpen)
             server.release.open()
             // The client is still usable: a new connection, or one back from the pool.
-            let (response, _) = try await transport.send(server.request("/public/after"), body: nil)
+            let (response, _) = try await transport.send(server.request("/public/after"), body: nil).headAndBody
             #expect(response.status == .ok)
         }
         await server.stop()
@@ -138,7 +138,7 @@ struct AsyncHTTPClientTransportTests {
             await #expect(throws: CancellationError.self) { try await send.value }
             #expect(!server.release.isOpen)
             server.release.open()
-            let (response, _) = try await transport.send(server.request("/public/after"), body: nil)
+            let (response, _) = try await transport.send(server.request("/public/after"), body: nil).headAndBody
             #expect(response.status == .ok)
         }
         await server.stop()
@@ -202,8 +202,8 @@ struct AsyncHTTPClientTransportTests {
             #expect(streamed?.code == .responseTooLarge)
             #expect(streamed?.message.contains("more bytes arrived") == true, "\(streamed?.message ?? "")")
 
-            #expect(try await transport.send(server.request("/large/2500"), body: nil).1.count == 2500)
-            #expect(try await transport.send(server.request("/chunked/2500"), body: nil).1.count == 2500)
+            #expect(try await transport.send(server.request("/large/2500"), body: nil).body.count == 2500)
+            #expect(try await transport.send(server.request("/chunked/2500"), body: nil).body.count == 2500)
         }
         await server.stop()
     }
@@ -219,7 +219,7 @@ struct AsyncHTTPClientTransportTests {
         try await withClient { client in
             let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
             let request = server.request(path, method: isHead ? .head : .get)
-            let (response, body) = try await transport.send(request, body: nil)
+            let (response, body) = try await transport.send(request, body: nil).headAndBody
             #expect(response.status.code == status && body.isEmpty)
             #expect(response.headerFields[.contentLength] == "5000")
             let declared = await #expect(throws: AsyncHTTPClientTransportError.self) {

@@ -14,7 +14,7 @@ import Testing
     private struct StalledTransport: GateTransport {
         let reached: Latch
 
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             reached.open()
             let cancelled = Latch()
             await withTaskCancellationHandler {
@@ -70,10 +70,10 @@ import Testing
         let reached: Latch
         let answer: Latch
 
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             reached.open()
             await answer.wait()
-            return (HTTPResponse(status: .ok), [])
+            return GateTransportResponse(response: HTTPResponse(status: .ok), body: [])
         }
     }
 

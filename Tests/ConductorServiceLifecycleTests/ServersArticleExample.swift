@@ -92,8 +92,8 @@ func makeServiceGroup(
 @Suite(.timeLimit(.minutes(1))) struct ServersArticleExampleTests {
     /// A transport that answers every request with 200 and no body.
     struct AnsweringTransport: GateTransport {
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
-            (HTTPResponse(status: .ok), [])
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
+            GateTransportResponse(response: HTTPResponse(status: .ok), body: [])
         }
     }
 

@@ -261,13 +261,13 @@ final class StormServer: GateTransport, Sendable {
     var refreshes: Int { state.withLock { $0.refreshes } }
     var sendsWithStartingToken: Int { state.withLock { $0.sendsWithStartingToken } }
 
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         let token = request.headerFields[.authorization]
         let valid = state.withLock { state in
             if token == "t0" { state.sendsWithStartingToken += 1 }
             return state.valid
         }
-        return (HTTPResponse(status: token == valid ? .ok : .unauthorized), [])
+        return GateTransportResponse(response: HTTPResponse(status: token == valid ? .ok : .unauthorized), body: [])
     }
 
     func issueToken() -> String {

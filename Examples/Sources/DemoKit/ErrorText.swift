@@ -75,7 +75,7 @@ struct NetworkFailure: Error, CustomStringConvertible {
 struct DemoTransport<Base: GateTransport>: GateTransport {
     let base: Base
 
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         do {
             return try await base.send(request, body: body)
         } catch let error as CancellationError {

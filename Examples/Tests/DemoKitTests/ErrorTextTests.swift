@@ -44,7 +44,7 @@ import Testing
     @Test func theDemoTransportShortensErrorsButNotCancellation() async {
         struct Failing: GateTransport {
             let error: any Error & Sendable
-            func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+            func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
                 throw error
             }
         }

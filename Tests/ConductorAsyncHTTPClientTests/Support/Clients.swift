@@ -79,7 +79,7 @@ extension FaultServer {
             configuration: configuration,
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
             refresh: { _ in
-                let (response, body) = try await transport.send(token, body: .bytes([]))
+                let (response, body) = try await transport.send(token, body: .bytes([])).headAndBody
                 guard response.status == .ok else { throw RefreshRejected(status: response.status.code) }
                 return String(decoding: body, as: UTF8.self)
             }

@@ -18,7 +18,7 @@ struct GateCancellationAgreementTests {
     struct Yielding: GateTransport {
         let base: MemoryTransport
 
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             let reply = try await base.send(request, body: body)
             for _ in 0..<((request.path?.count ?? 0) % 4) { await Task.yield() }
             return reply

@@ -27,14 +27,14 @@ struct GateCorrectnessTests {
 
         var sends: [(method: String, token: String?)] { state.withLock { $0.sends } }
 
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             let token = request.headerFields[.authorization].map { String($0.dropFirst("Bearer ".count)) }
             let step = state.withLock { state -> Step in
                 state.sends.append((request.method.rawValue, token))
                 return state.script.isEmpty ? .status(.ok) : state.script.removeFirst()
             }
             switch step {
-            case .status(let status): return (HTTPResponse(status: status), [])
+            case .status(let status): return GateTransportResponse(response: HTTPResponse(status: status), body: [])
             case .fail(let error): throw error
             }
         }
@@ -316,10 +316,10 @@ struct GateCorrectnessTests {
         struct Held: GateTransport {
             let started: AsyncStream<Void>.Continuation
             let answer: AsyncStream<Void>
-            func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+            func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
                 started.yield()
                 for await _ in answer { break }
-                return (HTTPResponse(status: .unauthorized), [])
+                return GateTransportResponse(response: HTTPResponse(status: .unauthorized), body: [])
             }
         }
         let gate = try Self.gate(Held(started: sendStarted, answer: answer))

@@ -280,7 +280,7 @@ struct HeldTransport: GateTransport {
         self.holdingPaths = holdingPaths
     }
 
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         if holdingPaths.map({ $0.contains(request.path ?? "") }) ?? true {
             arrived.arrive()
             await latch.wait()

@@ -23,7 +23,7 @@ import Testing
             refresh: { _ in
                 // The refresh talks to the server directly, never through the gate.
                 let request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/token")
-                let (response, body) = try await transport.send(request, body: .bytes([]))
+                let (response, body) = try await transport.send(request, body: .bytes([])).headAndBody
                 guard response.status == .ok else { throw RefreshRejected(status: response.status.code) }
                 return String(decoding: body, as: UTF8.self)
             }

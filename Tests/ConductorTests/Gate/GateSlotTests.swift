@@ -12,12 +12,12 @@ struct GateSlotTests {
     final class CancelsOnFirstRejection: GateTransport {
         private let sends = Atomic(0)
 
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             if sends.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
                 withUnsafeCurrentTask { $0?.cancel() }
-                return (HTTPResponse(status: .unauthorized), [])
+                return GateTransportResponse(response: HTTPResponse(status: .unauthorized), body: [])
             }
-            return (HTTPResponse(status: .ok), [])
+            return GateTransportResponse(response: HTTPResponse(status: .ok), body: [])
         }
     }
 
@@ -51,13 +51,13 @@ struct GateSlotTests {
 
         init(valid: String) { self.valid = valid }
 
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             if sends.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
                 withUnsafeCurrentTask { $0?.cancel() }
-                return (HTTPResponse(status: .unauthorized), [])
+                return GateTransportResponse(response: HTTPResponse(status: .unauthorized), body: [])
             }
             let accepted = request.headerFields[.authorization] == valid
-            return (HTTPResponse(status: accepted ? .ok : .unauthorized), [])
+            return GateTransportResponse(response: HTTPResponse(status: accepted ? .ok : .unauthorized), body: [])
         }
     }
 

@@ -196,7 +196,7 @@ import Tracing
 private struct ThrowingTransport: GateTransport {
     let error: URLError
 
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         throw error
     }
 

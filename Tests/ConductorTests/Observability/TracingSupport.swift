@@ -67,7 +67,7 @@ final class ScriptedTransport: GateTransport {
 
     func accept(_ token: String) { state.withLock { $0.valid = token } }
 
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         let status = try state.withLock { state throws(ScriptedTransportFailure) -> HTTPResponse.Status in
             state.requests.append(request)
             if state.failures > 0 {
@@ -79,7 +79,7 @@ final class ScriptedTransport: GateTransport {
             }
             return state.script.isEmpty ? .ok : state.script.removeFirst()
         }
-        return (HTTPResponse(status: status), [])
+        return GateTransportResponse(response: HTTPResponse(status: status), body: [])
     }
 }
 
@@ -102,7 +102,7 @@ final class LatchedTransport: GateTransport {
 
     init(_ inner: ScriptedTransport) { self.inner = inner }
 
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         await release.wait()
         return try await inner.send(request, body: body)
     }

@@ -45,9 +45,9 @@ import Testing
             self.clock = clock
         }
 
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             let path = request.path ?? ""
-            guard let base = Self.latencies[path] else { return (HTTPResponse(status: .notFound), []) }
+            guard let base = Self.latencies[path] else { return GateTransportResponse(response: HTTPResponse(status: .notFound), body: []) }
             let latency = state.withLock { state in base * Int(70 + state.random.next() % 61) / 100 }
             try await clock.sleep(for: .milliseconds(latency))
             let answer = state.withLock { state -> (HTTPResponse.Status, String) in
@@ -62,7 +62,7 @@ import Testing
                     return token == state.token ? (.ok, path) : (.unauthorized, "")
                 }
             }
-            return (HTTPResponse(status: answer.0), Array(answer.1.utf8))
+            return GateTransportResponse(response: HTTPResponse(status: answer.0), body: Array(answer.1.utf8))
         }
     }
 
@@ -92,7 +92,7 @@ import Testing
         let server = DemoServer(seed: simulation.seed, clock: clock)
         let transport = FaultInjectingTransport(server, simulation: simulation)
         @Sendable func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil) async throws -> String {
-            let (response, body) = try await transport.send(Self.request(path, method: method, token: token), body: nil)
+            let (response, body) = try await transport.send(Self.request(path, method: method, token: token), body: nil).headAndBody
             guard response.status == .ok else { throw Failed(description: "\(path) answered \(response.status)") }
             return String(decoding: body, as: UTF8.self)
         }

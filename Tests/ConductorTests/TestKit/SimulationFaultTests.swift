@@ -15,9 +15,9 @@ import Testing
     /// An in-memory server: each request takes 20 ms of simulated time and answers its path.
     private struct EchoServer: GateTransport {
         let clock: ManualClock
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             try await clock.sleep(for: .milliseconds(20))
-            return (HTTPResponse(status: .ok), Array((request.path ?? "").utf8))
+            return GateTransportResponse(response: HTTPResponse(status: .ok), body: Array((request.path ?? "").utf8))
         }
     }
 
@@ -211,9 +211,9 @@ import Testing
             let server = EchoServer(clock: simulation.clock)
             let images = FaultInjectingTransport(server, simulation: simulation, point: "images")
             var graph = TaskGraph()
-            let config = graph.add("config") { _ in try await server.send(Self.get("/config"), body: nil).1 }
+            let config = graph.add("config") { _ in try await server.send(Self.get("/config"), body: nil).body }
             let thumbnails = graph.add("thumbnails", dependsOn: ["config"], failure: .optional) { _ in
-                try await images.send(Self.get("/thumbnails"), body: nil).1
+                try await images.send(Self.get("/thumbnails"), body: nil).body
             }
             graph.add("home", dependsOn: ["config", "thumbnails"], whenDependencyFails: .runAnyway) { context in
                 let settings = try context.value(of: config)

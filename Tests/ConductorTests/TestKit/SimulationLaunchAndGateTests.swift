@@ -146,7 +146,7 @@ import Testing
             self.log = log
         }
 
-        func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+        func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             let path = request.path ?? ""
             let token = request.headerFields[.authorization].map { String($0.dropFirst("Bearer ".count)) }
             log.append("server got \(path) with \(token ?? "nothing")")
@@ -159,7 +159,7 @@ import Testing
                 }
                 return token == state.validToken ? .ok : .unauthorized
             }
-            return (HTTPResponse(status: status), Array(path.utf8))
+            return GateTransportResponse(response: HTTPResponse(status: status), body: Array(path.utf8))
         }
 
         func issue() -> String {
@@ -239,9 +239,9 @@ import Testing
     @Test func aTransportThatAnswersFromAnotherThreadIsCounted() async throws {
         struct CallbackTransport: GateTransport {
             let callback: Callback
-            func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+            func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
                 await callback.wait()
-                return (HTTPResponse(status: .ok), [])
+                return GateTransportResponse(response: HTTPResponse(status: .ok), body: [])
             }
         }
         let run = try await Simulation.run(seed: 4, idleLimit: .seconds(40)) { simulation in

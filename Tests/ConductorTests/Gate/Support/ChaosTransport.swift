@@ -53,7 +53,7 @@ final class ChaosTransport: GateTransport {
     var refreshCalls: Int { state.withLock { $0.refreshCalls } }
     var issued: Int { state.withLock { $0.issued } }
 
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         let tag = request.headerFields[Self.tag] ?? "untagged"
         let token = request.headerFields[.authorization].map { String($0.dropFirst("Bearer ".count)) }
         let attempt = state.withLock { state -> Int in
@@ -69,12 +69,12 @@ final class ChaosTransport: GateTransport {
         var threshold = rates.drop
         if roll < threshold { throw TransportDown() }
         threshold += rates.serverError
-        if roll < threshold { return (HTTPResponse(status: .internalServerError), []) }
+        if roll < threshold { return GateTransportResponse(response: HTTPResponse(status: .internalServerError), body: []) }
         threshold += rates.tooManyRequests
         if roll < threshold {
             var response = HTTPResponse(status: .tooManyRequests)
             response.headerFields[.retryAfter] = "\(retryAfter)"
-            return (response, [])
+            return GateTransportResponse(response: response, body: [])
         }
         threshold += rates.unauthorized
         let accepted = state.withLock { state -> Bool in
@@ -82,8 +82,8 @@ final class ChaosTransport: GateTransport {
             if roll < threshold { state.valid = false }
             return state.valid && token != nil && token == "t\(state.issued)"
         }
-        guard accepted else { return (HTTPResponse(status: .unauthorized), []) }
-        return (HTTPResponse(status: .ok), Array(tag.utf8))
+        guard accepted else { return GateTransportResponse(response: HTTPResponse(status: .unauthorized), body: []) }
+        return GateTransportResponse(response: HTTPResponse(status: .ok), body: Array(tag.utf8))
     }
 
     /// Issues the next token, after a seeded latency, unless this refresh is drawn to fail.

@@ -34,7 +34,7 @@ extension TokenServer {
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
             refresh: { _ in
                 let request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/token")
-                let (response, body) = try await transport.send(request, body: .bytes([]))
+                let (response, body) = try await transport.send(request, body: .bytes([])).headAndBody
                 guard response.status == .ok else { throw RefreshRejected(status: response.status.code) }
                 return String(decoding: body, as: UTF8.self)
             }

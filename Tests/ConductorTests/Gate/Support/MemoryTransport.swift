@@ -18,7 +18,7 @@ final class MemoryTransport: GateTransport {
 
     var sends: [(path: String, token: String?)] { state.withLock { $0.sends } }
 
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         let token = request.headerFields[.authorization].map { String($0.dropFirst("Bearer ".count)) }
         let outcome = state.withLock { state -> HTTPResponse.Status? in
             state.sends.append((request.path ?? "", token))
@@ -32,7 +32,7 @@ final class MemoryTransport: GateTransport {
         guard let status = outcome else { throw TransportDown() }
         var response = HTTPResponse(status: status)
         if status == .tooManyRequests { response.headerFields[.retryAfter] = "3" }
-        return (response, Array((request.path ?? "").utf8))
+        return GateTransportResponse(response: response, body: Array((request.path ?? "").utf8))
     }
 }
 

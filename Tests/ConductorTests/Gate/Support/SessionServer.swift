@@ -52,7 +52,7 @@ final class SessionServer: GateTransport {
     var refreshesIssued: Int { state.withLock { $0.refreshesIssued } }
     var refreshCalls: Int { state.withLock { $0.refreshCalls } }
 
-    func send(_ request: HTTPRequest, body: RequestBody?) async throws -> (HTTPResponse, [UInt8]) {
+    func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
         let path = request.path ?? ""
         let token = request.headerFields[.authorization].map { String($0.dropFirst("Bearer ".count)) }
         let attempt = state.withLock { state -> Int in
@@ -73,7 +73,7 @@ final class SessionServer: GateTransport {
             if roll < rates.serverError { return .internalServerError }
             return accepted ? .ok : .unauthorized
         }
-        return (HTTPResponse(status: status), Array(path.utf8))
+        return GateTransportResponse(response: HTTPResponse(status: status), body: Array(path.utf8))
     }
 
     /// Issues the next refresh credential after a seeded latency, unless drawn to fail.
