@@ -292,4 +292,47 @@ struct AsyncHTTPClientTransportTests {
             for error in permanent { #expect(transport.classify(error) == .permanent, "\(error)") }
         }
     }
+
+    // MARK: - Bodies and where a response came from
+
+    /// A body made of a `ByteBuffer` arrives whole, and is kept as the buffer's view (so the
+    /// transport sends it without a copy); so does one made of `Data`.
+    @Test func aByteBufferBodyArrives() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let echo = server.request("/echo", method: .post)
+            var buffer = ByteBuffer()
+            buffer.writeString("skipped")
+            buffer.moveReaderIndex(forwardBy: 7)
+            buffer.writeBytes([7, 8, 9])
+            let body = GateRequestBody.bytes(buffer)
+            #expect(body.contents is ByteBufferView && body.isReplayable)
+            #expect(try await transport.send(echo, body: body).body == [7, 8, 9], "only the readable bytes")
+            #expect(try await transport.send(echo, body: .bytes(Data([1, 2]))).body == [1, 2])
+            let reply = try await transport.send(echo, body: .bytes("abc".utf8))
+            #expect(GateResponse(response: reply.response, body: reply.body).bodyBuffer == ByteBuffer(string: "abc"))
+        }
+        await server.stop()
+    }
+
+    /// A 302 to a 307 to a 200: the response names the URL that answered and each redirect on
+    /// the way, oldest first (from AsyncHTTPClient's history); a response reached directly lists
+    /// none.
+    @Test func aRedirectChainReportsTheFinalURLAndEachRedirect() async throws {
+        let server = try await FaultServer.start()
+        try await withClient { client in
+            let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 100)
+            let base = "http://\(server.authority)"
+            let reply = try await transport.send(server.request("/moved/302-307"), body: nil)
+            #expect(reply.response.status == .ok && reply.body == Array("/public/landed".utf8))
+            #expect(reply.url?.absoluteString == "\(base)/public/landed")
+            #expect(reply.redirects?.map(\.url.absoluteString) == ["\(base)/moved/302-307", "\(base)/moved/307"])
+            #expect(reply.redirects?.map(\.status) == [.found, .temporaryRedirect])
+
+            let straight = try await transport.send(server.request("/public/direct"), body: nil)
+            #expect(straight.url?.absoluteString == "\(base)/public/direct" && straight.redirects == [])
+        }
+        await server.stop()
+    }
 }

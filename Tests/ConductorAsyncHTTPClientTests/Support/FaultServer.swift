@@ -128,6 +128,8 @@ final class FaultServer: Sendable {
             guard accepted else { return HTTPResponse(statusCode: .unauthorized) }
             return HTTPResponse(statusCode: .ok, body: Data(request.path.utf8))
         }
+        // `/moved/302-307`: a 302 to `/moved/307`, which is a 307 to `/public/landed`.
+        await server.appendRoute("GET /moved/*") { request in HTTPResponse.redirect(hops: request.path) }
         await server.appendRoute("GET /public/*") { [self] request in
             _ = record(request)
             return HTTPResponse(statusCode: .ok, body: Data(request.path.utf8))

@@ -527,6 +527,18 @@ import Testing
             #expect(error?.request == nil)
         }
 
+        @Test func gateIncompleteURL() async throws {
+            let gate = try Self.makeGate(MemoryTransport(validToken: "t0"))
+            let error = await #expect(throws: GateError.self) {
+                try await gate.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/feed"))
+            }
+            #expect(error?.code == .incompleteURL)
+            #expect(
+                error?.message == "GET /feed has no URL: it lacks a scheme and an authority, and the gate has no "
+                    + "GateConfiguration.baseURL to take them from")
+            #expect(error?.request == "GET /feed")
+        }
+
         @Test func gateNegativeDuration() async throws {
             let transport = MemoryTransport(validToken: "t0")
             let error = #expect(throws: GateError.self) {

@@ -133,4 +133,61 @@ import Testing
         }
         await server.stop()
     }
+
+    // MARK: - Where a response came from
+
+    /// A 302 to a 307 to a 200: the response names the URL that answered and each redirect on
+    /// the way, oldest first; a response reached directly lists none. Through a gate with a base
+    /// URL too, whose path-only request the session follows the same way.
+    @Test func aRedirectChainReportsTheFinalURLAndEachRedirect() async throws {
+        let server = try await TokenServer.start()
+        let transport = URLSessionTransport()
+        let base = "http://\(server.authority)"
+        let chain = HTTPRequest(method: .get, scheme: "http", authority: server.authority, path: "/moved/302-307")
+        let reply = try await transport.send(chain, body: nil)
+        #expect(reply.response.status == .ok && reply.body == Array("/public/landed".utf8))
+        #expect(reply.url?.absoluteString == "\(base)/public/landed")
+        #expect(reply.redirects?.map(\.url.absoluteString) == ["\(base)/moved/302-307", "\(base)/moved/307"])
+        #expect(reply.redirects?.map(\.status) == [.found, .temporaryRedirect])
+
+        let direct = HTTPRequest(method: .get, scheme: "http", authority: server.authority, path: "/public/direct")
+        let straight = try await transport.send(direct, body: nil)
+        #expect(straight.url?.absoluteString == "\(base)/public/direct" && straight.redirects == [])
+
+        var configuration = GateConfiguration()
+        configuration.baseURL = URL(string: base)
+        let gate = try RequestGate<String>(
+            transport: transport, credential: "t0", configuration: configuration, authorize: { _, _ in },
+            refresh: { _ in "t1" })
+        defer { gate.shutdown() }
+        let viaGate = try await gate.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/moved/301"))
+        #expect(viaGate.url?.absoluteString == "\(base)/public/landed")
+        #expect(viaGate.redirects == [GateRedirect(url: URL(string: "\(base)/moved/301")!, status: .movedPermanently)])
+        await server.stop()
+    }
+
+    /// The transport sees redirects through a task delegate, which must not hide the session's
+    /// own: a session whose delegate refuses redirects gets the 302 back, and no redirect is
+    /// listed.
+    @Test func aSessionDelegateThatRefusesRedirectsIsStillHeard() async throws {
+        final class Refusing: NSObject, URLSessionTaskDelegate, Sendable {
+            func urlSession(
+                _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+            ) {
+                completionHandler(nil)
+            }
+        }
+        let server = try await TokenServer.start()
+        let session = URLSession(configuration: .ephemeral, delegate: Refusing(), delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        let transport = URLSessionTransport(session: session)
+        let chain = HTTPRequest(method: .get, scheme: "http", authority: server.authority, path: "/moved/302")
+        let reply = try await transport.send(chain, body: nil)
+        #expect(reply.response.status == .found)
+        #expect(reply.url?.absoluteString == "http://\(server.authority)/moved/302")
+        #expect(reply.redirects == [])
+        #expect(server.publicHits.isEmpty, "the redirect was not followed")
+        await server.stop()
+    }
 }

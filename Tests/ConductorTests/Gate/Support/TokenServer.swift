@@ -187,6 +187,8 @@ final class TokenServer: Sendable {
             }
             return HTTPResponse(statusCode: .ok, body: Data(token.utf8))
         }
+        // `/moved/302-307`: a 302 to `/moved/307`, which is a 307 to `/public/landed`.
+        await server.appendRoute("GET /moved/*") { request in HTTPResponse.redirect(hops: request.path) }
         await server.appendRoute("GET /public/*") { [weak self] request in
             guard let self else { return HTTPResponse(statusCode: .serviceUnavailable) }
             let authorization = request.headers[HTTPHeader("Authorization")]
