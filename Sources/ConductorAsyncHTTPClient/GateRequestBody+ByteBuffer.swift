@@ -7,7 +7,7 @@ extension GateRequestBody {
     ///
     /// ```swift
     /// var buffer = ByteBuffer()
-    /// try JSONEncoder().encode(order, into: &buffer)
+    /// buffer.writeString(json)
     /// try await gate.send(placeOrder, body: .bytes(buffer))
     /// ```
     ///
@@ -21,8 +21,9 @@ extension GateResponse {
     /// The body in a `ByteBuffer`, for a server that hands it on (a copy of ``body``).
     ///
     /// ```swift
-    /// let reply = try await gate.send(upstream)
-    /// return Response(status: .ok, body: .init(byteBuffer: reply.bodyBuffer))
+    /// let reply = try await gate.send(request)
+    /// let buffer = reply.bodyBuffer  // for the server's own response
+    /// print(buffer.readableBytes)
     /// ```
     ///
     /// - Complexity: O(*n*) in the body's size.

@@ -46,7 +46,9 @@ public struct GateRequestBody: Sendable {
     /// streamed body.
     ///
     /// ```swift
-    /// if let data = body.contents as? Data { upload(data) } else { upload(Data(await body.collect())) }
+    /// import Foundation
+    ///
+    /// if let data = body.contents as? Data { write(data) } else { write(Data(await body.collect())) }
     /// ```
     public var contents: (any Collection<UInt8> & Sendable)? {
         switch storage {

@@ -142,7 +142,8 @@ struct AppLaunch {
     ) async throws -> String {
         var request = HTTPRequest(method: method, scheme: "http", authority: authority, path: path)
         if let token { request.headerFields[.authorization] = "Bearer \(token)" }
-        let (response, body) = try await transport.send(request, body: method == .post ? .bytes([]) : nil)
+        let reply = try await transport.send(request, body: method == .post ? .bytes([]) : nil)
+        let (response, body) = (reply.response, reply.body)
         guard response.status == .ok else { throw DemoFailure("\(method) \(path) answered \(response.status.code)") }
         return String(decoding: body, as: UTF8.self)
     }

@@ -35,7 +35,8 @@ final class ShopAPI: Sendable {
             refresh: { _ in
                 // Straight to the transport: a refresh sent through the gate would wait for itself.
                 let request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/token")
-                let (response, body) = try await transport.send(request, body: .bytes([]))
+                let reply = try await transport.send(request, body: .bytes([]))
+                let (response, body) = (reply.response, reply.body)
                 guard response.status == .ok else { throw RefreshRefused(status: response.status.code) }
                 return String(decoding: body, as: UTF8.self)
             }
