@@ -1,8 +1,8 @@
 public import AsyncHTTPClient
 public import ConductorGate
+import Foundation
 public import HTTPTypes
 import Instrumentation
-import Foundation
 import NIOCore
 import NIOHTTP1
 import Tracing
@@ -110,7 +110,8 @@ public struct AsyncHTTPClientTransport: GateTransport {
             } else {
                 try await collect(response.body, of: request)
             }
-        return GateTransportResponse(response: head, body: bytes, url: response.url, redirects: Self.redirects(response))
+        return GateTransportResponse(
+            response: head, body: bytes, url: response.url, redirects: Self.redirects(response))
     }
 
     // MARK: - The request body and the response's origin

@@ -122,7 +122,10 @@ import Testing
         _ = try await gate.send(HTTPRequest(method: .get, scheme: "http", authority: "other.test", path: "/x"))
         let sent = transport.requests
         #expect(sent.map(\.scheme) == ["https", "https", "https", "http"])
-        #expect(sent.map(\.authority) == ["api.example.test:8443", "api.example.test:8443", "api.example.test:8443", "other.test"])
+        #expect(
+            sent.map(\.authority) == [
+                "api.example.test:8443", "api.example.test:8443", "api.example.test:8443", "other.test",
+            ])
         #expect(sent.map(\.path) == ["/v1/feed?page=2", "/v1/items", "/v1", "/x"])
         // The credential is still added to a resolved request.
         #expect(sent.allSatisfy { $0.headerFields[.authorization] == "Bearer t0" })
@@ -176,11 +179,13 @@ import Testing
         let landed = URL(string: "https://example.test/new")!
         let hop = GateRedirect(url: URL(string: "https://example.test/old")!, status: .movedPermanently)
         let gate = try Self.gate(Echo(url: landed, redirects: [hop]))
-        let reply = try await gate.send(HTTPRequest(method: .get, scheme: "https", authority: "example.test", path: "/old"))
+        let reply = try await gate.send(
+            HTTPRequest(method: .get, scheme: "https", authority: "example.test", path: "/old"))
         #expect(reply.url == landed && reply.redirects == [hop])
 
         let unknowing = try Self.gate(Echo())
-        let other = try await unknowing.send(HTTPRequest(method: .get, scheme: "https", authority: "example.test", path: "/a"))
+        let other = try await unknowing.send(
+            HTTPRequest(method: .get, scheme: "https", authority: "example.test", path: "/a"))
         #expect(other.url == nil && other.redirects == nil)
     }
 

@@ -47,7 +47,9 @@ import Testing
 
         func send(_ request: HTTPRequest, body: GateRequestBody?) async throws -> GateTransportResponse {
             let path = request.path ?? ""
-            guard let base = Self.latencies[path] else { return GateTransportResponse(response: HTTPResponse(status: .notFound), body: []) }
+            guard let base = Self.latencies[path] else {
+                return GateTransportResponse(response: HTTPResponse(status: .notFound), body: [])
+            }
             let latency = state.withLock { state in base * Int(70 + state.random.next() % 61) / 100 }
             try await clock.sleep(for: .milliseconds(latency))
             let answer = state.withLock { state -> (HTTPResponse.Status, String) in
@@ -92,7 +94,8 @@ import Testing
         let server = DemoServer(seed: simulation.seed, clock: clock)
         let transport = FaultInjectingTransport(server, simulation: simulation)
         @Sendable func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil) async throws -> String {
-            let (response, body) = try await transport.send(Self.request(path, method: method, token: token), body: nil).headAndBody
+            let (response, body) = try await transport.send(Self.request(path, method: method, token: token), body: nil)
+                .headAndBody
             guard response.status == .ok else { throw Failed(description: "\(path) answered \(response.status)") }
             return String(decoding: body, as: UTF8.self)
         }

@@ -69,7 +69,9 @@ final class ChaosTransport: GateTransport {
         var threshold = rates.drop
         if roll < threshold { throw TransportDown() }
         threshold += rates.serverError
-        if roll < threshold { return GateTransportResponse(response: HTTPResponse(status: .internalServerError), body: []) }
+        if roll < threshold {
+            return GateTransportResponse(response: HTTPResponse(status: .internalServerError), body: [])
+        }
         threshold += rates.tooManyRequests
         if roll < threshold {
             var response = HTTPResponse(status: .tooManyRequests)
