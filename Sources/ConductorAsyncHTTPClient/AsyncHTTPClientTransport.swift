@@ -47,7 +47,7 @@ import Tracing
 ///   304, has no body, and its `Content-Length` (the size of a body it does not carry) is
 ///   not held against the limit.
 /// - A ``GateRequestBody`` made of bytes is sent with its length — a `ByteBuffer` one
-///   (``GateRequestBody/bytes(_:)-(ByteBuffer)``) as it is, without a copy; a streamed one is
+///   (`.bytes(buffer)`) as it is, without a copy; a streamed one is
 ///   sent chunk by chunk as it is read (chunked transfer encoding), never held in memory whole.
 /// - The response says where it came from: ``GateTransportResponse/url`` is the URL that
 ///   answered, ``GateTransportResponse/redirects`` each redirect the client followed (its
