@@ -76,7 +76,7 @@ struct RefreshRefused: Error, CustomStringConvertible {
 
 extension CallImportance {
     /// The request gate's lane for this importance.
-    var lane: PriorityScheduler.Priority {
+    var lane: RequestPriority {
         switch self {
         case .high: .high
         case .normal: .default

@@ -51,7 +51,7 @@ struct GateServerFaultTests {
         var callers: [Task<Void, Never>] = []
         for index in 0..<count {
             ledger.expect(index)
-            let priority = [PriorityScheduler.Priority.low, .default, .high].randomElement(using: &generator)!
+            let priority = [RequestPriority.low, .default, .high].randomElement(using: &generator)!
             callers.append(
                 Task {
                     do {

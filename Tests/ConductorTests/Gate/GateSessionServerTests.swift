@@ -21,7 +21,7 @@ struct GateSessionServerTests {
     static let seeds = StressConfiguration.seeds(default: 3, base: 0x5E55_F001)
 
     enum Step {
-        case send(anonymous: Bool, priority: PriorityScheduler.Priority)
+        case send(anonymous: Bool, priority: RequestPriority)
         case signIn
         case signOut
         case expire

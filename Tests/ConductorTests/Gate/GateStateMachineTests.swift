@@ -365,7 +365,7 @@ import Testing
     @Test func theRefreshsEndHandsOutOnlyFreeSlotsByPriority() {
         var machine = Self.machine(nil, limit: 1)
         var events: [GateEvent] = []
-        let priorities: [UInt64: PriorityScheduler.Priority] = [0: .low, 1: .high, 2: .default]
+        let priorities: [UInt64: RequestPriority] = [0: .low, 1: .high, 2: .default]
         for request: UInt64 in 0...2 {
             _ = machine.open(
                 .request(request), request: request, name: "GET /\(request)", priority: priorities[request]!,

@@ -228,7 +228,7 @@ import Testing
         let gate = try Self.makeGate(authority, configuration: configuration)
         let expiries = (0..<40).map { _ in Bool.random(using: &generator) && Bool.random(using: &generator) }
         let priorities = (0..<40).map { _ in
-            [PriorityScheduler.Priority.low, .default, .high].randomElement(using: &generator)!
+            [RequestPriority.low, .default, .high].randomElement(using: &generator)!
         }
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<40 {

@@ -139,7 +139,7 @@ import Testing
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
             refresh: { _ in try await send(.post, "/token") })
         @Sendable func call(
-            _ name: String, _ path: String, _ lane: PriorityScheduler.Priority, coalescing: Bool = false
+            _ name: String, _ path: String, _ lane: RequestPriority, coalescing: Bool = false
         ) -> Step {
             Step(name, failure: lane == .high ? .required : .optional) { _ in
                 try await gate.send(Self.request(path), priority: lane, coalescingKey: coalescing ? path : nil).body
