@@ -86,7 +86,7 @@ final class GateSender: Sendable {
         let flight = GateRequest(
             sender: self, request: request, body: body, key: coalescingKey.map(GateFlightKey.coalesced) ?? .request(id),
             id: id, name: name, timeout: timeout ?? configuration.requestTimeout,
-            needsAuthorization: authorization.isRequired, retry: retry ?? configuration.retry)
+            needsAuthorization: authorization.isRequired, retry: retry?.over(configuration.retry) ?? configuration.retry)
         let delivery = await storage.open(
             flight.key, request: id, name: name, priority: priority, needsAuthorization: flight.needsAuthorization,
             run: { task in

@@ -10,7 +10,9 @@ import HTTPTypes
 /// (``automatic``) only idempotent requests are retried: `GET`, `HEAD`, `OPTIONS`, `PUT`,
 /// `DELETE` and `TRACE`, and any request with an `Idempotency-Key` header field. Others fail
 /// after their first send unless they opt in. The gate's ``GateConfiguration/retry`` is every
-/// request's policy; a request's own replaces it whole:
+/// request's policy; a request's own replaces it, except for what it leaves unsaid: `.always()`
+/// and `.never` keep the gate's ``schedule``, and a policy given no `retryAfter` keeps the
+/// gate's ``retryAfter``:
 ///
 /// ```swift
 /// // The server deduplicates by the order's id, so retrying the POST is safe:
@@ -61,46 +63,57 @@ public struct RequestRetryPolicy: Hashable, Sendable, CustomStringConvertible {
     }
 
     private let condition: Condition
-    /// How many sends in all, across every kind of retry, and the waits between them.
-    public var schedule: RetryPolicy
-    /// How far a server's `Retry-After` replaces the schedule's wait.
-    public var retryAfter: RetryAfter
+    /// The schedule and the `Retry-After` rule as given; `nil` leaves them to the gate's policy
+    /// (and, for the gate's own, to ``defaultSchedule`` and ``RetryAfter/default``).
+    private var givenSchedule: RetryPolicy?
+    private var givenRetryAfter: RetryAfter?
 
-    private init(_ condition: Condition, _ schedule: RetryPolicy, _ retryAfter: RetryAfter) {
+    /// How many sends in all, across every kind of retry, and the waits between them:
+    /// ``defaultSchedule`` unless given (for a request's own policy: the gate's, unless given).
+    public var schedule: RetryPolicy {
+        get { givenSchedule ?? Self.defaultSchedule }
+        set { givenSchedule = newValue }
+    }
+
+    /// How far a server's `Retry-After` replaces the schedule's wait: ``RetryAfter/default``
+    /// unless given (for a request's own policy: the gate's, unless given).
+    public var retryAfter: RetryAfter {
+        get { givenRetryAfter ?? .default }
+        set { givenRetryAfter = newValue }
+    }
+
+    private init(_ condition: Condition, _ schedule: RetryPolicy?, _ retryAfter: RetryAfter?) {
         self.condition = condition
-        self.schedule = schedule
-        self.retryAfter = retryAfter
+        self.givenSchedule = schedule
+        self.givenRetryAfter = retryAfter
     }
 
     /// Three sends in all, waiting 200 ms, then 400 ms (each wait twice the one before, at
-    /// most 30 seconds, with jitter): the schedule of ``automatic`` and the default of
-    /// ``always(_:retryAfter:)``.
+    /// most 30 seconds, with jitter): the gate's schedule unless its configuration gives one.
     public static let defaultSchedule = RetryPolicy.attempts(
         3, backoff: .milliseconds(200), multiplier: 2, maxBackoff: .seconds(30))
 
     /// Retries only idempotent requests (by method, or an `Idempotency-Key` header field), on
-    /// the ``defaultSchedule``, honouring `Retry-After` up to two minutes. The gate's default.
-    public static let automatic = RequestRetryPolicy(.whenIdempotent, defaultSchedule, .default)
+    /// the gate's schedule, honouring `Retry-After` as the gate does. The gate's default, with
+    /// the ``defaultSchedule`` and `Retry-After` honoured up to two minutes.
+    public static let automatic = RequestRetryPolicy(.whenIdempotent, nil, nil)
 
-    /// Retries only idempotent requests, on `schedule`.
-    public static func automatic(
-        _ schedule: RetryPolicy = defaultSchedule, retryAfter: RetryAfter = .default
-    ) -> RequestRetryPolicy {
+    /// Retries only idempotent requests, on `schedule` (`nil`: the gate's), honouring
+    /// `Retry-After` as `retryAfter` says (`nil`: as the gate does).
+    public static func automatic(_ schedule: RetryPolicy? = nil, retryAfter: RetryAfter? = nil) -> RequestRetryPolicy {
         RequestRetryPolicy(.whenIdempotent, schedule, retryAfter)
     }
 
-    /// Retries whatever the method, on `schedule`: for a request you know the server can
-    /// receive twice.
-    public static func always(
-        _ schedule: RetryPolicy = defaultSchedule, retryAfter: RetryAfter = .default
-    ) -> RequestRetryPolicy {
+    /// Retries whatever the method, on `schedule` (`nil`: the gate's): for a request you know
+    /// the server can receive twice.
+    public static func always(_ schedule: RetryPolicy? = nil, retryAfter: RetryAfter? = nil) -> RequestRetryPolicy {
         RequestRetryPolicy(.always, schedule, retryAfter)
     }
 
     /// Never retries after a transport error or a ``ResponseVerdict/retry`` verdict. The request
-    /// is still re-sent after a refresh when its credential was rejected, within the
-    /// ``defaultSchedule``'s three sends.
-    public static let never = RequestRetryPolicy(.never, defaultSchedule, .default)
+    /// is still re-sent after a refresh when its credential was rejected, within the gate's
+    /// ``RetryPolicy/maxAttempts``.
+    public static let never = RequestRetryPolicy(.never, nil, nil)
 
     public var description: String {
         let condition =
@@ -109,7 +122,12 @@ public struct RequestRetryPolicy: Hashable, Sendable, CustomStringConvertible {
             case .always: "always"
             case .never: "never"
             }
-        return "\(condition) (max \(schedule.maxAttempts) attempts)"
+        return givenSchedule.map { "\(condition) (max \($0.maxAttempts) attempts)" } ?? condition
+    }
+
+    /// This policy for a request, with what it leaves unsaid taken from the gate's `policy`.
+    func over(_ policy: RequestRetryPolicy) -> RequestRetryPolicy {
+        RequestRetryPolicy(condition, givenSchedule ?? policy.schedule, givenRetryAfter ?? policy.retryAfter)
     }
 
     /// Why `request` may not be sent again after a failure, or `nil` when it may.
@@ -123,7 +141,8 @@ public struct RequestRetryPolicy: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The first value out of range, named under `owner` as the API spells it
-    /// (`GateConfiguration.retry`, or `retry` for a send's own policy).
+    /// (`GateConfiguration.retry`, or `retry` for a send's own policy). What a send's policy
+    /// leaves to the gate's was checked with the gate's.
     func validate(as owner: String, request: String?) throws(GateError) {
         if schedule.initialBackoff < .zero {
             throw .negativeDuration(request, "\(owner).schedule.initialBackoff", schedule.initialBackoff)

@@ -19,7 +19,7 @@ final class ShopAPI: Sendable {
         var configuration = GateConfiguration(
             maxConcurrentRequests: 6,  // a browser's per-host limit, so the lanes matter
             maxAttempts: 3,
-            initialBackoff: options.scaled(.milliseconds(100)),
+            retry: .automatic(.attempts(3, backoff: options.scaled(.milliseconds(100)))),
             refreshTimeout: options.scaled(.seconds(3)),
             jitterSeed: options.seed
         )

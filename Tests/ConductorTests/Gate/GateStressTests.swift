@@ -98,7 +98,7 @@ struct GateStressTests {
             var configuration = GateConfiguration(jitterSeed: seed, eventRetention: 100_000)
             configuration.maxConcurrentRequests =
                 Bool.random(using: &generator) ? nil : Int.random(in: 1...4, using: &generator)
-            configuration.maxAttempts = 3
+            configuration.retry.schedule = .attempts(3, backoff: .milliseconds(200))
             let gate = try RequestGateTests.makeGate(authority, credential: "stale", configuration: configuration)
             let ledger = OutcomeLedger<Int>()
             let count = 30

@@ -130,7 +130,7 @@ import Testing
 
         // The page.
         var configuration = GateConfiguration(
-            maxConcurrentRequests: 6, maxAttempts: 3, initialBackoff: .milliseconds(100),
+            maxConcurrentRequests: 6, retry: .automatic(.attempts(3, backoff: .milliseconds(100))),
             refreshTimeout: .seconds(3), jitterSeed: simulation.seed)
         configuration.eventRetention = 10_000
         let gate = try RequestGate<String>(
