@@ -295,7 +295,8 @@ struct GateRequestAttempts {
         }
         request.sender.requestLog?.noteRetry(request.id, reason: reason())
         let delay = storage.backOff(
-            request: request.id, attempt: sent, retryAfter: honoured, schedule: policy.schedule.retrySchedule, slot: slot)
+            request: request.id, attempt: sent, retryAfter: honoured, schedule: policy.schedule.retrySchedule,
+            slot: slot)
         do {
             try await request.sender.backoffClock.sleep(for: delay)
         } catch {

@@ -83,10 +83,11 @@ final class GateSender: Sendable {
         if let retry { try retry.validate(as: "retry", request: name) }
         let id = requestIDs.next()
         if let trace { instruments?.register(trace, as: id) }
+        let policy = retry?.over(configuration.retry) ?? configuration.retry
         let flight = GateRequest(
             sender: self, request: request, body: body, key: coalescingKey.map(GateFlightKey.coalesced) ?? .request(id),
             id: id, name: name, timeout: timeout ?? configuration.requestTimeout,
-            needsAuthorization: authorization.isRequired, retry: retry?.over(configuration.retry) ?? configuration.retry)
+            needsAuthorization: authorization.isRequired, retry: policy)
         let delivery = await storage.open(
             flight.key, request: id, name: name, priority: priority, needsAuthorization: flight.needsAuthorization,
             run: { task in

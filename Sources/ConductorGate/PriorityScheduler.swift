@@ -196,7 +196,9 @@ public final class PriorityScheduler: Sendable {
     /// raise it. Returns `priority`, for the matching `release`: a flight's priority is
     /// `unique` exactly when it opened so (joining callers raise it at most to `high`).
     @discardableResult
-    func acquire(_ priority: RequestPriority, flight: (key: ErasedCoalescingKey, id: UInt64)? = nil) async throws -> RequestPriority {
+    func acquire(_ priority: RequestPriority, flight: (key: ErasedCoalescingKey, id: UInt64)? = nil) async throws
+        -> RequestPriority
+    {
         func current(_ state: State) -> RequestPriority {
             guard let flight, let live = state.flights.flight(flight.key, of: flight.id) else { return priority }
             return live.priority

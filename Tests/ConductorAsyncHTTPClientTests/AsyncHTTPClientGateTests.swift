@@ -48,7 +48,8 @@ struct AsyncHTTPClientGateTests {
         try await withClient { client in
             let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 1 << 16)
             let gate = try server.gate(
-                transport, GateConfiguration(retry: .automatic(.attempts(4, backoff: .zero, maxBackoff: .zero)), jitterSeed: 7))
+                transport,
+                GateConfiguration(retry: .automatic(.attempts(4, backoff: .zero, maxBackoff: .zero)), jitterSeed: 7))
             let reply = try await gate.send(server.request("/busy/1"))
             #expect(reply.response.status == .ok && reply.body == Array("/busy/1".utf8))
             #expect(server.hits.filter { $0.path == "/busy/1" }.count == 3)

@@ -389,7 +389,10 @@ import Testing
     /// The rest of a request's own policy is checked where it is given too, naming the field
     /// and the request: a multiplier below 1, a negative wait, a negative `Retry-After` cap.
     @Test(arguments: [
-        (RequestRetryPolicy.automatic(.attempts(3, multiplier: 0)), "retry.schedule.multiplier must be at least 1 (got 0)"),
+        (
+            RequestRetryPolicy.automatic(.attempts(3, multiplier: 0)),
+            "retry.schedule.multiplier must be at least 1 (got 0)"
+        ),
         (.always(.attempts(3, backoff: .seconds(-1))), "retry.schedule.initialBackoff is negative (-1.0 seconds)"),
         (.automatic(.attempts(3, maxBackoff: .seconds(-2))), "retry.schedule.maxBackoff is negative (-2.0 seconds)"),
         (.automatic(retryAfter: .honoured(upTo: .seconds(-3))), "retry.retryAfter is negative (-3.0 seconds)"),

@@ -25,7 +25,9 @@ struct GatePropertyTests {
         let transport = ChaosTransport(seed: seed, rates: scenario.rates, clock: clock)
         var configuration = GateConfiguration(
             maxConcurrentRequests: scenario.maxConcurrent,
-            retry: .automatic(.attempts(scenario.maxAttempts, backoff: .milliseconds(100), maxBackoff: .seconds(2)), retryAfter: .honoured(upTo: .seconds(60))),
+            retry: .automatic(
+                .attempts(scenario.maxAttempts, backoff: .milliseconds(100), maxBackoff: .seconds(2)),
+                retryAfter: .honoured(upTo: .seconds(60))),
             // Longer than any scripted refresh latency, so a refresh fails only when scripted
             // to; the refresh deadline has its own deterministic test.
             refreshTimeout: .seconds(3600),

@@ -34,7 +34,9 @@ struct GateServerFaultTests {
         let server = try await TokenServer.start(faults: faults)
         var configuration = GateConfiguration(
             maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
-            retry: .automatic(.attempts(4, backoff: .milliseconds(5), maxBackoff: .milliseconds(20)), retryAfter: .honoured(upTo: .seconds(1))),
+            retry: .automatic(
+                .attempts(4, backoff: .milliseconds(5), maxBackoff: .milliseconds(20)),
+                retryAfter: .honoured(upTo: .seconds(1))),
             jitterSeed: seed,
             eventRetention: 100_000
         )
@@ -90,7 +92,8 @@ struct GateServerFaultTests {
         // Nothing loops: attempts per request stay within the budget.
         var attempts: [UInt64: Int] = [:]
         for case .running(let id, _, _) in events { attempts[id, default: 0] += 1 }
-        #expect(attempts.values.allSatisfy { $0 <= configuration.retry.schedule.maxAttempts }, "seed \(seed): \(attempts)")
+        #expect(
+            attempts.values.allSatisfy { $0 <= configuration.retry.schedule.maxAttempts }, "seed \(seed): \(attempts)")
         gate.shutdown()
         await server.stop()
     }

@@ -31,7 +31,8 @@ struct GateSessionPropertyTests {
             seed: seed, rates: script.rates, clock: clock, initialToken: script.startsSignedIn ? "s0" : nil)
         var configuration = GateConfiguration(
             maxConcurrentRequests: script.maxConcurrent,
-            retry: .automatic(.attempts(script.maxAttempts, backoff: .milliseconds(50), maxBackoff: .milliseconds(400))),
+            retry: .automatic(
+                .attempts(script.maxAttempts, backoff: .milliseconds(50), maxBackoff: .milliseconds(400))),
             refreshTimeout: .seconds(3600),
             jitterSeed: seed,
             eventRetention: 1_000_000

@@ -37,7 +37,9 @@ struct GateSessionServerTests {
         let server = try await TokenServer.start(faults: faults)
         var configuration = GateConfiguration(
             maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
-            retry: .automatic(.attempts(5, backoff: .milliseconds(2), maxBackoff: .milliseconds(10)), retryAfter: .honoured(upTo: .seconds(1))),
+            retry: .automatic(
+                .attempts(5, backoff: .milliseconds(2), maxBackoff: .milliseconds(10)),
+                retryAfter: .honoured(upTo: .seconds(1))),
             jitterSeed: seed,
             eventRetention: 100_000
         )
