@@ -11,7 +11,7 @@
 ///
 /// let patient = RetryPolicy.attempts(4, backoff: .milliseconds(100), multiplier: 3)
 /// // waits 100 ms, 300 ms, 900 ms — for a task or a request alike:
-/// try await gate.send(report, retry: .automatic(patient))
+/// try await gate.send(export, retry: .automatic(patient))
 /// ```
 public struct RetryPolicy: Hashable, Sendable {
     /// The total number of attempts, as given. Fewer than 1 is reported, naming whatever holds

@@ -62,8 +62,8 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A duration of the ``GateConfiguration``, or the `timeout` of
         /// ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:metadata:)``, is negative; nothing was sent.
         public static let negativeDuration = Code(kind: .negativeDuration)
-        /// A count in the ``GateConfiguration`` (or a ``RequestRetryPolicy``'s attempts) is below
-        /// its minimum: the gate is not created, or the request is not sent.
+        /// A count in the ``GateConfiguration`` (or a ``RequestRetryPolicy``'s attempts or
+        /// multiplier) is below its minimum: the gate is not created, or the request is not sent.
         public static let invalidConfiguration = Code(kind: .invalidConfiguration)
 
         public var description: String { "\(kind)" }
@@ -99,7 +99,9 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// ``Code/retriesExhausted`` and ``Code/transport``, `nil` for every other code.
     ///
     /// ```swift
-    /// catch let error where error.code == .retriesExhausted {
+    /// do {
+    ///     _ = try await gate.send(feedRequest)
+    /// } catch where error.code == .retriesExhausted {
     ///     log("gave up after \(error.attempts ?? 0) sends; last status \(error.status ?? 0)")
     /// }
     /// ```
@@ -228,7 +230,7 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         GateError(.negativeDuration, "\(prefix(request))\(parameter) is negative (\(value))", request: request)
     }
 
-    /// `setting` as the API spells it: `GateConfiguration.maxAttempts`.
+    /// `setting` as the API spells it: `GateConfiguration.retry.schedule.maxAttempts`.
     static func invalidConfiguration(_ setting: String, _ value: Int, minimum: Int, request: String? = nil)
         -> GateError
     {

@@ -38,8 +38,9 @@ import Tracing
 /// the first request that finds it stale starts the refresh before sending, and the others park
 /// behind it as after a rejection. ``refresh()`` starts one with no request at all.
 ///
-/// Retries share one budget per request (``GateConfiguration/maxAttempts``), back off
-/// exponentially with jitter, honour `Retry-After` up to a cap, and never replay a streamed body.
+/// Retries share one budget per request (the ``RetryPolicy/maxAttempts`` of
+/// ``GateConfiguration/retry``), back off exponentially with jitter by the policy's multiplier,
+/// honour `Retry-After` up to a cap, and never replay a streamed body.
 /// Failures are retried only where that is safe — idempotent requests, transient transport
 /// errors — unless a request's ``RequestRetryPolicy`` says otherwise.
 /// ``GateConfiguration/refreshWindow`` bounds refreshes across requests (5 in 30 seconds

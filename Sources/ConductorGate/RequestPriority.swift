@@ -6,7 +6,7 @@
 /// refresh that everything else must wait for.
 ///
 /// ```swift
-/// let rows = try await gate.send(visibleRows, priority: .high)
+/// let feed = try await gate.send(feedRequest, priority: .high)
 /// try await scheduler.run(priority: .high) { try await loadVisibleRows() }
 /// try await scheduler.run(priority: .unique) { try await refreshToken() }
 /// ```

@@ -22,7 +22,7 @@ import HTTPTypes
 /// // A slow endpoint that deserves more tries, each wait three times the one before:
 /// try await gate.send(export, retry: .automatic(.attempts(6, backoff: .milliseconds(200), multiplier: 3)))
 /// // A server whose Retry-After is not to be trusted: back off as the schedule says.
-/// try await gate.send(feed, retry: .automatic(retryAfter: .ignored))
+/// try await gate.send(feedRequest, retry: .automatic(retryAfter: .ignored))
 /// ```
 ///
 /// Whatever the policy, a request is re-sent after a refresh when the server rejected its
@@ -40,8 +40,10 @@ public struct RequestRetryPolicy: Hashable, Sendable, CustomStringConvertible {
     /// ``ResponseVerdict/retry``) replaces the ``schedule``'s wait.
     ///
     /// ```swift
-    /// .automatic(retryAfter: .honoured(upTo: .seconds(10)))  // a longer wait ends the request
-    /// .automatic(retryAfter: .ignored)                        // the schedule's waits, always
+    /// // A longer Retry-After ends the request:
+    /// let capped: RequestRetryPolicy = .automatic(retryAfter: .honoured(upTo: .seconds(10)))
+    /// // The schedule's waits, always:
+    /// let ignoring: RequestRetryPolicy = .automatic(retryAfter: .ignored)
     /// ```
     public struct RetryAfter: Hashable, Sendable, CustomStringConvertible {
         /// The longest `Retry-After` honoured; `nil` when it is ignored.

@@ -18,7 +18,6 @@ final class ShopAPI: Sendable {
         let transport = DemoTransport(base: URLSessionTransport())
         var configuration = GateConfiguration(
             maxConcurrentRequests: 6,  // a browser's per-host limit, so the lanes matter
-            maxAttempts: 3,
             retry: .automatic(.attempts(3, backoff: options.scaled(.milliseconds(100)))),
             refreshTimeout: options.scaled(.seconds(3)),
             jitterSeed: options.seed
