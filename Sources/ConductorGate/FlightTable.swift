@@ -8,7 +8,7 @@
 /// flight leaves it exactly once (its own end, its last caller leaving, or a shutdown), which
 /// is what lets the gate journal each request's end exactly once.
 struct FlightTable<Key: Hashable, Caller, Work> {
-    typealias Priority = PriorityScheduler.Priority
+    typealias Priority = RequestPriority
 
     /// One request in flight and the callers waiting for its outcome.
     struct Flight {

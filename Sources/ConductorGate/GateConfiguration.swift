@@ -5,7 +5,7 @@ public import Foundation
 /// ```swift
 /// var configuration = GateConfiguration()
 /// configuration.maxConcurrentRequests = 6
-/// configuration.maxAttempts = 4
+/// configuration.retry = .automatic(.attempts(4, backoff: .milliseconds(200), multiplier: 3))
 /// configuration.jitterSeed = 42          // reproducible backoff in tests
 /// let gate = try RequestGate(transport: transport, configuration: configuration, authorize: authorize, refresh: refresh)
 /// ```
@@ -18,20 +18,13 @@ public struct GateConfiguration: Sendable {
     /// How many requests may be on the wire at once; `nil` for no limit. The credential
     /// refresh never counts against it. At least 1.
     public var maxConcurrentRequests: Int?
-    /// Sends allowed per request, across every kind of retry: backoff after an error or a
-    /// "retry" verdict, and re-sending after a credential change. At least 1. A request's
-    /// ``RequestRetryPolicy`` can set its own, and decides which failures are retried at all:
-    /// by default only those of idempotent requests.
-    public var maxAttempts: Int
-    /// The backoff before the second attempt; it doubles for each further one. Zero retries
-    /// at once.
-    public var initialBackoff: Duration
-    /// The longest backoff.
-    public var maxBackoff: Duration
-    /// The longest `Retry-After` the gate honours; a server asking for more ends the request
-    /// with ``GateError/Code/retriesExhausted`` rather than holding it for that long. Zero
-    /// honours only `Retry-After: 0`.
-    public var maxRetryAfter: Duration
+    /// Every request's retry policy unless it gives its own (which replaces this one whole):
+    /// which failures are retried (by default only those of idempotent requests), how many
+    /// sends in all — across every kind of retry: backoff after an error or a "retry" verdict,
+    /// and re-sending after a credential change — the waits between them, and how far a
+    /// server's `Retry-After` is honoured. ``RequestRetryPolicy/automatic`` unless set: three
+    /// sends, waiting 200 ms then 400 ms, `Retry-After` honoured up to two minutes.
+    public var retry: RequestRetryPolicy
     /// How long a credential refresh may take before it counts as failed. Zero fails every
     /// refresh that has to wait.
     public var refreshTimeout: Duration
@@ -106,10 +99,7 @@ public struct GateConfiguration: Sendable {
 
     public init(
         maxConcurrentRequests: Int? = nil,
-        maxAttempts: Int = 3,
-        initialBackoff: Duration = .milliseconds(200),
-        maxBackoff: Duration = .seconds(30),
-        maxRetryAfter: Duration = .seconds(120),
+        retry: RequestRetryPolicy = .automatic,
         refreshTimeout: Duration = .seconds(30),
         requestTimeout: Duration? = nil,
         jitterSeed: UInt64? = nil,
@@ -118,10 +108,7 @@ public struct GateConfiguration: Sendable {
         telemetry: Telemetry = .bootstrapped
     ) {
         self.maxConcurrentRequests = maxConcurrentRequests
-        self.maxAttempts = maxAttempts
-        self.initialBackoff = initialBackoff
-        self.maxBackoff = maxBackoff
-        self.maxRetryAfter = maxRetryAfter
+        self.retry = retry
         self.refreshTimeout = refreshTimeout
         self.requestTimeout = requestTimeout
         self.jitterSeed = jitterSeed
@@ -134,8 +121,9 @@ public struct GateConfiguration: Sendable {
     func validate() throws(GateError) {
         if let baseURL, GateBaseURL(baseURL) == nil { throw .invalidBaseURL("GateConfiguration.baseURL", baseURL) }
         if let (parameter, value) = negativeDuration { throw .negativeDuration(nil, parameter, value) }
+        try retry.validate(as: "GateConfiguration.retry", request: nil)
         let counts: [(String, Int?)] = [
-            ("maxConcurrentRequests", maxConcurrentRequests), ("maxAttempts", maxAttempts),
+            ("maxConcurrentRequests", maxConcurrentRequests),
             ("eventRetention", eventRetention), ("agingThreshold", agingThreshold),
             ("refreshWindow.maxRefreshes", refreshWindow?.maxRefreshes),
         ]
@@ -147,7 +135,6 @@ public struct GateConfiguration: Sendable {
     /// The first negative duration, named as the property is.
     private var negativeDuration: (parameter: String, value: Duration)? {
         let durations: [(String, Duration?)] = [
-            ("initialBackoff", initialBackoff), ("maxBackoff", maxBackoff), ("maxRetryAfter", maxRetryAfter),
             ("refreshTimeout", refreshTimeout), ("requestTimeout", requestTimeout),
             ("refreshWindow.period", refreshWindow?.period),
         ]

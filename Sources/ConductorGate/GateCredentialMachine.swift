@@ -111,18 +111,16 @@ struct GateCredentialMachine<Credential, Waiter> {
     /// Start times of the refreshes within the window, oldest first.
     private var windowStarts: Deque<Duration> = []
     private var nextRefreshID: UInt64 = 0
-    private let retrySchedule: RetrySchedule
     /// The backoff's jitter, seedable so a test replays it.
     private var jitter: SplitMix64
 
     init(
         credential: Credential?, refreshWindow: (maxRefreshes: Int, period: Duration)?,
-        retrySchedule: RetrySchedule, jitterSeed: UInt64?
+        jitterSeed: UInt64?
     ) {
         self.credential = credential
         self.version = credential == nil ? 0 : 1
         self.refreshWindow = refreshWindow.map { (max(1, $0.maxRefreshes), $0.period) }
-        self.retrySchedule = retrySchedule
         self.jitter = SplitMix64(seed: jitterSeed ?? UInt64.random(in: .min ... .max))
     }
 
@@ -211,9 +209,10 @@ struct GateCredentialMachine<Credential, Waiter> {
         return parked.remove(at: index).waiter
     }
 
-    /// The backoff before the next attempt, after failed attempt `attempt`.
-    mutating func backoffDelay(afterAttempt attempt: Int) -> Duration {
-        retrySchedule.delay(afterAttempt: attempt, jitter: &jitter)
+    /// The backoff before the next attempt, after failed attempt `attempt`, on the request's
+    /// `schedule`.
+    mutating func backoffDelay(afterAttempt attempt: Int, on schedule: RetrySchedule) -> Duration {
+        schedule.delay(afterAttempt: attempt, jitter: &jitter)
     }
 
     // MARK: - The refresh

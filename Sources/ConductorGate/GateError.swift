@@ -36,7 +36,9 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The request needs the credential, and ``RequestGate/signOut()`` cleared it (while
         /// the request was queued or parked, or before it was sent).
         public static let signedOut = Code(kind: .signedOut)
-        /// The request used its whole attempt budget without a usable response.
+        /// The request used its whole attempt budget without a usable response, or a response
+        /// asked for a retry it may not have. How many sends it made is ``GateError/attempts``;
+        /// the last response's status is ``GateError/status``.
         public static let retriesExhausted = Code(kind: .retriesExhausted)
         /// The gate was shut down before the request finished.
         public static let shutDown = Code(kind: .shutDown)
@@ -61,9 +63,10 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A duration of the ``GateConfiguration``, or the `timeout` of
         /// ``RequestGate/send(_:body:priority:coalescingKey:timeout:authorization:retry:metadata:)``, is negative; nothing was sent.
         public static let negativeDuration = Code(kind: .negativeDuration)
-        /// A count in the ``GateConfiguration`` (or a ``RequestRetryPolicy``'s attempts) is below
-        /// its minimum, or its ``GateConfiguration/baseURL`` cannot be a base (no scheme or host,
-        /// or a query or fragment): the gate is not created, or the request is not sent.
+        /// A count in the ``GateConfiguration`` (or a ``RequestRetryPolicy``'s attempts or
+        /// multiplier) is below its minimum, or its ``GateConfiguration/baseURL`` cannot be a base
+        /// (no scheme or host, or a query or fragment): the gate is not created, or the request is
+        /// not sent.
         public static let invalidConfiguration = Code(kind: .invalidConfiguration)
         /// The request names no scheme or no authority, and cannot take them from
         /// ``GateConfiguration/baseURL``: the gate has none, or the request names one of the two
@@ -85,7 +88,8 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The error behind this one, as it was thrown, so a caller can tell causes apart without
     /// reading the message: what the `refresh` closure threw (``Code/refreshFailed``), or what
     /// the transport threw (``Code/transport``, and ``Code/timedOut`` when the last finished
-    /// attempt failed in the transport).
+    /// attempt failed in the transport, and ``Code/retriesExhausted`` when an attempt before
+    /// the responses that used up the budget failed in the transport: the latest such error).
     ///
     /// ```swift
     /// do {
@@ -98,6 +102,19 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Not part of equality or hashing: two errors with the same code, message, request and
     /// status are equal whatever caused them.
     public var underlyingError: (any Error)? { cause?.error }
+    /// How many times the request was sent before it ended: set for
+    /// ``Code/retriesExhausted`` and ``Code/transport``, `nil` for every other code.
+    ///
+    /// ```swift
+    /// do {
+    ///     _ = try await gate.send(feedRequest)
+    /// } catch where error.code == .retriesExhausted {
+    ///     log("gave up after \(error.attempts ?? 0) sends; last status \(error.status ?? 0)")
+    /// }
+    /// ```
+    ///
+    /// Like ``underlyingError``, not part of equality or hashing (the message says it too).
+    public let attempts: Int?
     private let cause: Cause?
 
     /// The underlying error in a box, so that `GateError` stays `Hashable` without it.
@@ -106,13 +123,15 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     package init(
-        _ code: Code, _ message: String, request: String? = nil, status: Int? = nil, underlying: (any Error)? = nil
+        _ code: Code, _ message: String, request: String? = nil, status: Int? = nil, underlying: (any Error)? = nil,
+        attempts: Int? = nil
     ) {
         self.code = code
         self.message = message
         self.request = request
         self.status = status
         self.cause = underlying.map(Cause.init)
+        self.attempts = attempts
     }
 
     public static func == (lhs: GateError, rhs: GateError) -> Bool {
@@ -131,7 +150,8 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// This error with `status` as the last response's status, where it had none.
     func withStatus(_ status: Int?) -> GateError {
         guard self.status == nil, let status else { return self }
-        return GateError(code, message, request: request, status: status, underlying: underlyingError)
+        return GateError(
+            code, message, request: request, status: status, underlying: underlyingError, attempts: attempts)
     }
 
     private static func prefix(_ request: String?) -> String {
@@ -164,13 +184,18 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
             request: request)
     }
 
-    static func retriesExhausted(_ request: String, attempts: Int, last: String, status: Int?) -> GateError {
-        // `last` ends with why no further attempt was made when that was not the budget.
+    /// `last` ends with why no further attempt was made when that was not the budget;
+    /// `lastError` is what the transport threw on the latest attempt that failed in it.
+    static func retriesExhausted(
+        _ request: String, attempts: Int, last: String, status: Int?, lastError: (any Error)? = nil
+    ) -> GateError {
         GateError(
             .retriesExhausted,
             "\(request): gave up after \(attempts) attempt(s); last: \(last)",
             request: request,
-            status: status
+            status: status,
+            underlying: lastError,
+            attempts: attempts
         )
     }
 
@@ -196,7 +221,7 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         GateError(
             .transport,
             "\(request): transport failed after \(attempts) attempt(s)\(why.map { ", \($0)" } ?? ""): \(TransportErrorText.describe(error))",
-            request: request, status: status, underlying: error)
+            request: request, status: status, underlying: error, attempts: attempts)
     }
 
     /// `lastError`: what the transport threw on the last attempt, when it threw.
@@ -212,7 +237,7 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
         GateError(.negativeDuration, "\(prefix(request))\(parameter) is negative (\(value))", request: request)
     }
 
-    /// `setting` as the API spells it: `GateConfiguration.maxAttempts`.
+    /// `setting` as the API spells it: `GateConfiguration.retry.schedule.maxAttempts`.
     static func invalidConfiguration(_ setting: String, _ value: Int, minimum: Int, request: String? = nil)
         -> GateError
     {

@@ -10,12 +10,12 @@
 /// credential, ever appears in an event.
 public enum GateEvent: Sendable, Hashable, CustomStringConvertible {
     /// A request entered the gate.
-    case initial(request: UInt64, name: String, priority: PriorityScheduler.Priority)
+    case initial(request: UInt64, name: String, priority: RequestPriority)
     /// A caller joined a request already in flight with the same coalescing key.
     case coalesced(name: String)
     /// An attempt is waiting for a slot (the concurrency limit, a `unique` barrier or
     /// higher lanes hold it back), in this lane.
-    case queued(request: UInt64, priority: PriorityScheduler.Priority)
+    case queued(request: UInt64, priority: RequestPriority)
     /// An attempt went on the wire, with this credential version.
     case running(request: UInt64, attempt: Int, credentialVersion: Int)
     /// The request will be sent again after `delay`.

@@ -22,7 +22,7 @@ final class GateInstruments: Sendable {
         /// told from different tasks, after the lock, so an end can be told first (a cancel
         /// while the opening is still being carried out): it then waits here, as `.ended`, for
         /// the opening, which records it with its priority and removes it.
-        var priorities: [UInt64: RequestPriority] = [:]
+        var priorities: [UInt64: PriorityRecord] = [:]
         /// The context of the running refresh's span, once its refresher has started.
         var refresh: ServiceContext?
 
@@ -30,7 +30,7 @@ final class GateInstruments: Sendable {
         /// its opening told, or waits for an opening not told yet.
         mutating func end(
             _ id: UInt64, _ outcome: String,
-            into ended: inout [(outcome: String, priority: PriorityScheduler.Priority?)], metrics: Bool
+            into ended: inout [(outcome: String, priority: RequestPriority?)], metrics: Bool
         ) {
             guard metrics else { return }
             if case .open(let priority) = priorities.removeValue(forKey: id) {
@@ -41,8 +41,9 @@ final class GateInstruments: Sendable {
         }
     }
 
-    enum RequestPriority {
-        case open(PriorityScheduler.Priority)
+    /// A request's priority as its opening told it, or its end waiting for that opening.
+    enum PriorityRecord {
+        case open(RequestPriority)
         case ended(outcome: String)
     }
 
@@ -83,7 +84,7 @@ final class GateInstruments: Sendable {
     /// the method and path (never the query, never a header: no credential), and carry the
     /// caller's `metadata`, each key an attribute of its own.
     func startRequest(
-        _ request: HTTPRequest, name: String, priority: PriorityScheduler.Priority, metadata: Logger.Metadata
+        _ request: HTTPRequest, name: String, priority: RequestPriority, metadata: Logger.Metadata
     ) -> RequestTrace? {
         guard let tracer else { return nil }
         let span = tracer.startSpan(
@@ -178,7 +179,7 @@ final class GateInstruments: Sendable {
     func record(_ events: some Collection<GateEvent>, releasedByRefresh: [UInt64] = []) {
         var spanEvents: [(any Span, SpanEvent)] = []
         var links: [(any Span, ServiceContext)] = []
-        var ended: [(outcome: String, priority: PriorityScheduler.Priority?)] = []
+        var ended: [(outcome: String, priority: RequestPriority?)] = []
         state.withLock { state in
             for event in events {
                 switch event {

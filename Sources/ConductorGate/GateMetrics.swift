@@ -35,7 +35,7 @@ struct GateMetrics: Sendable {
     }
 
     /// One flight ended (coalesced callers share theirs): `succeeded`, `failed` or `cache`.
-    func requestEnded(_ outcome: String, priority: PriorityScheduler.Priority?) {
+    func requestEnded(_ outcome: String, priority: RequestPriority?) {
         Counter(
             label: Name.requests,
             dimensions: [("outcome", outcome), ("priority", priority.map { "\($0)" } ?? "unknown")],

@@ -33,11 +33,14 @@ struct GateRequestAttempts {
     /// then sends what is current and lets the server judge, so a judge that calls every
     /// credential stale costs a request one refresh, not a loop of them.
     private var refreshedStale = false
+    /// What the transport threw on the latest attempt that failed in it: the cause a
+    /// `retriesExhausted` error keeps when the attempts after it got responses.
+    private var lastTransportError: (any Error)?
 
     init(_ request: GateRequest, lastError: LastTransportError?) {
         self.request = request
         self.storage = request.storage
-        self.budget = request.retry.maxAttempts ?? request.sender.configuration.maxAttempts
+        self.budget = request.retry.schedule.maxAttempts
         self.replayable = request.body?.isReplayable ?? true
         self.retryRefusal = request.retry.refusal(for: request.request)
         self.lastError = lastError
@@ -52,7 +55,12 @@ struct GateRequestAttempts {
             guard let (credential, version) = try await authorize(slot) else { continue }
             sent += 1
             let outcome = await send(with: credential)
-            if case .transportFailed(let error) = outcome { lastError?.record(error) } else { lastError?.record(nil) }
+            if case .transportFailed(let error) = outcome {
+                lastError?.record(error)
+                lastTransportError = error
+            } else {
+                lastError?.record(nil)
+            }
             switch outcome {
             case .response(let reply, .credentialExpired) where request.needsAuthorization:
                 lastStatus = reply.response.status.code
@@ -220,7 +228,8 @@ struct GateRequestAttempts {
             if let retryRefusal {
                 storage.releaseSlot(slot.priority)
                 throw GateError.retriesExhausted(
-                    name, attempts: sent, last: "status \(status); \(retryRefusal)", status: status)
+                    name, attempts: sent, last: "status \(status); \(retryRefusal)", status: status,
+                    lastError: lastTransportError)
             }
             do { try mayResend("status \(status)") } catch {
                 storage.releaseSlot(slot.priority)
@@ -264,7 +273,8 @@ struct GateRequestAttempts {
     /// Whether one more send is allowed; throws the error that ends the request if not.
     private func mayResend(_ last: @autoclosure () -> String) throws {
         guard sent < budget else {
-            throw GateError.retriesExhausted(name, attempts: sent, last: last(), status: lastStatus)
+            throw GateError.retriesExhausted(
+                name, attempts: sent, last: last(), status: lastStatus, lastError: lastTransportError)
         }
         guard replayable || sent == 0 else { throw GateError.bodyNotReplayable(name, status: lastStatus) }
     }
@@ -272,18 +282,22 @@ struct GateRequestAttempts {
     /// Gives the slot back and waits before the next attempt (one transition: the slot, the
     /// jitter, the `retry` event).
     private func backOff(
-        releasing slot: PriorityScheduler.Priority, retryAfter: Duration?, status: Int?,
+        releasing slot: RequestPriority, retryAfter: Duration?, status: Int?,
         reason: @autoclosure () -> String
     ) async throws {
-        let configuration = request.sender.configuration
-        if let retryAfter, retryAfter > configuration.maxRetryAfter {
+        let policy = request.retry
+        // An ignored Retry-After leaves the wait to the schedule.
+        let honoured = policy.retryAfter.maximum.flatMap { _ in retryAfter }
+        if let honoured, let maximum = policy.retryAfter.maximum, honoured > maximum {
             storage.releaseSlot(slot)
             throw GateError.retriesExhausted(
-                name, attempts: sent,
-                last: "Retry-After \(retryAfter) exceeds the cap of \(configuration.maxRetryAfter)", status: status)
+                name, attempts: sent, last: "Retry-After \(honoured) exceeds the cap of \(maximum)", status: status,
+                lastError: lastTransportError)
         }
         request.sender.requestLog?.noteRetry(request.id, reason: reason())
-        let delay = storage.backOff(request: request.id, attempt: sent, retryAfter: retryAfter, slot: slot)
+        let delay = storage.backOff(
+            request: request.id, attempt: sent, retryAfter: honoured, schedule: policy.schedule.retrySchedule,
+            slot: slot)
         do {
             try await request.sender.backoffClock.sleep(for: delay)
         } catch {

@@ -7,7 +7,7 @@ import Logging
 ///
 /// Not generic, for the reason the storage is not (see ``GateStorage``).
 final class GateSender: Sendable {
-    typealias Priority = PriorityScheduler.Priority
+    typealias Priority = RequestPriority
 
     let storage: GateStorage
     let configuration: GateConfiguration
@@ -54,11 +54,9 @@ final class GateSender: Sendable {
         self.classify = classify
         let instruments = GateInstruments(configuration.telemetry, clock: clock)
         let window = configuration.refreshWindow.map { ($0.maxRefreshes, $0.period) }
-        let schedule = RetrySchedule(initial: configuration.initialBackoff, maximum: configuration.maxBackoff)
         let machine = GateStorage.Machine(
             credentials: GateStorage.Machine.Credentials(
-                credential: credential, refreshWindow: window, retrySchedule: schedule,
-                jitterSeed: configuration.jitterSeed),
+                credential: credential, refreshWindow: window, jitterSeed: configuration.jitterSeed),
             slots: SchedulerStateMachine(
                 limit: configuration.maxConcurrentRequests, agingThreshold: configuration.agingThreshold))
         self.storage = GateStorage(
@@ -78,7 +76,7 @@ final class GateSender: Sendable {
         coalescingKey: String?,
         timeout: Duration?,
         authorization: RequestAuthorization,
-        retry: RequestRetryPolicy,
+        retry: RequestRetryPolicy?,
         metadata: Logger.Metadata = [:],
         trace: GateInstruments.RequestTrace? = nil
     ) async throws(GateError) -> GateResponse {
@@ -87,15 +85,15 @@ final class GateSender: Sendable {
         let name = request.gateName
         let request = try request.resolved(against: baseURL, name: name)
         if let timeout, timeout < .zero { throw .negativeDuration(name, "timeout", timeout) }
-        if let attempts = retry.maxAttempts, attempts < 1 {
-            throw .invalidConfiguration("RequestRetryPolicy.maxAttempts", attempts, minimum: 1, request: name)
-        }
+        // The gate's own policy was validated when the gate was made.
+        if let retry { try retry.validate(as: "retry", request: name) }
         let id = requestIDs.next()
         if let trace { instruments?.register(trace, as: id) }
+        let policy = retry?.over(configuration.retry) ?? configuration.retry
         let flight = GateRequest(
             sender: self, request: request, body: body, key: coalescingKey.map(GateFlightKey.coalesced) ?? .request(id),
             id: id, name: name, timeout: timeout ?? configuration.requestTimeout,
-            needsAuthorization: authorization.isRequired, retry: retry)
+            needsAuthorization: authorization.isRequired, retry: policy)
         let delivery = await storage.open(
             flight.key, request: id, name: name, priority: priority, needsAuthorization: flight.needsAuthorization,
             run: { task in

@@ -2,7 +2,7 @@
 /// priority, the failure epoch (see ``GateCredentialMachine/failureEpoch``) seen when it
 /// queued, and, for an attempt, the decision the transition that gave it the slot took.
 struct GateSlot<Credential: Sendable>: Sendable {
-    typealias Priority = PriorityScheduler.Priority
+    typealias Priority = RequestPriority
 
     /// What the look at an attempt in its slot decided: whether it goes out, and with which
     /// credential.

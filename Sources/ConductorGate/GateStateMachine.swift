@@ -12,7 +12,7 @@
 struct GateStateMachine<Handles: GateHandles> {
     typealias Credential = Handles.Credential
     typealias Credentials = GateCredentialMachine<Credential, Parked>
-    typealias Priority = PriorityScheduler.Priority
+    typealias Priority = RequestPriority
     typealias Failure = GateFailure
 
     typealias Flights = FlightTable<GateFlightKey, Handles.Caller, Handles.Work>
@@ -514,12 +514,13 @@ struct GateStateMachine<Handles: GateHandles> {
     }
 
     /// Attempt `attempt` of request `id`, holding a slot of `priority`, failed and will be sent
-    /// again after `retryAfter` (the server's) or else the backoff with jitter: records
+    /// again after `retryAfter` (the server's) or else the backoff of `schedule` with jitter: records
     /// `retry` and gives the slot back.
     mutating func backOff(
-        request id: UInt64, attempt: Int, retryAfter: Duration?, slot priority: Priority, events: inout [GateEvent]
+        request id: UInt64, attempt: Int, retryAfter: Duration?, schedule: RetrySchedule, slot priority: Priority,
+        events: inout [GateEvent]
     ) -> (delay: Duration, slotStarts: [SlotStart]) {
-        let delay = retryAfter ?? credentials.backoffDelay(afterAttempt: attempt)
+        let delay = retryAfter ?? credentials.backoffDelay(afterAttempt: attempt, on: schedule)
         events.append(.retry(request: id, attempt: attempt, delay: delay))
         return (delay, releaseSlot(priority, events: &events))
     }

@@ -20,7 +20,7 @@ final class GateStorage: Sendable {
     }
 
     typealias Machine = GateStateMachine<Handles>
-    typealias Priority = PriorityScheduler.Priority
+    typealias Priority = RequestPriority
 
     typealias Delivery = GateDelivery
     typealias State = GateLockedState
@@ -190,10 +190,12 @@ final class GateStorage: Sendable {
     }
 
     /// Gives the slot back after a failed attempt; returns the delay before the next one.
-    func backOff(request id: UInt64, attempt: Int, retryAfter: Duration?, slot: Priority) -> Duration {
+    func backOff(
+        request id: UInt64, attempt: Int, retryAfter: Duration?, schedule: RetrySchedule, slot: Priority
+    ) -> Duration {
         transition { state, events -> Duration in
             let backOff = state.machine.backOff(
-                request: id, attempt: attempt, retryAfter: retryAfter, slot: slot, events: &events)
+                request: id, attempt: attempt, retryAfter: retryAfter, schedule: schedule, slot: slot, events: &events)
             state.start(backOff.slotStarts)
             return backOff.delay
         }

@@ -20,7 +20,7 @@ extension PriorityScheduler {
     /// Joins the flight `key` names (raising it to `priority`), or opens one running `work`;
     /// returns the flight's result.
     func coalesce(
-        _ key: ErasedCoalescingKey, priority: Priority, work: @escaping @Sendable () async throws -> any Sendable
+        _ key: ErasedCoalescingKey, priority: RequestPriority, work: @escaping @Sendable () async throws -> any Sendable
     ) async throws -> any Sendable {
         let id = WaiterID.next()
         typealias Caller = WaiterSet<CoalescedDelivery>.Waiter
@@ -56,7 +56,7 @@ extension PriorityScheduler {
     /// Runs flight `id`'s work in a task of its own, in a slot taken at the flight's priority,
     /// and settles the flight with its result.
     private func startFlight(
-        _ key: ErasedCoalescingKey, id: UInt64, priority: Priority,
+        _ key: ErasedCoalescingKey, id: UInt64, priority: RequestPriority,
         work: @escaping @Sendable () async throws -> any Sendable
     ) {
         let task = Task(executorPreference: TaskPlacement.executor) {

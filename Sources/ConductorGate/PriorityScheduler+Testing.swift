@@ -4,7 +4,7 @@ extension PriorityScheduler {
     /// Test hook: suspends until at least `count` submissions are queued (in `priority`'s
     /// lane only, when given) — the event a test waits for before it releases running work,
     /// so queue order is never a race. Returns early if the waiting task is cancelled.
-    package func queued(atLeast count: Int, in priority: Priority? = nil) async {
+    package func queued(atLeast count: Int, in priority: RequestPriority? = nil) async {
         await state.wait(
             untilCountOf: { $0.machine.queuedCount(inLane: priority) }, reaches: count, key: priority,
             waiters: \.probeWaiters)
@@ -20,7 +20,7 @@ extension PriorityScheduler {
 extension SchedulerStateMachine {
     /// What the test hooks count: the submissions queued in `priority`'s lane, or in all
     /// lanes when it is `nil`.
-    func queuedCount(inLane priority: PriorityScheduler.Priority?) -> Int {
+    func queuedCount(inLane priority: RequestPriority?) -> Int {
         guard let priority else { return queuedCount }
         return queuedCount(in: priority)
     }

@@ -42,7 +42,7 @@ public final class PriorityScheduler: Sendable {
     }
 
     struct Job: Sendable {
-        var priority: Priority
+        var priority: RequestPriority
         var body: @Sendable () async -> Void
     }
 
@@ -57,7 +57,7 @@ public final class PriorityScheduler: Sendable {
         var idleWaiters = WaiterSet<Bool>()
         /// Test hooks' waiters (PriorityScheduler+Testing.swift), keyed by the lane they count
         /// (`nil`: all lanes); empty until a test waits.
-        var probeWaiters = CountWaiters<Priority?>()
+        var probeWaiters = CountWaiters<RequestPriority?>()
 
         /// The test hooks' waiters whose count the queue now meets, to resume after unlocking.
         mutating func takeSatisfiedProbeWaiters() -> [CountWaiters<Void>.Continuation] {
@@ -72,7 +72,7 @@ public final class PriorityScheduler: Sendable {
         }
 
         /// Moves queued entry `id` to `priority`'s lane; returns the test hooks' waiters to wake.
-        mutating func raise(id: UInt64, to priority: Priority) -> [CountWaiters<Void>.Continuation] {
+        mutating func raise(id: UInt64, to priority: RequestPriority) -> [CountWaiters<Void>.Continuation] {
             guard machine.raise(id: id, to: priority) else { return [] }
             return takeSatisfiedProbeWaiters()
         }
@@ -106,7 +106,7 @@ public final class PriorityScheduler: Sendable {
     /// Throws `CancellationError` at once if the caller is cancelled while waiting, and
     /// ``SchedulerError/Code/shutDown`` if the scheduler is (or gets) shut down before the work starts.
     public func run<T>(
-        priority: Priority = .default,
+        priority: RequestPriority = .default,
         isolation: isolated (any Actor)? = #isolation,
         _ work: () async throws -> T
     ) async throws -> T {
@@ -123,7 +123,7 @@ public final class PriorityScheduler: Sendable {
     /// While the work is still queued, a caller who joins with a higher priority raises it to
     /// that priority (at most `high`).
     public func run<T: Sendable>(
-        priority: Priority = .default,
+        priority: RequestPriority = .default,
         coalescingKey: some Hashable & Sendable,
         _ work: @escaping @Sendable () async throws -> T
     ) async throws -> T {
@@ -140,7 +140,7 @@ public final class PriorityScheduler: Sendable {
     /// Use it for many small jobs: a worker that finishes a job takes the next one itself.
     /// Work still queued at ``shutdown()`` never runs. Throws ``SchedulerError/Code/shutDown`` after a
     /// shutdown.
-    public func submit(priority: Priority = .default, _ work: @escaping @Sendable () async -> Void)
+    public func submit(priority: RequestPriority = .default, _ work: @escaping @Sendable () async -> Void)
         throws(SchedulerError)
     {
         let job = Job(priority: priority, body: work)
@@ -196,8 +196,10 @@ public final class PriorityScheduler: Sendable {
     /// raise it. Returns `priority`, for the matching `release`: a flight's priority is
     /// `unique` exactly when it opened so (joining callers raise it at most to `high`).
     @discardableResult
-    func acquire(_ priority: Priority, flight: (key: ErasedCoalescingKey, id: UInt64)? = nil) async throws -> Priority {
-        func current(_ state: State) -> Priority {
+    func acquire(_ priority: RequestPriority, flight: (key: ErasedCoalescingKey, id: UInt64)? = nil) async throws
+        -> RequestPriority
+    {
+        func current(_ state: State) -> RequestPriority {
             guard let flight, let live = state.flights.flight(flight.key, of: flight.id) else { return priority }
             return live.priority
         }
@@ -237,7 +239,7 @@ public final class PriorityScheduler: Sendable {
         }
     }
 
-    func release(_ priority: Priority) {
+    func release(_ priority: RequestPriority) {
         let (started, idle) = state.withLock { state in
             (state.machine.finish(unique: priority == .unique), state.takeIdleWaitersIfIdle())
         }

@@ -38,8 +38,9 @@ import Tracing
 /// the first request that finds it stale starts the refresh before sending, and the others park
 /// behind it as after a rejection. ``refresh()`` starts one with no request at all.
 ///
-/// Retries share one budget per request (``GateConfiguration/maxAttempts``), back off
-/// exponentially with jitter, honour `Retry-After` up to a cap, and never replay a streamed body.
+/// Retries share one budget per request (the ``RetryPolicy/maxAttempts`` of
+/// ``GateConfiguration/retry``), back off exponentially with jitter by the policy's multiplier,
+/// honour `Retry-After` up to a cap, and never replay a streamed body.
 /// Failures are retried only where that is safe — idempotent requests, transient transport
 /// errors — unless a request's ``RequestRetryPolicy`` says otherwise.
 /// ``GateConfiguration/refreshWindow`` bounds refreshes across requests (5 in 30 seconds
@@ -134,26 +135,29 @@ public final class RequestGate<Credential: Sendable>: Sendable {
     ///     the deadline of the request that started it. Zero times out at once; a negative
     ///     timeout is rejected before anything is sent.
     ///   - authorization: ``RequestAuthorization/anonymous`` sends without the credential.
-    ///   - retry: which failures may be answered by sending again, and how many sends the
-    ///     request gets: by default only idempotent requests are retried (see
-    ///     ``RequestRetryPolicy``). A shared flight keeps the policy of the request that started it.
+    ///   - retry: which failures may be answered by sending again, how many sends the request
+    ///     gets and how long it waits between them; `nil` uses ``GateConfiguration/retry``
+    ///     (by default only idempotent requests are retried: see ``RequestRetryPolicy``). A
+    ///     request's own policy replaces the gate's whole. A shared flight keeps the policy of
+    ///     the request that started it.
     ///   - metadata: what ties the request to the work that caused it (an incoming request's
     ///     id, say): every line the gate's `logger` writes about the request carries it, and so
     ///     does the request's span, one attribute per key. A shared flight's lines carry the
     ///     metadata of the request that started it.
     /// - Throws: ``GateError``: ``GateError/Code/negativeDuration`` at once for a negative
-    ///   `timeout`; ``GateError/Code/invalidConfiguration`` for a `retry` of fewer than 1 attempt;
+    ///   `timeout`; ``GateError/Code/invalidConfiguration`` for a `retry` of fewer than 1 attempt
+    ///   or a multiplier below 1, and ``GateError/Code/negativeDuration`` for its negative waits;
     ///   ``GateError/Code/signedOut`` at once after ``signOut()`` for a request that needs the
     ///   credential; cancelling the calling task ends the call at once with
     ///   ``GateError/Code/cancelled`` (a shared flight goes on for its other callers).
     public func send(
         _ request: HTTPRequest,
         body: GateRequestBody? = nil,
-        priority: PriorityScheduler.Priority = .default,
+        priority: RequestPriority = .default,
         coalescingKey: String? = nil,
         timeout: Duration? = nil,
         authorization: RequestAuthorization = .required,
-        retry: RequestRetryPolicy = .automatic,
+        retry: RequestRetryPolicy? = nil,
         metadata: Logger.Metadata = [:]
     ) async throws(GateError) -> GateResponse {
         guard let instruments = sender.instruments else {

@@ -18,7 +18,7 @@ import DequeModule
 /// entries queued before it may start ahead of it. `unique` barriers are not counted: they
 /// overtake everything by design.
 struct SchedulerStateMachine<Payload> {
-    typealias Priority = PriorityScheduler.Priority
+    typealias Priority = RequestPriority
 
     enum SubmitAction {
         /// Run now; the caller holds a slot and must call ``finish(unique:)``.

@@ -20,7 +20,7 @@ extension PriorityScheduler {
 
     /// Suspends until at least `count` submissions are queued in `priority`'s lane: for a test
     /// that checks a caller joining a coalesced flight raised it before a slot freed up.
-    public func waitUntilQueued(atLeast count: Int, in priority: PriorityScheduler.Priority) async {
+    public func waitUntilQueued(atLeast count: Int, in priority: RequestPriority) async {
         await queued(atLeast: count, in: priority)
     }
 }

@@ -48,7 +48,8 @@ struct AsyncHTTPClientGateTests {
         try await withClient { client in
             let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 1 << 16)
             let gate = try server.gate(
-                transport, GateConfiguration(maxAttempts: 4, initialBackoff: .zero, maxBackoff: .zero, jitterSeed: 7))
+                transport,
+                GateConfiguration(retry: .automatic(.attempts(4, backoff: .zero, maxBackoff: .zero)), jitterSeed: 7))
             let reply = try await gate.send(server.request("/busy/1"))
             #expect(reply.response.status == .ok && reply.body == Array("/busy/1".utf8))
             #expect(server.hits.filter { $0.path == "/busy/1" }.count == 3)
@@ -63,7 +64,7 @@ struct AsyncHTTPClientGateTests {
         let server = try await FaultServer.start()
         try await withClient { client in
             let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 1 << 16)
-            var configuration = GateConfiguration(maxAttempts: 3, initialBackoff: .zero, maxBackoff: .zero)
+            var configuration = GateConfiguration(retry: .automatic(.attempts(3, backoff: .zero, maxBackoff: .zero)))
             configuration.refreshWindow = nil
             let gate = try server.gate(transport, configuration)
             let error = await #expect(throws: GateError.self) { try await gate.send(server.request("/drop/1")) }
@@ -87,7 +88,7 @@ struct AsyncHTTPClientGateTests {
         try await withClient(connectTimeout: .minutes(10)) { client in
             let transport = try AsyncHTTPClientTransport(client: client, maxResponseBytes: 1 << 16)
             let gate = try Self.gate(
-                transport, GateConfiguration(maxAttempts: 3, initialBackoff: .zero, maxBackoff: .zero))
+                transport, GateConfiguration(retry: .automatic(.attempts(3, backoff: .zero, maxBackoff: .zero))))
             let down = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/down")
             let error = await #expect(throws: GateError.self) { try await gate.send(down) }
             #expect(error?.code == .transport)
@@ -112,7 +113,7 @@ struct AsyncHTTPClientGateTests {
             let gate = try Self.gate(
                 transport,
                 GateConfiguration(
-                    maxAttempts: 3, initialBackoff: .seconds(60), maxBackoff: .seconds(60),
+                    retry: .automatic(.attempts(3, backoff: .seconds(60), maxBackoff: .seconds(60))),
                     requestTimeout: .seconds(5)),
                 clock: clock)
             let down = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/down")

@@ -421,7 +421,7 @@ func gateRefreshStormScenario(_ n: Int, oldHarness: Bool = false) -> Scenario {
 /// gate.schedule's subject: `jobs` no-op jobs submitted to a scheduler limited to `limit`,
 /// low/default/high in turn, then waiting until it is idle.
 func prioritySchedulerSubmit(jobs: Int, limit: Int) async {
-    let priorities: [PriorityScheduler.Priority] = [.low, .default, .high]
+    let priorities: [RequestPriority] = [.low, .default, .high]
     let scheduler = try! PriorityScheduler(maxConcurrent: limit)
     for job in 0..<jobs { try! scheduler.submit(priority: priorities[job % 3]) {} }
     try! await scheduler.whenIdle()

@@ -18,8 +18,7 @@ final class ShopAPI: Sendable {
         let transport = DemoTransport(base: URLSessionTransport())
         var configuration = GateConfiguration(
             maxConcurrentRequests: 6,  // a browser's per-host limit, so the lanes matter
-            maxAttempts: 3,
-            initialBackoff: options.scaled(.milliseconds(100)),
+            retry: .automatic(.attempts(3, backoff: options.scaled(.milliseconds(100)))),
             refreshTimeout: options.scaled(.seconds(3)),
             jitterSeed: options.seed
         )
@@ -77,7 +76,7 @@ struct RefreshRefused: Error, CustomStringConvertible {
 
 extension CallImportance {
     /// The request gate's lane for this importance.
-    var lane: PriorityScheduler.Priority {
+    var lane: RequestPriority {
         switch self {
         case .high: .high
         case .normal: .default

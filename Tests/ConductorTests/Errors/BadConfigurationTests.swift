@@ -299,9 +299,18 @@ import Testing
     @Test(arguments: [
         (GateConfiguration(requestTimeout: .seconds(-1)), "GateConfiguration.requestTimeout", "-1.0 seconds"),
         (GateConfiguration(refreshTimeout: .seconds(-1)), "GateConfiguration.refreshTimeout", "-1.0 seconds"),
-        (GateConfiguration(initialBackoff: .milliseconds(-200)), "GateConfiguration.initialBackoff", "-0.2 seconds"),
-        (GateConfiguration(maxBackoff: .seconds(-30)), "GateConfiguration.maxBackoff", "-30.0 seconds"),
-        (GateConfiguration(maxRetryAfter: .seconds(-1)), "GateConfiguration.maxRetryAfter", "-1.0 seconds"),
+        (
+            GateConfiguration(retry: .automatic(.attempts(3, backoff: .milliseconds(-200)))),
+            "GateConfiguration.retry.schedule.initialBackoff", "-0.2 seconds"
+        ),
+        (
+            GateConfiguration(retry: .automatic(.attempts(3, maxBackoff: .seconds(-30)))),
+            "GateConfiguration.retry.schedule.maxBackoff", "-30.0 seconds"
+        ),
+        (
+            GateConfiguration(retry: .automatic(retryAfter: .honoured(upTo: .seconds(-1)))),
+            "GateConfiguration.retry.retryAfter", "-1.0 seconds"
+        ),
         (
             {
                 var configuration = GateConfiguration()
@@ -335,13 +344,13 @@ import Testing
     /// A configuration keeps what it is given, whether through its initializer or a setter;
     /// the gate refuses it where it is made, naming the field (it was clamped to 1 before).
     @Test func maxAttemptsBelowOneIsKeptAndRefusedByTheGate() {
-        var configuration = GateConfiguration(maxAttempts: -9)
-        #expect(configuration.maxAttempts == -9)
-        configuration.maxAttempts = 0
-        #expect(configuration.maxAttempts == 0)
+        var configuration = GateConfiguration(retry: .automatic(.attempts(-9, backoff: .milliseconds(200))))
+        #expect(configuration.retry.schedule.maxAttempts == -9)
+        configuration.retry.schedule = .attempts(0, backoff: .milliseconds(200))
+        #expect(configuration.retry.schedule.maxAttempts == 0)
         let error = #expect(throws: GateError.self) { try Self.gate(configuration) }
         #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message == "GateConfiguration.maxAttempts must be at least 1 (got 0)")
+        #expect(error?.message == "GateConfiguration.retry.schedule.maxAttempts must be at least 1 (got 0)")
     }
 
     /// Every count of a configuration, at 0 and below: refused by the gate's initializer,
@@ -350,7 +359,8 @@ import Testing
     func everyGateCountBelowOneIsRefusedWhereTheGateIsMade(value: Int) {
         let fields: [(String, (inout GateConfiguration) -> Void)] = [
             ("maxConcurrentRequests", { $0.maxConcurrentRequests = value }),
-            ("maxAttempts", { $0.maxAttempts = value }),
+            ("retry.schedule.maxAttempts", { $0.retry.schedule = .attempts(value) }),
+            ("retry.schedule.multiplier", { $0.retry.schedule = .attempts(3, multiplier: value) }),
             ("eventRetention", { $0.eventRetention = value }),
             ("agingThreshold", { $0.agingThreshold = value }),
             ("refreshWindow.maxRefreshes", { $0.refreshWindow = .init(maxRefreshes: value, period: .seconds(30)) }),
@@ -369,10 +379,30 @@ import Testing
         let transport = MemoryTransport(validToken: "t0")
         let gate = try Self.gate(GateConfiguration(), transport: transport)
         let error = await #expect(throws: GateError.self) {
-            try await gate.send(Self.feed, retry: .always(maxAttempts: 0))
+            try await gate.send(Self.feed, retry: .always(.attempts(0)))
         }
         #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message == "GET /feed: RequestRetryPolicy.maxAttempts must be at least 1 (got 0)")
+        #expect(error?.message == "GET /feed: retry.schedule.maxAttempts must be at least 1 (got 0)")
+        #expect(transport.sends.isEmpty)
+    }
+
+    /// The rest of a request's own policy is checked where it is given too, naming the field
+    /// and the request: a multiplier below 1, a negative wait, a negative `Retry-After` cap.
+    @Test(arguments: [
+        (
+            RequestRetryPolicy.automatic(.attempts(3, multiplier: 0)),
+            "retry.schedule.multiplier must be at least 1 (got 0)"
+        ),
+        (.always(.attempts(3, backoff: .seconds(-1))), "retry.schedule.initialBackoff is negative (-1.0 seconds)"),
+        (.automatic(.attempts(3, maxBackoff: .seconds(-2))), "retry.schedule.maxBackoff is negative (-2.0 seconds)"),
+        (.automatic(retryAfter: .honoured(upTo: .seconds(-3))), "retry.retryAfter is negative (-3.0 seconds)"),
+    ])
+    func aRequestsOwnBadRetryPolicyFailsThatSendAtOnce(policy: RequestRetryPolicy, message: String) async throws {
+        let transport = MemoryTransport(validToken: "t0")
+        let gate = try Self.gate(GateConfiguration(), transport: transport)
+        let error = await #expect(throws: GateError.self) { try await gate.send(Self.feed, retry: policy) }
+        #expect(error?.message == "GET /feed: \(message)")
+        #expect(error?.request == "GET /feed")
         #expect(transport.sends.isEmpty)
     }
 

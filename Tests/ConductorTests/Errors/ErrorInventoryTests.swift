@@ -343,7 +343,7 @@ import Testing
             refresh: @escaping @Sendable (String?) async throws -> String = { _ in throw Offline() }
         ) throws(GateError) -> RequestGate<String> {
             var configuration = GateConfiguration(jitterSeed: 1)
-            configuration.maxAttempts = maxAttempts
+            configuration.retry.schedule = .attempts(maxAttempts, backoff: .milliseconds(200))
             return try RequestGate(
                 transport: transport,
                 credential: credential,
@@ -515,7 +515,7 @@ import Testing
 
         @Test func gateInvalidConfiguration() async throws {
             var configuration = GateConfiguration()
-            configuration.maxAttempts = 0
+            configuration.retry.schedule = .attempts(0, backoff: .milliseconds(200))
             let error = #expect(throws: GateError.self) {
                 try RequestGate<String>(
                     transport: MemoryTransport(validToken: "t0"), configuration: configuration,
@@ -523,7 +523,7 @@ import Testing
                     refresh: { _ in "t1" })
             }
             #expect(error?.code == .invalidConfiguration)
-            #expect(error?.message == "GateConfiguration.maxAttempts must be at least 1 (got 0)")
+            #expect(error?.message == "GateConfiguration.retry.schedule.maxAttempts must be at least 1 (got 0)")
             #expect(error?.request == nil)
         }
 

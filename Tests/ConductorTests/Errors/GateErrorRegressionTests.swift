@@ -40,9 +40,9 @@ import Testing
         configuration = GateConfiguration(agingThreshold: 0)
         let aging = #expect(throws: GateError.self) { try make(configuration) }
         #expect(aging?.message == "GateConfiguration.agingThreshold must be at least 1 (got 0)")
-        configuration = GateConfiguration(maxAttempts: 0)
+        configuration = GateConfiguration(retry: .automatic(.attempts(0, backoff: .milliseconds(200))))
         let attempts = #expect(throws: GateError.self) { try make(configuration) }
-        #expect(attempts?.message == "GateConfiguration.maxAttempts must be at least 1 (got 0)")
+        #expect(attempts?.message == "GateConfiguration.retry.schedule.maxAttempts must be at least 1 (got 0)")
         configuration = GateConfiguration()
         configuration.refreshWindow = .init(maxRefreshes: 0, period: .seconds(1))
         let window = #expect(throws: GateError.self) { try make(configuration) }

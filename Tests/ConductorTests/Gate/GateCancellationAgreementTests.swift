@@ -46,8 +46,7 @@ struct GateCancellationAgreementTests {
         var generator = SeededGenerator(seed: seed)
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "t0"))
         var configuration = GateConfiguration(jitterSeed: seed, eventRetention: 100_000)
-        configuration.initialBackoff = .zero
-        configuration.maxBackoff = .zero
+        configuration.retry.schedule = .attempts(3, backoff: .zero, maxBackoff: .zero)
         let gate = try RequestGate<String>(
             transport: Yielding(base: authority.transport), credential: "t0", configuration: configuration,
             clock: ManualClock(),

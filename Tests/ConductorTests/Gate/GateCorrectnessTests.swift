@@ -54,7 +54,8 @@ struct GateCorrectnessTests {
         refresh: @escaping @Sendable (String?) async throws -> String = { _ in "t1" }
     ) throws(GateError) -> RequestGate<String> {
         var configuration = GateConfiguration(
-            maxAttempts: maxAttempts, initialBackoff: .zero, maxBackoff: .zero, jitterSeed: 1, eventRetention: 10_000)
+            retry: .automatic(.attempts(maxAttempts, backoff: .zero, maxBackoff: .zero)), jitterSeed: 1,
+            eventRetention: 10_000)
         configuration.refreshWindow = window
         return try RequestGate(
             transport: transport, credential: credential, configuration: configuration, clock: clock,
@@ -127,7 +128,8 @@ struct GateCorrectnessTests {
         let failures = [ScriptedSends.Step](repeating: .fail(ScriptedSends.Transient()), count: 5)
         let more = ScriptedSends(failures)
         let gate = try Self.gate(more, maxAttempts: 2)
-        let response = try await gate.send(Self.request(.get), retry: .automatic(maxAttempts: 6))
+        let response = try await gate.send(
+            Self.request(.get), retry: .automatic(.attempts(6, backoff: .zero, maxBackoff: .zero)))
         #expect(response.response.status == .ok)
         #expect(more.sends.count == 6)
 
@@ -339,7 +341,8 @@ struct GateCorrectnessTests {
         #expect(GateConfiguration().refreshWindow == .init(maxRefreshes: 5, period: .seconds(30)))
         let refreshes = Atomic(0)
         let transport = MemoryTransport(validToken: nil)
-        var configuration = GateConfiguration(maxAttempts: 2, jitterSeed: 1)
+        var configuration = GateConfiguration(
+            retry: .automatic(.attempts(2, backoff: .milliseconds(200))), jitterSeed: 1)
         configuration.eventRetention = 10_000
         let gate = try RequestGate<String>(
             transport: transport, credential: "t0", configuration: configuration, clock: ManualClock(),

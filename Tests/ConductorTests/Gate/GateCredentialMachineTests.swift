@@ -17,8 +17,7 @@ import Testing
         _ credential: String? = "t1", window: (maxRefreshes: Int, period: Duration)? = nil
     ) -> Machine {
         Machine(
-            credential: credential, refreshWindow: window,
-            retrySchedule: RetrySchedule(initial: .milliseconds(100), maximum: .seconds(1)), jitterSeed: 1)
+            credential: credential, refreshWindow: window, jitterSeed: 1)
     }
 
     // MARK: - No request on a dying credential

@@ -189,7 +189,7 @@ struct GateCredentialTests {
         let gate = try Self.gate(
             authority, credential: "t0", clock: clock,
             configure: {
-                $0.maxAttempts = 10
+                $0.retry.schedule = .attempts(10, backoff: .milliseconds(200))
                 $0.refreshWindow = .init(maxRefreshes: 2, period: .seconds(60))
             },
             refresh: { _ in "rejected-\(refreshes.add(1, ordering: .relaxed).newValue)" })

@@ -259,7 +259,7 @@ struct GateHardeningTests {
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "t0"))
         authority.transport.state.withLock { $0.script = [.tooManyRequests] }
         var configuration = GateConfiguration(jitterSeed: 1)
-        configuration.maxRetryAfter = .seconds(2)
+        configuration.retry.retryAfter = .honoured(upTo: .seconds(2))
         let gate = try RequestGateTests.makeGate(authority, credential: "t0", configuration: configuration)
         let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
         #expect(error?.code == .retriesExhausted)

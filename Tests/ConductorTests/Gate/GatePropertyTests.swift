@@ -25,10 +25,9 @@ struct GatePropertyTests {
         let transport = ChaosTransport(seed: seed, rates: scenario.rates, clock: clock)
         var configuration = GateConfiguration(
             maxConcurrentRequests: scenario.maxConcurrent,
-            maxAttempts: scenario.maxAttempts,
-            initialBackoff: .milliseconds(100),
-            maxBackoff: .seconds(2),
-            maxRetryAfter: .seconds(60),
+            retry: .automatic(
+                .attempts(scenario.maxAttempts, backoff: .milliseconds(100), maxBackoff: .seconds(2)),
+                retryAfter: .honoured(upTo: .seconds(60))),
             // Longer than any scripted refresh latency, so a refresh fails only when scripted
             // to; the refresh deadline has its own deterministic test.
             refreshTimeout: .seconds(3600),
@@ -150,7 +149,7 @@ struct Scenario {
     struct Request {
         var tag: String
         var arrival: Duration
-        var priority: PriorityScheduler.Priority
+        var priority: RequestPriority
         var coalescingKey: String?
         var timeout: Duration?
         var cancelAt: Duration?
@@ -175,7 +174,7 @@ struct Scenario {
         maxConcurrent = Bool.random(using: &generator) ? nil : Int.random(in: 1...4, using: &generator)
         maxAttempts = Int.random(in: 1...5, using: &generator)
         startsWithCredential = Bool.random(using: &generator)
-        let priorities: [PriorityScheduler.Priority] = [.low, .default, .high, .default, .low, .high, .unique]
+        let priorities: [RequestPriority] = [.low, .default, .high, .default, .low, .high, .unique]
         requests = (0..<Int.random(in: 5...30, using: &generator)).map { index in
             let key: String? =
                 Int.random(in: 0..<5, using: &generator) == 0 ? ["a", "b"].randomElement(using: &generator) : nil

@@ -34,10 +34,9 @@ struct GateServerFaultTests {
         let server = try await TokenServer.start(faults: faults)
         var configuration = GateConfiguration(
             maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
-            maxAttempts: 4,
-            initialBackoff: .milliseconds(5),
-            maxBackoff: .milliseconds(20),
-            maxRetryAfter: .seconds(1),
+            retry: .automatic(
+                .attempts(4, backoff: .milliseconds(5), maxBackoff: .milliseconds(20)),
+                retryAfter: .honoured(upTo: .seconds(1))),
             jitterSeed: seed,
             eventRetention: 100_000
         )
@@ -51,7 +50,7 @@ struct GateServerFaultTests {
         var callers: [Task<Void, Never>] = []
         for index in 0..<count {
             ledger.expect(index)
-            let priority = [PriorityScheduler.Priority.low, .default, .high].randomElement(using: &generator)!
+            let priority = [RequestPriority.low, .default, .high].randomElement(using: &generator)!
             callers.append(
                 Task {
                     do {
@@ -93,7 +92,8 @@ struct GateServerFaultTests {
         // Nothing loops: attempts per request stay within the budget.
         var attempts: [UInt64: Int] = [:]
         for case .running(let id, _, _) in events { attempts[id, default: 0] += 1 }
-        #expect(attempts.values.allSatisfy { $0 <= configuration.maxAttempts }, "seed \(seed): \(attempts)")
+        #expect(
+            attempts.values.allSatisfy { $0 <= configuration.retry.schedule.maxAttempts }, "seed \(seed): \(attempts)")
         gate.shutdown()
         await server.stop()
     }

@@ -121,7 +121,7 @@ import Testing
         let blocker = Task { try await gate.send(Self.request(server, "/data/held-blocker", tag: "blocker")) }
         await server.held(atLeast: 1)
         var tasks: [Task<GateResponse, any Error>] = []
-        let lanes: [(String, PriorityScheduler.Priority)] = [
+        let lanes: [(String, RequestPriority)] = [
             ("low", .low), ("default", .default), ("high", .high), ("low2", .low), ("high2", .high),
         ]
         for (count, (tag, priority)) in lanes.enumerated() {

@@ -31,9 +31,8 @@ struct GateSessionPropertyTests {
             seed: seed, rates: script.rates, clock: clock, initialToken: script.startsSignedIn ? "s0" : nil)
         var configuration = GateConfiguration(
             maxConcurrentRequests: script.maxConcurrent,
-            maxAttempts: script.maxAttempts,
-            initialBackoff: .milliseconds(50),
-            maxBackoff: .milliseconds(400),
+            retry: .automatic(
+                .attempts(script.maxAttempts, backoff: .milliseconds(50), maxBackoff: .milliseconds(400))),
             refreshTimeout: .seconds(3600),
             jitterSeed: seed,
             eventRetention: 1_000_000
@@ -120,7 +119,7 @@ struct GateSessionPropertyTests {
 /// One random script of the session property test, drawn from its seed.
 struct SessionScript {
     enum Action {
-        case send(anonymous: Bool, priority: PriorityScheduler.Priority)
+        case send(anonymous: Bool, priority: RequestPriority)
         case signIn
         case signOut
         case expire
@@ -157,7 +156,7 @@ struct SessionScript {
         maxConcurrent = Bool.random(using: &generator) ? nil : Int.random(in: 1...4, using: &generator)
         maxAttempts = Int.random(in: 2...5, using: &generator)
         startsSignedIn = Int.random(in: 0..<4, using: &generator) != 0
-        let priorities: [PriorityScheduler.Priority] = [.low, .default, .high]
+        let priorities: [RequestPriority] = [.low, .default, .high]
         steps = (0..<Int.random(in: 8...30, using: &generator)).map { _ in
             let at = Duration.milliseconds(Int.random(in: 0...2500, using: &generator))
             let action: Action =

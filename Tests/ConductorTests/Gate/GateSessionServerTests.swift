@@ -21,7 +21,7 @@ struct GateSessionServerTests {
     static let seeds = StressConfiguration.seeds(default: 3, base: 0x5E55_F001)
 
     enum Step {
-        case send(anonymous: Bool, priority: PriorityScheduler.Priority)
+        case send(anonymous: Bool, priority: RequestPriority)
         case signIn
         case signOut
         case expire
@@ -37,10 +37,9 @@ struct GateSessionServerTests {
         let server = try await TokenServer.start(faults: faults)
         var configuration = GateConfiguration(
             maxConcurrentRequests: Int.random(in: 1...6, using: &generator),
-            maxAttempts: 5,
-            initialBackoff: .milliseconds(2),
-            maxBackoff: .milliseconds(10),
-            maxRetryAfter: .seconds(1),
+            retry: .automatic(
+                .attempts(5, backoff: .milliseconds(2), maxBackoff: .milliseconds(10)),
+                retryAfter: .honoured(upTo: .seconds(1))),
             jitterSeed: seed,
             eventRetention: 100_000
         )

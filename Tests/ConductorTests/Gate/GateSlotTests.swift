@@ -72,7 +72,8 @@ struct GateSlotTests {
         let gate = try RequestGate<String>(
             transport: CancelsOnFirstRejectionThenChecks(valid: "Bearer t2"),
             credential: "t1",
-            configuration: GateConfiguration(maxAttempts: maxAttempts, jitterSeed: 1),
+            configuration: GateConfiguration(
+                retry: .automatic(.attempts(maxAttempts, backoff: .milliseconds(200))), jitterSeed: 1),
             clock: ManualClock(),
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
             refresh: { _ in

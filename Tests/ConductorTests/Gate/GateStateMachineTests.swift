@@ -24,12 +24,12 @@ import Testing
     static func machine(_ credential: String? = "t1", limit: Int? = nil) -> Machine {
         Machine(
             credentials: Machine.Credentials(
-                credential: credential, refreshWindow: nil,
-                retrySchedule: RetrySchedule(initial: .milliseconds(100), maximum: .seconds(1)), jitterSeed: 1),
+                credential: credential, refreshWindow: nil, jitterSeed: 1),
             slots: SchedulerStateMachine(limit: limit, agingThreshold: 100))
     }
 
     static let key = GateFlightKey.coalesced("k")
+    static let schedule = RetrySchedule(initial: .milliseconds(100), maximum: .seconds(1))
 
     /// A caller opens the flight, the next one with the same key joins it.
     static func openTwo(_ machine: inout Machine, events: inout [GateEvent]) {
@@ -365,7 +365,7 @@ import Testing
     @Test func theRefreshsEndHandsOutOnlyFreeSlotsByPriority() {
         var machine = Self.machine(nil, limit: 1)
         var events: [GateEvent] = []
-        let priorities: [UInt64: PriorityScheduler.Priority] = [0: .low, 1: .high, 2: .default]
+        let priorities: [UInt64: RequestPriority] = [0: .low, 1: .high, 2: .default]
         for request: UInt64 in 0...2 {
             _ = machine.open(
                 .request(request), request: request, name: "GET /\(request)", priority: priorities[request]!,
@@ -528,7 +528,8 @@ import Testing
         }
         events = []
         let backOff = machine.backOff(
-            request: 0, attempt: 1, retryAfter: .seconds(2), slot: slot.priority, events: &events)
+            request: 0, attempt: 1, retryAfter: .seconds(2), schedule: Self.schedule, slot: slot.priority,
+            events: &events)
         #expect(backOff.delay == .seconds(2))
         #expect(backOff.slotStarts.map(\.waiter) == ["s1"])
         #expect(
@@ -538,7 +539,8 @@ import Testing
             ])
         // No server delay: the schedule's, with jitter, within its bounds.
         events = []
-        let scheduled = machine.backOff(request: 1, attempt: 1, retryAfter: nil, slot: .default, events: &events)
+        let scheduled = machine.backOff(
+            request: 1, attempt: 1, retryAfter: nil, schedule: Self.schedule, slot: .default, events: &events)
         #expect(scheduled.delay > .zero && scheduled.delay <= .seconds(1))
     }
 

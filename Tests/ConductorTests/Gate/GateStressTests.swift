@@ -29,7 +29,7 @@ struct GateStressTests {
             var callers: [Task<Void, Never>] = []
             for index in 0..<count {
                 ledger.expect(index)
-                let priority = PriorityScheduler.Priority.allCases.randomElement(using: &generator)!
+                let priority = RequestPriority.allCases.randomElement(using: &generator)!
                 let fails = Int.random(in: 0..<4, using: &generator) == 0
                 let key: Int? = Int.random(in: 0..<6, using: &generator) == 0 ? index % 2 : nil
                 let work: @Sendable () async throws -> Int = {
@@ -98,7 +98,7 @@ struct GateStressTests {
             var configuration = GateConfiguration(jitterSeed: seed, eventRetention: 100_000)
             configuration.maxConcurrentRequests =
                 Bool.random(using: &generator) ? nil : Int.random(in: 1...4, using: &generator)
-            configuration.maxAttempts = 3
+            configuration.retry.schedule = .attempts(3, backoff: .milliseconds(200))
             let gate = try RequestGateTests.makeGate(authority, credential: "stale", configuration: configuration)
             let ledger = OutcomeLedger<Int>()
             let count = 30
@@ -106,7 +106,7 @@ struct GateStressTests {
             var callers: [Task<Void, Never>] = []
             for index in 0..<count {
                 ledger.expect(index)
-                let priority = PriorityScheduler.Priority.allCases.randomElement(using: &generator)!
+                let priority = RequestPriority.allCases.randomElement(using: &generator)!
                 let key: String? = Int.random(in: 0..<5, using: &generator) == 0 ? "shared" : nil
                 callers.append(
                     Task {

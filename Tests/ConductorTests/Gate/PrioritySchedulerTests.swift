@@ -106,7 +106,7 @@ import Testing
             var done = 0
         }
         let counters = Locked(Counters())
-        let priorities: [PriorityScheduler.Priority] = [.low, .default, .high, .default, .unique]
+        let priorities: [RequestPriority] = [.low, .default, .high, .default, .unique]
         for index in 0..<10_000 {
             let priority = priorities[index % priorities.count]
             try scheduler.submit(priority: priority) {

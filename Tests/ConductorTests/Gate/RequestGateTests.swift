@@ -128,7 +128,7 @@ import Testing
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "t0"))
         authority.transport.state.withLock { $0.script = [.tooManyRequests] }
         var configuration = GateConfiguration(jitterSeed: 1)
-        configuration.maxRetryAfter = .seconds(2)
+        configuration.retry.retryAfter = .honoured(upTo: .seconds(2))
         let gate = try Self.makeGate(authority, credential: "t0", configuration: configuration)
         let error = await #expect(throws: GateError.self) { try await gate.send(Self.get("/feed")) }
         #expect(error?.code == .retriesExhausted)
@@ -153,7 +153,7 @@ import Testing
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "t0"))
         let cache = MemoryCache()
         var configuration = GateConfiguration(jitterSeed: 1, eventRetention: 100)
-        configuration.maxAttempts = 1
+        configuration.retry.schedule = .attempts(1, backoff: .milliseconds(200))
         let gate = try Self.makeGate(
             authority, credential: "t0", clock: clock, configuration: configuration, cache: cache)
         let fresh = try await gate.send(Self.get("/feed"))
@@ -224,11 +224,11 @@ import Testing
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: nil))
         var configuration = GateConfiguration(jitterSeed: seed, eventRetention: 100_000)
         configuration.maxConcurrentRequests = Int.random(in: 1...8, using: &generator)
-        configuration.maxAttempts = 5
+        configuration.retry.schedule = .attempts(5, backoff: .milliseconds(200))
         let gate = try Self.makeGate(authority, configuration: configuration)
         let expiries = (0..<40).map { _ in Bool.random(using: &generator) && Bool.random(using: &generator) }
         let priorities = (0..<40).map { _ in
-            [PriorityScheduler.Priority.low, .default, .high].randomElement(using: &generator)!
+            [RequestPriority.low, .default, .high].randomElement(using: &generator)!
         }
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<40 {

@@ -180,7 +180,7 @@ import Testing
                 continue
             }
             for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                let priority = [PriorityScheduler.Priority.low, .default, .high].randomElement(using: &generator)!
+                let priority = [RequestPriority.low, .default, .high].randomElement(using: &generator)!
                 let id = nextID
                 nextID += 1
                 switch machine.submit(id: id, priority: priority, payload: id) {
@@ -239,7 +239,7 @@ import Testing
                 guard let id = model[0...1].flatMap({ $0 }).randomElement(using: &generator) else { continue }
                 let from = model.firstIndex { $0.contains(id) }!
                 let to = Int.random(in: (from + 1)...2, using: &generator)
-                let raised = machine.raise(id: id, to: PriorityScheduler.Priority(rawValue: to)!)
+                let raised = machine.raise(id: id, to: RequestPriority(rawValue: to)!)
                 #expect(raised, "seed \(seed)")
                 model[from].removeAll { $0 == id }
                 model[to].append(id)
@@ -247,7 +247,7 @@ import Testing
                 let lane = Int.random(in: 0...2, using: &generator)
                 let id = nextID
                 nextID += 1
-                switch machine.submit(id: id, priority: PriorityScheduler.Priority(rawValue: lane)!, payload: id) {
+                switch machine.submit(id: id, priority: RequestPriority(rawValue: lane)!, payload: id) {
                 case .start:
                     running += 1
                     ended.insert(id)

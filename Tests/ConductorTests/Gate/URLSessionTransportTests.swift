@@ -69,7 +69,7 @@ import Testing
     /// transient too.
     @Test func aDroppedConnectionIsRetriedThroughTheBudget() async throws {
         let server = try await TokenServer.start(faults: .init(seed: 1, drop: 1.0))
-        var configuration = GateConfiguration(maxAttempts: 4, initialBackoff: .zero, maxBackoff: .zero)
+        var configuration = GateConfiguration(retry: .automatic(.attempts(4, backoff: .zero, maxBackoff: .zero)))
         configuration.refreshWindow = nil
         let (gate, finish) = try server.gate(configuration, clock: ManualClock())
         defer { finish() }

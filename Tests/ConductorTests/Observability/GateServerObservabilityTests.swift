@@ -22,7 +22,8 @@ import Tracing
             transport: transport,
             credential: "t0",
             configuration: GateConfiguration(
-                maxConcurrentRequests: maxConcurrentRequests, maxAttempts: maxAttempts, jitterSeed: 1,
+                maxConcurrentRequests: maxConcurrentRequests,
+                retry: .automatic(.attempts(maxAttempts, backoff: .milliseconds(200))), jitterSeed: 1,
                 telemetry: telemetry),
             clock: clock,
             logger: logger,

@@ -24,7 +24,8 @@ import Tracing
             transport: transport,
             credential: credential,
             configuration: GateConfiguration(
-                maxAttempts: maxAttempts, jitterSeed: 1, telemetry: Telemetry(tracer: tracer)),
+                retry: .automatic(.attempts(maxAttempts, backoff: .milliseconds(200))), jitterSeed: 1,
+                telemetry: Telemetry(tracer: tracer)),
             cache: cache,
             clock: clock,
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },

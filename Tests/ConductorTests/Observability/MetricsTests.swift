@@ -66,7 +66,8 @@ import Testing
             transport: transport,
             credential: credential,
             configuration: GateConfiguration(
-                maxAttempts: maxAttempts, jitterSeed: 1, telemetry: Telemetry(metrics: metrics)),
+                retry: .automatic(.attempts(maxAttempts, backoff: .milliseconds(200))), jitterSeed: 1,
+                telemetry: Telemetry(metrics: metrics)),
             cache: cache,
             clock: clock,
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },

@@ -133,7 +133,7 @@ import Testing
 
         // The page.
         var configuration = GateConfiguration(
-            maxConcurrentRequests: 6, maxAttempts: 3, initialBackoff: .milliseconds(100),
+            maxConcurrentRequests: 6, retry: .automatic(.attempts(3, backoff: .milliseconds(100))),
             refreshTimeout: .seconds(3), jitterSeed: simulation.seed)
         configuration.eventRetention = 10_000
         let gate = try RequestGate<String>(
@@ -142,7 +142,7 @@ import Testing
             authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
             refresh: { _ in try await send(.post, "/token") })
         @Sendable func call(
-            _ name: String, _ path: String, _ lane: PriorityScheduler.Priority, coalescing: Bool = false
+            _ name: String, _ path: String, _ lane: RequestPriority, coalescing: Bool = false
         ) -> Step {
             Step(name, failure: lane == .high ? .required : .optional) { _ in
                 try await gate.send(Self.request(path), priority: lane, coalescingKey: coalescing ? path : nil).body

@@ -41,7 +41,8 @@ import Testing
         let transport = FaultInjectingTransport(EchoServer(clock: simulation.clock), simulation: simulation)
         let gate = try RequestGate<String>(
             transport: transport, credential: "t",
-            configuration: GateConfiguration(maxConcurrentRequests: 2, maxAttempts: 2, jitterSeed: 3),
+            configuration: GateConfiguration(
+                maxConcurrentRequests: 2, retry: .automatic(.attempts(2, backoff: .milliseconds(200))), jitterSeed: 3),
             clock: simulation.clock, authorize: { _, _ in }, refresh: { _ in "t" })
         let launcher = Launcher(clock: simulation.clock)
         @Sendable func fetch(_ name: String, _ path: String) -> @Sendable () async throws -> Void {

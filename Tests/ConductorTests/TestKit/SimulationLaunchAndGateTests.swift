@@ -191,7 +191,7 @@ import Testing
                 try await clock.sleep(for: .milliseconds(50))
                 return server.issue()
             })
-        let calls: [(path: String, priority: PriorityScheduler.Priority, key: String?)] = [
+        let calls: [(path: String, priority: RequestPriority, key: String?)] = [
             ("/profile", .high, nil), ("/feed", .default, "feed"), ("/feed", .default, "feed"),
             ("/ads", .low, nil), ("/settings", .default, nil),
         ]
