@@ -106,10 +106,13 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// ``Code/retriesExhausted`` and ``Code/transport``, `nil` for every other code.
     ///
     /// ```swift
-    /// do {
-    ///     _ = try await gate.send(feedRequest)
-    /// } catch where error.code == .retriesExhausted {
-    ///     log("gave up after \(error.attempts ?? 0) sends; last status \(error.status ?? 0)")
+    /// func sendsMade() async -> Int? {
+    ///     do {
+    ///         _ = try await gate.send(feedRequest)
+    ///         return 1
+    ///     } catch {
+    ///         return error.attempts  // 3 for "GET /feed: gave up after 3 attempt(s); …"
+    ///     }
     /// }
     /// ```
     ///

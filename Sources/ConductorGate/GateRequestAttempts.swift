@@ -286,13 +286,16 @@ struct GateRequestAttempts {
         reason: @autoclosure () -> String
     ) async throws {
         let policy = request.retry
-        // An ignored Retry-After leaves the wait to the schedule.
-        let honoured = policy.retryAfter.maximum.flatMap { _ in retryAfter }
-        if let honoured, let maximum = policy.retryAfter.maximum, honoured > maximum {
-            storage.releaseSlot(slot)
-            throw GateError.retriesExhausted(
-                name, attempts: sent, last: "Retry-After \(honoured) exceeds the cap of \(maximum)", status: status,
-                lastError: lastTransportError)
+        // The server's wait, unless the policy ignores it (then the schedule's applies).
+        var honoured: Duration?
+        if let retryAfter, let maximum = policy.retryAfter.maximum {
+            guard retryAfter <= maximum else {
+                storage.releaseSlot(slot)
+                throw GateError.retriesExhausted(
+                    name, attempts: sent, last: "Retry-After \(retryAfter) exceeds the cap of \(maximum)",
+                    status: status, lastError: lastTransportError)
+            }
+            honoured = retryAfter
         }
         request.sender.requestLog?.noteRetry(request.id, reason: reason())
         let delay = storage.backOff(
