@@ -82,6 +82,8 @@ public struct GateConfiguration: Sendable {
     /// request names its own, and one that does not fails with ``GateError/Code/incompleteURL``.
     ///
     /// ```swift
+    /// import HTTPTypes
+    ///
     /// configuration.baseURL = URL(string: "https://api.example.com/v1")
     /// let feed = try await gate.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/feed"))
     /// // sent to https://api.example.com/v1/feed
