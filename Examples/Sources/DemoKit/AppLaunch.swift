@@ -73,7 +73,7 @@ struct AppLaunch {
         let offset = recorder.now()
         try launcher.start()
         recorder.follow(launcher.events, offset: offset, notes: notes) { _ in "launch" }
-        let readiness = await launcher.ready("ready")
+        let readiness = try await launcher.ready("ready")
         let ready = recorder.now()
         let report = await launcher.report().run
         recorder.addRows(

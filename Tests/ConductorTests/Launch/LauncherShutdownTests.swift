@@ -217,7 +217,7 @@ import Testing
         try launcher.add(ClosureStartupTask("config", run: {}, undo: { undone.append("config") }))
         try launcher.add(
             ClosureStartupTask(
-                "version", isRequired: false, run: { throw Refused() }, undo: { undone.append("version") }))
+                "version", options: TaskOptions(failure: .optional), run: { throw Refused() }, undo: { undone.append("version") }))
         try launcher.add(
             ClosureStartupTask(
                 "pool",
