@@ -49,8 +49,9 @@ public struct TaskGraph: Sendable {
     /// Adds a task.
     ///
     /// ```swift
-    /// graph.add("feed", dependsOn: ["user"], options: TaskOptions(timeout: .seconds(2), retry: .attempts(3))) {
-    ///     context in try await api.feed(for: context.value(of: user))
+    /// let patient = TaskOptions(timeout: .seconds(2), retry: .attempts(3))
+    /// graph.add("feed", dependsOn: ["user"], options: patient) { context in
+    ///     try await api.feed(for: context.value(of: user))
     /// }
     /// ```
     ///

@@ -140,7 +140,9 @@ import Testing
         #expect(throws: validated) { try unordered.validate() }
 
         let schedule = Schedule {
-            Stage("basics") { Step("fetch", options: TaskOptions(retry: .attempts(count))) { _ in ran.append("fetch") } }
+            Stage("basics") {
+                Step("fetch", options: TaskOptions(retry: .attempts(count))) { _ in ran.append("fetch") }
+            }
         }
         #expect(throws: validated) { try schedule.start(clock: ManualClock()) }
         #expect(ran.all.isEmpty)
@@ -214,7 +216,8 @@ import Testing
         let ran = Recorder<String>()
         let launcher = Launcher(clock: ManualClock())
         let error = try #require(throws: LaunchError.self) {
-            try launcher.add(TestStartupTask("config", options: TaskOptions(retry: .attempts(count))) { ran.append("rejected") })
+            try launcher.add(
+                TestStartupTask("config", options: TaskOptions(retry: .attempts(count))) { ran.append("rejected") })
         }
         #expect(error.code == .invalidConfiguration)
         #expect(error.message == "task 'config' has a retry policy of \(count) attempts; it needs at least 1")
@@ -229,7 +232,10 @@ import Testing
         let ran = Recorder<String>()
         let launcher = Launcher(clock: ManualClock())
         let error = try #require(throws: LaunchError.self) {
-            try launcher.add(TestStartupTask("config", options: TaskOptions(retry: .attempts(2, multiplier: 0))) { ran.append("rejected") })
+            try launcher.add(
+                TestStartupTask("config", options: TaskOptions(retry: .attempts(2, multiplier: 0))) {
+                    ran.append("rejected")
+                })
         }
         #expect(error.code == .invalidConfiguration)
         #expect(error.message == "task 'config' has a retry multiplier of 0; it needs at least 1")
@@ -262,7 +268,8 @@ import Testing
     @Test func aLaunchTaskWithANegativeBackoffIsRejectedWhenAdded() throws {
         let launcher = Launcher(clock: ManualClock())
         let error = try #require(throws: LaunchError.self) {
-            try launcher.add(TestStartupTask("config", options: TaskOptions(retry: .attempts(2, backoff: .seconds(-1)))))
+            try launcher.add(
+                TestStartupTask("config", options: TaskOptions(retry: .attempts(2, backoff: .seconds(-1)))))
         }
         #expect(error.code == .negativeDuration)
         #expect(error.message == "task 'config' has a negative retry backoff (-1.0 seconds)")

@@ -164,7 +164,8 @@ import Testing
             let seen = Recorder<GraphError>()
             var graph = TaskGraph()
             let info = graph.add("basicInfo", options: TaskOptions(failure: .optional)) { _ -> Int in throw Offline() }
-            graph.add("page", dependsOn: ["basicInfo"], options: TaskOptions(whenDependencyFails: .runAnyway)) { context in
+            graph.add("page", dependsOn: ["basicInfo"], options: TaskOptions(whenDependencyFails: .runAnyway)) {
+                context in
                 do throws(GraphError) {
                     _ = try context.value(of: info)
                 } catch {
@@ -687,7 +688,8 @@ import Testing
         @Test func launchNegativeDuration() async throws {
             let launcher = Launcher()
             let error = try #require(throws: LaunchError.self) {
-                try launcher.add(TestStartupTask("config", options: TaskOptions(retry: .attempts(2, backoff: .seconds(-1)))))
+                try launcher.add(
+                    TestStartupTask("config", options: TaskOptions(retry: .attempts(2, backoff: .seconds(-1)))))
             }
             #expect(error.code == .negativeDuration)
             #expect(error.message == "task 'config' has a negative retry backoff (-1.0 seconds)")

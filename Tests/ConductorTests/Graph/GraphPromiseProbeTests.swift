@@ -21,7 +21,8 @@ struct GraphPromiseProbeTests {
         let clock = ManualClock()
         let log = BodyLog()
         var graph = TaskGraph()
-        graph.add("flaky", options: TaskOptions(timeout: timeout, retry: .attempts(3, backoff: .seconds(1)))) { context in
+        graph.add("flaky", options: TaskOptions(timeout: timeout, retry: .attempts(3, backoff: .seconds(1)))) {
+            context in
             log.begin("flaky", context.attempt)
             log.end("flaky", context.attempt, .threw)
             throw Fault()
@@ -133,7 +134,8 @@ struct GraphPromiseProbeTests {
             let entered = Latch()
             let release = Latch()
             var graph = TaskGraph()
-            graph.add("fetch", options: TaskOptions(timeout: .seconds(30), retry: .attempts(3, backoff: .seconds(1)))) { context in
+            graph.add("fetch", options: TaskOptions(timeout: .seconds(30), retry: .attempts(3, backoff: .seconds(1)))) {
+                context in
                 log.begin("fetch", context.attempt)
                 if context.attempt == 1 {
                     entered.open()
@@ -250,7 +252,8 @@ struct GraphPromiseProbeTests {
         let log = BodyLog()
         let fail = Latch()
         var graph = TaskGraph()
-        graph.add("flaky", options: TaskOptions(retry: .attempts(5, backoff: .seconds(1)), failure: .optional)) { context in
+        graph.add("flaky", options: TaskOptions(retry: .attempts(5, backoff: .seconds(1)), failure: .optional)) {
+            context in
             log.begin("flaky", context.attempt)
             throw Fault()
         }
@@ -415,7 +418,10 @@ struct GraphPromiseProbeTests {
         var graph = TaskGraph()
         for index in 0..<8 {
             let counted = index != 0
-            graph.add("t\(index)", options: TaskOptions(timeout: index.isMultiple(of: 2) ? .seconds(60) : nil, failure: .optional)) { _ in
+            graph.add(
+                "t\(index)",
+                options: TaskOptions(timeout: index.isMultiple(of: 2) ? .seconds(60) : nil, failure: .optional)
+            ) { _ in
                 if counted {
                     running.withLock {
                         $0.now += 1

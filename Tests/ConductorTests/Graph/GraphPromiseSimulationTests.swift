@@ -78,7 +78,8 @@ struct GraphPromiseSimulationTests {
                 var graph = TaskGraph()
                 graph.add(
                     "fetch",
-                    options: TaskOptions(timeout: .seconds(30), retry: .attempts(3, backoff: .seconds(1), maxBackoff: .seconds(1)))
+                    options: TaskOptions(
+                        timeout: .seconds(30), retry: .attempts(3, backoff: .seconds(1), maxBackoff: .seconds(1)))
                 ) { context in
                     log.begin("fetch", context.attempt)
                     await Task.yield()
@@ -156,7 +157,10 @@ struct GraphPromiseSimulationTests {
                 Bool.random(using: &generator) ? .runAnyway : .skip
             let behaviour = SimulatedBody.allCases.randomElement(using: &generator)!
             graph.add(
-                id, dependsOn: .on(dependencies), options: TaskOptions(priority: priority, timeout: timeout, retry: retry, failure: failure, whenDependencyFails: whenDependencyFails), body(id, behaviour, log: log, simulation: simulation))
+                id, dependsOn: .on(dependencies),
+                options: TaskOptions(
+                    priority: priority, timeout: timeout, retry: retry, failure: failure,
+                    whenDependencyFails: whenDependencyFails), body(id, behaviour, log: log, simulation: simulation))
             settings.append(
                 "\(id) after \(dependencies) \(behaviour) priority \(priority.rawValue) timeout "
                     + "\(timeout.map { "\($0)" } ?? "none") attempts \(retry.maxAttempts) \(failure)")

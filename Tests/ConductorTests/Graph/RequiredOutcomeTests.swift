@@ -39,7 +39,9 @@ import Testing
         var graph = TaskGraph()
         graph.add("comments", options: TaskOptions(failure: .optional)) { _ in throw Boom() }
         graph.add("commentCount", dependsOn: ["comments"]) { _ in }
-        graph.add("later", dependsOn: ["comments"], options: TaskOptions(failure: .optional, whenDependencyFails: .runAnyway)) { _ in
+        graph.add(
+            "later", dependsOn: ["comments"], options: TaskOptions(failure: .optional, whenDependencyFails: .runAnyway)
+        ) { _ in
             ran.append("later")
         }
         let report = try await graph.run(concurrencyLimit: 1)

@@ -29,7 +29,9 @@ import Testing
             try context.value(of: nothing)
             return try context.value(of: number) + 1
         }
-        let failing: TaskHandle<Void> = graph.add("failing", options: TaskOptions(failure: .optional)) { _ in throw CancellationError() }
+        let failing: TaskHandle<Void> = graph.add("failing", options: TaskOptions(failure: .optional)) { _ in
+            throw CancellationError()
+        }
         let run = try graph.start()
         let fromStep = try run.add("fromStep", dependsOn: ["sum"]) { context in try context.value(of: sum) * 2 }
         let recorder = Recorder<Int>()
@@ -140,8 +142,12 @@ import Testing
         graph.add("first", options: TaskOptions(priority: .high)) { _ in order.append("first") }
         graph.add("rootMedium", options: TaskOptions(priority: .medium)) { _ in order.append("rootMedium") }
         graph.add("rootLow", options: TaskOptions(priority: .low)) { _ in order.append("rootLow") }
-        graph.add("afterHigh", dependsOn: ["first"], options: TaskOptions(priority: .high)) { _ in order.append("afterHigh") }
-        graph.add("afterMedium", dependsOn: ["first"], options: TaskOptions(priority: .medium)) { _ in order.append("afterMedium") }
+        graph.add("afterHigh", dependsOn: ["first"], options: TaskOptions(priority: .high)) { _ in
+            order.append("afterHigh")
+        }
+        graph.add("afterMedium", dependsOn: ["first"], options: TaskOptions(priority: .medium)) { _ in
+            order.append("afterMedium")
+        }
         let run = try graph.start(concurrencyLimit: 1)
         #expect(await run.report().isSuccess)
         #expect(order.all == ["first", "afterHigh", "rootMedium", "afterMedium", "rootLow"])

@@ -53,13 +53,15 @@ import Testing
                 sight(context.id, attempt: context.attempt, into: sightings)
             }
             let previous = "\(priorities[(index + priorities.count - 1) % priorities.count])"
-            graph.add("chained-\(name)", dependsOn: ["free-\(previous)"], options: TaskOptions(priority: priority)) { context in
+            graph.add("chained-\(name)", dependsOn: ["free-\(previous)"], options: TaskOptions(priority: priority)) {
+                context in
                 sight(context.id, attempt: context.attempt, into: sightings)
             }
             graph.add("timed-\(name)", options: TaskOptions(priority: priority, timeout: .seconds(3600))) { context in
                 sight(context.id, attempt: context.attempt, into: sightings)
             }
-            graph.add("retried-\(name)", options: TaskOptions(priority: priority, retry: .attempts(2, backoff: .zero))) { context in
+            graph.add("retried-\(name)", options: TaskOptions(priority: priority, retry: .attempts(2, backoff: .zero)))
+            { context in
                 sight(context.id, attempt: context.attempt, into: sightings)
                 if context.attempt == 1 { throw Flaky() }
             }
@@ -69,7 +71,8 @@ import Testing
             // One chain through every priority: each link is the only task its predecessor
             // releases, so the worker that ran the predecessor goes straight on with it.
             graph.add(
-                "link-\(name)", dependsOn: index == 0 ? [] : ["link-\(priorities[index - 1])"], options: TaskOptions(priority: priority)
+                "link-\(name)", dependsOn: index == 0 ? [] : ["link-\(priorities[index - 1])"],
+                options: TaskOptions(priority: priority)
             ) {
                 context in
                 sight(context.id, attempt: context.attempt, into: sightings)
@@ -205,7 +208,9 @@ import Testing
         let launcher = Launcher(clock: ManualClock())
         for index in 0..<4 {
             try launcher.add(
-                TestStartupTask("task-\(index)", dependencies: index.isMultiple(of: 2) ? .inOrderOfAddition : .independent) {
+                TestStartupTask(
+                    "task-\(index)", dependencies: index.isMultiple(of: 2) ? .inOrderOfAddition : .independent
+                ) {
                     Self.sight("task-\(index)", attempt: 1, into: sightings)
                 })
         }

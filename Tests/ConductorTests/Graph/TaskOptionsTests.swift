@@ -18,7 +18,8 @@ import Testing
         #expect(options.whenDependencyFails == .skip)
         #expect(
             options
-                == TaskOptions(priority: .medium, timeout: nil, retry: .never, failure: .required, whenDependencyFails: .skip))
+                == TaskOptions(
+                    priority: .medium, timeout: nil, retry: .never, failure: .required, whenDependencyFails: .skip))
     }
 
     /// `TaskPriority` is not `Hashable`: options hash by its raw value, consistently with `==`.
@@ -110,7 +111,8 @@ import Testing
         let error = try #require(throws: GraphError.self) { try graph.validate() }
         #expect(error.code == .invalidConfiguration)
         #expect(
-            error.message == "task 'b' depends on the order of addition, which only a launcher has; name its dependencies")
+            error.message
+                == "task 'b' depends on the order of addition, which only a launcher has; name its dependencies")
         #expect(error.taskID == "b")
         #expect(throws: GraphError.self) { try graph.start() }
 

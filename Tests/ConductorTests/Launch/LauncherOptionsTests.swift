@@ -19,9 +19,21 @@ import Testing
         let dRan = Latch()
         let order = Recorder<String>()
         let launcher = Launcher()
-        try launcher.add(ClosureStartupTask("a") { await holdA.wait(); order.append("a") })
-        try launcher.add(ClosureStartupTask("b", dependsOn: .independent) { order.append("b"); bRan.open() })
-        try launcher.add(ClosureStartupTask("d", dependsOn: ["b"]) { order.append("d"); dRan.open() })
+        try launcher.add(
+            ClosureStartupTask("a") {
+                await holdA.wait()
+                order.append("a")
+            })
+        try launcher.add(
+            ClosureStartupTask("b", dependsOn: .independent) {
+                order.append("b")
+                bRan.open()
+            })
+        try launcher.add(
+            ClosureStartupTask("d", dependsOn: ["b"]) {
+                order.append("d")
+                dRan.open()
+            })
         try launcher.add(ClosureStartupTask("c") { order.append("c") })
         try launcher.start()
         await bRan.wait()
@@ -55,7 +67,8 @@ import Testing
         let clock = ManualClock()
         let never = Latch()
         let launcher = Launcher("app", clock: clock)
-        try launcher.add(ClosureStartupTask("config", options: TaskOptions(timeout: .seconds(2))) { await never.wait() })
+        try launcher.add(
+            ClosureStartupTask("config", options: TaskOptions(timeout: .seconds(2))) { await never.wait() })
         try launcher.start()
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
@@ -72,7 +85,8 @@ import Testing
     @Test func thePriorityIsTheBodysBasePriority() async throws {
         let seen = Recorder<TaskPriority?>()
         let launcher = Launcher()
-        try launcher.add(ClosureStartupTask("low", options: TaskOptions(priority: .low)) { seen.append(Task.basePriority) })
+        try launcher.add(
+            ClosureStartupTask("low", options: TaskOptions(priority: .low)) { seen.append(Task.basePriority) })
         try launcher.add(ClosureStartupTask("plain") { seen.append(Task.basePriority) })
         try await launcher.run()
         #expect(seen.all == [.low, .medium])
@@ -87,7 +101,8 @@ import Testing
             ClosureStartupTask("b", dependsOn: ["a"], options: TaskOptions(whenDependencyFails: .runAnyway)) {
                 ran.append("b")
             })
-        try launcher.add(ClosureStartupTask("c", dependsOn: ["a"], options: TaskOptions(failure: .optional)) { ran.append("c") })
+        try launcher.add(
+            ClosureStartupTask("c", dependsOn: ["a"], options: TaskOptions(failure: .optional)) { ran.append("c") })
         try await launcher.run()
         let report = await launcher.report().run
         #expect(ran.all == ["b"])

@@ -46,7 +46,9 @@ struct LauncherPromiseSimulationTests {
         _ behaviour: SimulatedBody, log: BodyLog, simulation: Simulation
     ) -> ClosureStartupTask {
         let attempts = Attempts()
-        return ClosureStartupTask(name, dependsOn: dependencies, options: TaskOptions(retry: retry, failure: required ? .required : .optional)) {
+        return ClosureStartupTask(
+            name, dependsOn: dependencies, options: TaskOptions(retry: retry, failure: required ? .required : .optional)
+        ) {
             try await behaviour.run(name, attempt: attempts.next(), log: log, simulation: simulation)
         }
     }
@@ -60,10 +62,10 @@ struct LauncherPromiseSimulationTests {
             if !names.isEmpty, Bool.random(using: &generator) {
                 dependencies = .on(
                     Array(
-                    Set(
-                        (0..<Int.random(in: 0...2, using: &generator)).map { _ in
-                            names.randomElement(using: &generator)!
-                        })
+                        Set(
+                            (0..<Int.random(in: 0...2, using: &generator)).map { _ in
+                                names.randomElement(using: &generator)!
+                            })
                     ).sorted())
             }
             let retry: RetryPolicy =

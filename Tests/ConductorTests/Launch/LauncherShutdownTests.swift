@@ -217,7 +217,8 @@ import Testing
         try launcher.add(ClosureStartupTask("config", run: {}, undo: { undone.append("config") }))
         try launcher.add(
             ClosureStartupTask(
-                "version", options: TaskOptions(failure: .optional), run: { throw Refused() }, undo: { undone.append("version") }))
+                "version", options: TaskOptions(failure: .optional), run: { throw Refused() },
+                undo: { undone.append("version") }))
         try launcher.add(
             ClosureStartupTask(
                 "pool",

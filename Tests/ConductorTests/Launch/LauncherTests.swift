@@ -270,7 +270,9 @@ import Testing
                     var random = SeededGenerator(seed: seed &* 31 &+ UInt64(worker))
                     for index in 0..<40 {
                         let name = "w\(worker)-\(index)"
-                        let task = TestStartupTask(name, dependencies: Bool.random(using: &random) ? .independent : .inOrderOfAddition) {
+                        let task = TestStartupTask(
+                            name, dependencies: Bool.random(using: &random) ? .independent : .inOrderOfAddition
+                        ) {
                             entered.append(name)
                             await Task.yield()
                         }

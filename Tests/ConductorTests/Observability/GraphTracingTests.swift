@@ -111,7 +111,8 @@ import Tracing
         let tracer = InMemoryTracer()
         var graph = TaskGraph()
         graph.add("plain") { _ in tracer.withSpan("user.plain") { _ in } }
-        graph.add("timed", options: TaskOptions(timeout: .seconds(3600))) { _ in tracer.withSpan("user.timed") { _ in } }
+        graph.add("timed", options: TaskOptions(timeout: .seconds(3600))) { _ in tracer.withSpan("user.timed") { _ in }
+        }
         graph.addOnMainActor("main") { _ in tracer.withSpan("user.main") { _ in } }
         _ = try await graph.run(telemetry: Telemetry(tracer: tracer))
 
@@ -153,7 +154,9 @@ import Tracing
         try launcher.add(TestStartupTask("channel"))
         try launcher.add(TestStartupTask("config"))
         try launcher.add(
-            TestStartupTask("version", dependencies: [], options: TaskOptions(failure: .optional)) { throw TelemetryTestFailure() })
+            TestStartupTask("version", dependencies: [], options: TaskOptions(failure: .optional)) {
+                throw TelemetryTestFailure()
+            })
         try launcher.addReadiness("firstScreen", after: ["config"])
         try await launcher.run()
 

@@ -31,7 +31,8 @@ import Testing
             let timeout: Duration? =
                 Bool.random(using: &generator) ? .milliseconds(Int.random(in: 1...5, using: &generator)) : nil
             graph.add(
-                id, dependsOn: .on(Array(Set(dependencies))), options: TaskOptions(timeout: timeout, failure: optional ? .optional : .required)
+                id, dependsOn: .on(Array(Set(dependencies))),
+                options: TaskOptions(timeout: timeout, failure: optional ? .optional : .required)
             ) { _ in
                 started.append(id)
                 switch behaviour {

@@ -101,7 +101,9 @@ import Testing
         let token = Lock("")
         let launcher = Launcher(clock: clock)
         try launcher.add(
-            ClosureStartupTask("chooseMirror", dependsOn: [], options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(50)))) {
+            ClosureStartupTask(
+                "chooseMirror", dependsOn: [], options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(50)))
+            ) {
                 // The first mirror to answer wins; a child task, so it stays on the simulation.
                 try await withThrowingTaskGroup(of: String.self) { group in
                     for mirror in ["/ping/a", "/ping/b"] { group.addTask { try await send(.get, mirror) } }
@@ -110,12 +112,18 @@ import Testing
                 }
             })
         try launcher.add(
-            ClosureStartupTask("signIn", dependsOn: ["chooseMirror"], options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(50)))) {
+            ClosureStartupTask(
+                "signIn", dependsOn: ["chooseMirror"],
+                options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(50)))
+            ) {
                 let issued = try await send(.post, "/login")
                 token.withLock { $0 = issued }
             })
         try launcher.add(
-            ClosureStartupTask("loadConfig", dependsOn: ["signIn"], options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(50)))) {
+            ClosureStartupTask(
+                "loadConfig", dependsOn: ["signIn"],
+                options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(50)))
+            ) {
                 _ = try await send(.get, "/config", token: token.withLock { $0 })
             })
         try launcher.add(
@@ -171,7 +179,9 @@ import Testing
                 call("coupons", "/coupons", .low)
                 call("gallery", "/images/gallery", .low, coalescing: true)
                 call("shareCard", "/images/gallery", .low, coalescing: true)
-                Step("media", options: TaskOptions(failure: .optional)) { _ in try await Self.loadMedia(through: gate, clock: clock) }
+                Step("media", options: TaskOptions(failure: .optional)) { _ in
+                    try await Self.loadMedia(through: gate, clock: clock)
+                }
             }
             Milestone("fullPage")
         }

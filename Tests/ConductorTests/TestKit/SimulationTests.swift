@@ -17,7 +17,9 @@ import Testing
         graph.add("config") { _ in log.append("config") }
         for call in ["profile", "feed", "ads"] {
             graph.add(
-                call, dependsOn: ["config"], options: TaskOptions(timeout: call == "feed" ? .seconds(2) : nil, retry: .attempts(2, backoff: .milliseconds(100)))
+                call, dependsOn: ["config"],
+                options: TaskOptions(
+                    timeout: call == "feed" ? .seconds(2) : nil, retry: .attempts(2, backoff: .milliseconds(100)))
             ) { _ in
                 for step in 1...3 {
                     log.append("\(call) \(step)")

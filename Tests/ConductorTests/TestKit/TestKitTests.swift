@@ -158,7 +158,8 @@ struct TestKitTests {
         let clock = ManualClock()
         let attempts = ConductorTestKit.Latch()
         var graph = TaskGraph()
-        graph.add("flaky", options: TaskOptions(timeout: .seconds(30), retry: .attempts(2, backoff: .seconds(1)))) { _ in
+        graph.add("flaky", options: TaskOptions(timeout: .seconds(30), retry: .attempts(2, backoff: .seconds(1)))) {
+            _ in
             if !attempts.isOpen {
                 attempts.open()
                 throw Flaky()
