@@ -50,8 +50,8 @@ public struct TaskGraph: Sendable {
     ///
     /// ```swift
     /// let patient = TaskOptions(timeout: .seconds(2), retry: .attempts(3))
-    /// graph.add("feed", dependsOn: ["user"], options: patient) { context in
-    ///     try await api.feed(for: context.value(of: user))
+    /// graph.add("sku", dependsOn: ["basicInfo"], options: patient) { context in
+    ///     try await api.sku(for: context.value(of: basicInfo).productID)
     /// }
     /// ```
     ///

@@ -5,10 +5,12 @@
 ///
 /// ```swift
 /// let patient = TaskOptions(timeout: .seconds(2), retry: .attempts(3))
-/// graph.add("feed", dependsOn: ["user"], options: patient) { context in
-///     try await api.feed(for: context.value(of: user))
+/// graph.add("sku", dependsOn: ["basicInfo"], options: patient) { context in
+///     try await api.sku(for: context.value(of: basicInfo).productID)
 /// }
-/// graph.add("ads", options: TaskOptions(priority: .low, failure: .optional)) { _ in try await api.ads() }
+/// graph.add("recommendations", options: TaskOptions(priority: .low, failure: .optional)) { _ in
+///     try await api.recommendations()
+/// }
 /// ```
 ///
 /// A task's dependencies are not an option: they are the one setting whose default differs by
@@ -88,12 +90,12 @@ public struct TaskOptions: Hashable, Sendable {
 /// What a task waits for before it starts.
 ///
 /// ```swift
-/// graph.add("sku", dependsOn: ["basicInfo"]) { _ in … }           // an array literal: these tasks
-/// graph.add("ads", dependsOn: .on(adSources)) { _ in … }          // a list you hold
-/// graph.add("clock") { _ in … }                                    // .independent, a graph's default
+/// graph.add("sku", dependsOn: ["basicInfo"]) { _ in try await api.sku() }  // these tasks
+/// graph.add("stock", dependsOn: .on(regions)) { _ in }                      // a list you hold
+/// graph.add("comments") { _ in try await api.comments() }                   // .independent, the default
 ///
-/// try launcher.add(ClosureStartupTask("config") { … })             // .inOrderOfAddition, a launcher's default
-/// try launcher.add(ClosureStartupTask("metrics", dependsOn: .independent) { … })
+/// try launcher.add(ClosureStartupTask("config") { try await loadConfig() })  // .inOrderOfAddition, the default
+/// try launcher.add(ClosureStartupTask("sync", dependsOn: .independent) { try await sync() })
 /// ```
 ///
 /// Each product has the default its use calls for: a graph task is ``independent`` (a graph
@@ -129,13 +131,13 @@ public struct TaskDependencies: Hashable, Sendable, ExpressibleByArrayLiteral {
     private init(kind: Kind) { self.kind = kind }
 
     /// The named dependencies; empty for ``independent`` and ``inOrderOfAddition``.
-    public var names: [String] {
+    package var names: [String] {
         if case .names(let names) = kind { return names }
         return []
     }
 
     /// Whether this is ``inOrderOfAddition``.
-    public var isInOrderOfAddition: Bool { kind == .inOrderOfAddition }
+    package var isInOrderOfAddition: Bool { kind == .inOrderOfAddition }
 }
 
 extension TaskDependencies: CustomStringConvertible {

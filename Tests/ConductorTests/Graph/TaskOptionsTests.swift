@@ -57,8 +57,12 @@ import Testing
         graph.add("value", options: optional) { _ -> Int in throw Offline() }
         graph.add("void", options: optional) { _ in throw Offline() }
         graph.addOnMainActor("main", options: optional) { _ -> Int in throw Offline() }
+        // Held until the run's own task is added, so the run cannot end first.
+        let added = Latch()
+        graph.add("hold") { _ in await added.wait() }
         let report = try await graph.run { run in
             _ = try? run.add("added", options: optional) { _ -> Int in throw Offline() }
+            added.open()
         }
         #expect(report.outcome == .completed)
         for id in ["value", "void", "main", "added"] {
