@@ -65,7 +65,7 @@ import Testing
         #expect(timeline.hasSuffix("▓ undoing (shutdown)"))
     }
 
-    /// Tasks added without dependencies are undone in the reverse of the order they were
+    /// Tasks added in order of addition are undone in the reverse of the order they were
     /// added, one at a time: each ran after the one before it.
     @Test func chainedTasksAreUndoneInReverse() async throws {
         let undone = Recorder<String>()

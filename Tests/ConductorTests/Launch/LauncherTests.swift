@@ -181,7 +181,7 @@ import Testing
         #expect(cycle.message == "dependencies form a loop: b → a → b")
     }
 
-    /// A task without dependencies runs after the previous task added without dependencies,
+    /// A task added in order of addition (the default) runs after the previous task added so,
     /// not after the task added just before it: "b" (with dependencies) is not waited for by
     /// "c", which starts once "a" has ended while "b" still runs.
     @Test func aTaskWithoutDependenciesFollowsThePreviousOneWithoutDependencies() async throws {
