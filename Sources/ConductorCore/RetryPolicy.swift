@@ -6,7 +6,7 @@
 /// manual clock. Each wait is the one before times `multiplier`, never more than `maxBackoff`.
 ///
 /// ```swift
-/// graph.add("config", retry: .attempts(3, backoff: .milliseconds(200))) { _ in try await loadConfig() }
+/// graph.add("config", options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(200)))) { _ in try await loadConfig() }
 /// // attempt 1, wait 200 ms, attempt 2, wait 400 ms, attempt 3
 ///
 /// let patient = RetryPolicy.attempts(4, backoff: .milliseconds(100), multiplier: 3)

@@ -37,7 +37,9 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A task's timeout or retry backoff is negative.
         public static let negativeDuration = Code(kind: .negativeDuration)
         /// A setting is out of range: a concurrency limit below 1, or a task's retry policy
-        /// of fewer than 1 attempt or with a multiplier below 1. Reported before anything starts; nothing is clamped.
+        /// of fewer than 1 attempt or with a multiplier below 1, or a task added to a graph
+        /// with ``TaskDependencies/inOrderOfAddition``. Reported before anything starts;
+        /// nothing is clamped.
         public static let invalidConfiguration = Code(kind: .invalidConfiguration)
         /// An operation named a task the graph does not have.
         public static let unknownTask = Code(kind: .unknownTask)
@@ -133,6 +135,14 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     static func retryMultiplier(_ value: Int, task: String) -> GraphError {
         GraphError(
             .invalidConfiguration, "task '\(task)' has a retry multiplier of \(value); it needs at least 1",
+            taskID: task)
+    }
+
+    /// ``TaskDependencies/inOrderOfAddition`` is a launcher's order: a graph has none to follow.
+    static func inOrderOfAddition(task: String) -> GraphError {
+        GraphError(
+            .invalidConfiguration,
+            "task '\(task)' depends on the order of addition, which only a launcher has; name its dependencies",
             taskID: task)
     }
 

@@ -146,13 +146,12 @@ package final class TaskSpec: Sendable {
     /// after it would be found through an offset read from the class's metadata.
     let priority: TaskPriority
 
+    /// The settings arrive as one ``TaskOptions`` and are kept apart: the priority last and
+    /// read once as a rank, a timeout and a retry policy boxed (see ``Rare``), so a task costs
+    /// the hot path what it did before options were one value.
     package init(
         operation: Operation,
-        priority: TaskPriority,
-        timeout: Duration?,
-        retry: RetryPolicy,
-        failure: FailurePolicy,
-        whenDependencyFails: DependencyFailureBehavior,
+        options: TaskOptions,
         runsInOwnTask: Bool? = nil,
         returnsVoid: Bool = false
     ) {
@@ -164,11 +163,13 @@ package final class TaskSpec: Sendable {
             case .globalVoid: .globalVoid
             case .mainActor: .mainActor
             }
-        self.priority = priority
-        self.priorityRank = priority.rawValue
+        let timeout = options.timeout
+        let retry = options.retry
+        self.priority = options.priority
+        self.priorityRank = options.priority.rawValue
         self.rare = timeout == nil && retry == .never ? nil : Rare(timeout: timeout, retry: retry)
-        self.failure = failure
-        self.whenDependencyFails = whenDependencyFails
+        self.failure = options.failure
+        self.whenDependencyFails = options.whenDependencyFails
         self.runsInOwnTask = runsInOwnTask ?? (timeout != nil)
         if !operation.isMainActor, !self.runsInOwnTask, retry.maxAttempts <= 1 {
             isPlain = true
@@ -177,25 +178,14 @@ package final class TaskSpec: Sendable {
         }
     }
 
-    /// The first negative duration, named as the API spells it; validation rejects it,
-    /// where it would otherwise fail the task at run time. A zero timeout is allowed (the
-    /// attempt times out at once, like a harmonizer's).
-    var negativeDuration: (parameter: String, value: Duration)? {
-        if let timeout, timeout < .zero { return ("timeout", timeout) }
-        return retry.negativeBackoff
-    }
-
-    /// What validation reports about the task's own settings, naming it: a negative duration
-    /// first, then a retry policy of fewer than 1 attempt or a multiplier below 1. Nothing is
-    /// clamped: a count of zero would end the task without running it, which is never what
-    /// was meant.
+    /// What validation reports about the task's own settings, naming it; see
+    /// ``TaskOptions/invalidSetting(timeout:retry:of:)``.
     func invalidSetting(of task: String) -> GraphError? {
-        if let (parameter, value) = negativeDuration { return .negativeDuration(parameter, value, task: task) }
-        return retry.invalidCount(task: task)
+        TaskOptions.invalidSetting(timeout: timeout, retry: retry, of: task)
     }
 
     /// Whether ``invalidSetting(of:)`` has something to report, without building the error.
-    var hasInvalidSetting: Bool { negativeDuration != nil || retry.hasInvalidCount }
+    var hasInvalidSetting: Bool { TaskOptions.hasInvalidSetting(timeout: timeout, retry: retry) }
 
     var placement: String {
         operation.isMainActor ? "main actor" : "global"

@@ -63,29 +63,30 @@ public final class GraphRun: Sendable {
 
     /// Adds the tasks and milestones of `graph` to the run. They may depend on each other and
     /// on any task of the run, finished or not. Validated like a graph (a cycle, an unknown or
-    /// duplicate id, a negative duration or a retry policy of fewer than 1 attempt is rejected
-    /// and nothing is added); throws
+    /// duplicate id, a negative duration, a retry policy of fewer than 1 attempt or a task added
+    /// ``TaskDependencies/inOrderOfAddition`` is rejected and nothing is added); throws
     /// ``GraphError/Code/runFinished`` once the run has ended or is stopping.
     public func add(_ graph: TaskGraph) throws(GraphError) {
+        try graph.checkDependencies()
         try storage.add(graph.definitions)
     }
 
-    /// Adds one task to the run; see ``TaskGraph/add(_:dependsOn:priority:timeout:retry:failure:whenDependencyFails:_:)``.
+    /// Adds one task to the run; see ``TaskGraph/add(_:dependsOn:options:_:)``.
+    ///
+    /// ```swift
+    /// try run.add("retryLater", dependsOn: ["config"], options: TaskOptions(retry: .attempts(3))) { _ in
+    ///     try await sync()
+    /// }
+    /// ```
     @discardableResult
     public func add<Result: Sendable>(
         _ id: String,
-        dependsOn dependencies: [String] = [],
-        priority: TaskPriority = .medium,
-        timeout: Duration? = nil,
-        retry: RetryPolicy = .never,
-        failure: FailurePolicy = .required,
-        whenDependencyFails: DependencyFailureBehavior = .skip,
+        dependsOn dependencies: TaskDependencies = .independent,
+        options: TaskOptions = TaskOptions(),
         _ operation: @escaping @Sendable (TaskContext) async throws -> Result
     ) throws(GraphError) -> TaskHandle<Result> {
         var graph = TaskGraph()
-        let handle = graph.add(
-            id, dependsOn: dependencies, priority: priority, timeout: timeout, retry: retry, failure: failure,
-            whenDependencyFails: whenDependencyFails, operation)
+        let handle = graph.add(id, dependsOn: dependencies, options: options, operation)
         try add(graph)
         return handle
     }

@@ -17,8 +17,8 @@
 ///     }
 ///     Milestone("firstScreen")
 ///     Stage("shipping") {
-///         Step("freight", failure: .optional) { _ in try await api.freight() }
-///         Step("logistics", failure: .optional) { _ in try await api.logistics() }
+///         Step("freight", options: TaskOptions(failure: .optional)) { _ in try await api.freight() }
+///         Step("logistics", options: TaskOptions(failure: .optional)) { _ in try await api.logistics() }
 ///     }
 ///     Milestone("fullPage")
 /// }
@@ -52,9 +52,10 @@ public struct Schedule: Sendable {
                         stage: name, isHidden: true, stageIndex: index)
                 )
                 for step in steps {
+                    graph.note(step.dependencies, of: step.id)
                     graph.append(
                         NodeDefinition(
-                            id: step.id, requires: step.dependencies, after: [marker], kind: .task(step.spec),
+                            id: step.id, requires: step.dependencies.names, after: [marker], kind: .task(step.spec),
                             stage: name, isHidden: false, stageIndex: index)
                     )
                 }
@@ -134,14 +135,14 @@ public struct Milestone: Sendable {
     public init(_ name: String) { self.name = name }
 }
 
-/// One task of a ``Stage``, with the same options as ``TaskGraph/add(_:dependsOn:priority:timeout:retry:failure:whenDependencyFails:_:)``.
+/// One task of a ``Stage``, with the same ``TaskOptions`` as ``TaskGraph/add(_:dependsOn:options:_:)``.
 ///
 /// ```swift
-/// Step("freight", timeout: .seconds(2), failure: .optional) { _ in try await api.freight() }
+/// Step("freight", options: TaskOptions(timeout: .seconds(2), failure: .optional)) { _ in try await api.freight() }
 /// ```
 public struct Step: Sendable {
     let id: String
-    let dependencies: [String]
+    let dependencies: TaskDependencies
     let spec: TaskSpec
 
     /// A step; `dependsOn` may name steps of this or earlier stages whose success it needs.
@@ -149,19 +150,14 @@ public struct Step: Sendable {
     /// ``GraphError/Code/laterStage``.
     public init<Result: Sendable>(
         _ id: String,
-        dependsOn dependencies: [String] = [],
-        priority: TaskPriority = .medium,
-        timeout: Duration? = nil,
-        retry: RetryPolicy = .never,
-        failure: FailurePolicy = .required,
-        whenDependencyFails: DependencyFailureBehavior = .skip,
+        dependsOn dependencies: TaskDependencies = .independent,
+        options: TaskOptions = TaskOptions(),
         _ operation: @escaping @Sendable (TaskContext) async throws -> Result
     ) {
         self.init(
             id, dependencies,
             TaskSpec(
-                operation: .global { context in try await operation(context) }, priority: priority, timeout: timeout,
-                retry: retry, failure: failure, whenDependencyFails: whenDependencyFails,
+                operation: .global { context in try await operation(context) }, options: options,
                 returnsVoid: Result.self == Void.self))
     }
 
@@ -171,22 +167,14 @@ public struct Step: Sendable {
     @_documentation(visibility: internal)
     public init(
         _ id: String,
-        dependsOn dependencies: [String] = [],
-        priority: TaskPriority = .medium,
-        timeout: Duration? = nil,
-        retry: RetryPolicy = .never,
-        failure: FailurePolicy = .required,
-        whenDependencyFails: DependencyFailureBehavior = .skip,
+        dependsOn dependencies: TaskDependencies = .independent,
+        options: TaskOptions = TaskOptions(),
         _ operation: @escaping @Sendable (TaskContext) async throws -> Void
     ) {
-        self.init(
-            id, dependencies,
-            TaskSpec(
-                operation: .globalVoid(operation), priority: priority, timeout: timeout, retry: retry,
-                failure: failure, whenDependencyFails: whenDependencyFails, returnsVoid: true))
+        self.init(id, dependencies, TaskSpec(operation: .globalVoid(operation), options: options, returnsVoid: true))
     }
 
-    private init(_ id: String, _ dependencies: [String], _ spec: TaskSpec) {
+    private init(_ id: String, _ dependencies: TaskDependencies, _ spec: TaskSpec) {
         self.id = id
         self.dependencies = dependencies
         self.spec = spec

@@ -2,15 +2,18 @@
 ///
 /// A task starts when every task it depends on has succeeded, and can read their typed
 /// results. Ready tasks run concurrently, ordered by priority when a concurrency limit holds
-/// them back. Each task has a timeout, a retry policy and a failure policy of its own.
+/// them back. Each task has ``TaskOptions`` of its own: a timeout, a retry policy, a failure
+/// policy.
 ///
 /// ```swift
 /// var graph = TaskGraph()
 /// let info = graph.add("basicInfo") { _ in try await api.basicInfo() }
-/// graph.add("sku", dependsOn: ["basicInfo"], timeout: .seconds(2)) { context in
+/// graph.add("sku", dependsOn: ["basicInfo"], options: TaskOptions(timeout: .seconds(2))) { context in
 ///     try await api.sku(for: context.value(of: info).productID)
 /// }
-/// graph.add("comments", retry: .attempts(3), failure: .optional) { _ in try await api.comments() }
+/// graph.add("comments", options: TaskOptions(retry: .attempts(3), failure: .optional)) { _ in
+///     try await api.comments()
+/// }
 /// graph.addMilestone("firstScreen", after: ["basicInfo", "sku"])
 ///
 /// let report = try await graph.run()
@@ -22,7 +25,8 @@
 ///
 /// Validation (``validate()``, and every way of starting) rejects an empty or duplicate id,
 /// a negative timeout or retry backoff, a retry policy of fewer than 1 attempt or with a
-/// multiplier below 1, a dependency on an unknown id, and a cycle, with a ``GraphError`` that names the culprit; starting also
+/// multiplier below 1, a task added ``TaskDependencies/inOrderOfAddition``, a dependency on an
+/// unknown id, and a cycle, with a ``GraphError`` that names the culprit; starting also
 /// rejects a `concurrencyLimit` below 1. Nothing starts, and nothing is clamped. A zero
 /// timeout is allowed: every attempt times out at once.
 ///
@@ -32,6 +36,9 @@ public struct TaskGraph: Sendable {
     /// Kept up to date as tasks are added, so a graph built in dependency order is checked
     /// for free and starts without hashing its ids again.
     private var compiled = CompiledGraph()
+    /// Tasks added with ``TaskDependencies/inOrderOfAddition``, which validation reports;
+    /// almost always empty.
+    private var tasksInOrderOfAddition: [String] = []
 
     /// An empty graph.
     public init() {}
@@ -41,67 +48,57 @@ public struct TaskGraph: Sendable {
 
     /// Adds a task.
     ///
+    /// ```swift
+    /// let patient = TaskOptions(timeout: .seconds(2), retry: .attempts(3))
+    /// graph.add("sku", dependsOn: ["basicInfo"], options: patient) { context in
+    ///     try await api.sku(for: context.value(of: basicInfo).productID)
+    /// }
+    /// ```
+    ///
     /// - Parameters:
     ///   - id: A unique, non-empty name.
-    ///   - dependencies: Tasks that must succeed before this one starts.
-    ///   - priority: Orders ready tasks when the concurrency limit holds them back, and is the
-    ///     base priority the operation runs at (`Task.basePriority`), whichever worker runs it.
-    ///   - timeout: The longest an attempt may take; it is abandoned at once when it expires.
-    ///     A negative timeout is reported by validation (``GraphError/Code/negativeDuration``).
-    ///   - retry: How often to try again after a failure; a negative backoff, or fewer than
-    ///     1 attempt or a multiplier below 1 (``GraphError/Code/invalidConfiguration``), is
-    ///     reported by validation too.
-    ///   - failure: Whether the task's failure ends the run.
-    ///   - whenDependencyFails: Skip, or run anyway, when an optional dependency failed.
+    ///   - dependencies: Tasks and milestones that must succeed (or be reached) before this one
+    ///     starts; ``TaskDependencies/independent`` by default. A graph has no order of
+    ///     addition: ``TaskDependencies/inOrderOfAddition`` is reported by validation
+    ///     (``GraphError/Code/invalidConfiguration``).
+    ///   - options: Priority, timeout, retry, failure policy and what to do when a dependency
+    ///     fails; see ``TaskOptions``. A negative duration
+    ///     (``GraphError/Code/negativeDuration``), or a retry policy of fewer than 1 attempt or
+    ///     with a multiplier below 1 (``GraphError/Code/invalidConfiguration``), is reported by
+    ///     validation.
     ///   - operation: The work. Its result can be read by dependents through the handle.
     @discardableResult
     public mutating func add<Result: Sendable>(
         _ id: String,
-        dependsOn dependencies: [String] = [],
-        priority: TaskPriority = .medium,
-        timeout: Duration? = nil,
-        retry: RetryPolicy = .never,
-        failure: FailurePolicy = .required,
-        whenDependencyFails: DependencyFailureBehavior = .skip,
+        dependsOn dependencies: TaskDependencies = .independent,
+        options: TaskOptions = TaskOptions(),
         _ operation: @escaping @Sendable (TaskContext) async throws -> Result
     ) -> TaskHandle<Result> {
-        let step = Step(
-            id, dependsOn: dependencies, priority: priority, timeout: timeout, retry: retry, failure: failure,
-            whenDependencyFails: whenDependencyFails, operation)
+        let step = Step(id, dependsOn: dependencies, options: options, operation)
         return append(id: step.id, dependencies: step.dependencies, spec: step.spec)
     }
 
-    /// ``add(_:dependsOn:priority:timeout:retry:failure:whenDependencyFails:_:)`` for an
-    /// operation that returns nothing, which a worker calls directly, without the generic
-    /// method's wrapper. Chosen by the compiler for such closures; nothing to write differently.
+    /// ``add(_:dependsOn:options:_:)`` for an operation that returns nothing, which a worker
+    /// calls directly, without the generic method's wrapper. Chosen by the compiler for such
+    /// closures; nothing to write differently.
     @_documentation(visibility: internal)
     @discardableResult
     public mutating func add(
         _ id: String,
-        dependsOn dependencies: [String] = [],
-        priority: TaskPriority = .medium,
-        timeout: Duration? = nil,
-        retry: RetryPolicy = .never,
-        failure: FailurePolicy = .required,
-        whenDependencyFails: DependencyFailureBehavior = .skip,
+        dependsOn dependencies: TaskDependencies = .independent,
+        options: TaskOptions = TaskOptions(),
         _ operation: @escaping @Sendable (TaskContext) async throws -> Void
     ) -> TaskHandle<Void> {
-        let step = Step(
-            id, dependsOn: dependencies, priority: priority, timeout: timeout, retry: retry, failure: failure,
-            whenDependencyFails: whenDependencyFails, operation)
+        let step = Step(id, dependsOn: dependencies, options: options, operation)
         return append(id: step.id, dependencies: step.dependencies, spec: step.spec)
     }
 
-    /// Adds a task that runs on the main actor, for UI work.
+    /// Adds a task that runs on the main actor, for UI work; see ``add(_:dependsOn:options:_:)``.
     @discardableResult
     public mutating func addOnMainActor<Result: Sendable>(
         _ id: String,
-        dependsOn dependencies: [String] = [],
-        priority: TaskPriority = .medium,
-        timeout: Duration? = nil,
-        retry: RetryPolicy = .never,
-        failure: FailurePolicy = .required,
-        whenDependencyFails: DependencyFailureBehavior = .skip,
+        dependsOn dependencies: TaskDependencies = .independent,
+        options: TaskOptions = TaskOptions(),
         _ operation: @escaping @MainActor @Sendable (TaskContext) async throws -> Result
     ) -> TaskHandle<Result> {
         append(
@@ -109,11 +106,7 @@ public struct TaskGraph: Sendable {
             dependencies: dependencies,
             spec: TaskSpec(
                 operation: .mainActor { context in try await operation(context) },
-                priority: priority,
-                timeout: timeout,
-                retry: retry,
-                failure: failure,
-                whenDependencyFails: whenDependencyFails,
+                options: options,
                 returnsVoid: Result.self == Void.self
             )
         )
@@ -139,6 +132,7 @@ public struct TaskGraph: Sendable {
     public mutating func remove(_ id: String) -> Bool {
         guard let index = definitions.firstIndex(where: { $0.id == id && !$0.isHidden }) else { return false }
         let removed = definitions.remove(at: index)
+        tasksInOrderOfAddition.removeAll { $0 == id }
         // A stage barrier is not a dependent the user wrote: left naming the step, it would
         // fail validation with a message about an internal id.
         for position in definitions.indices where definitions[position].isHidden {
@@ -157,6 +151,7 @@ public struct TaskGraph: Sendable {
     /// Removes every task and milestone.
     public mutating func removeAll() {
         definitions.removeAll()
+        tasksInOrderOfAddition.removeAll()
         compiled = CompiledGraph()
     }
 
@@ -166,6 +161,7 @@ public struct TaskGraph: Sendable {
     /// - Complexity: O(1) for a graph whose tasks were all added after their dependencies;
     ///   otherwise O(V + E).
     public func validate() throws(GraphError) {
+        try checkDependencies()
         guard !compiled.isComplete else { return }
         try GraphValidation.validate(definitions)
     }
@@ -252,10 +248,23 @@ public struct TaskGraph: Sendable {
         return await run.storage.reportCell.waitIgnoringCancellation()
     }
 
-    mutating func append<Result>(id: String, dependencies: [String], spec: TaskSpec) -> TaskHandle<Result> {
+    mutating func append<Result>(id: String, dependencies: TaskDependencies, spec: TaskSpec) -> TaskHandle<Result> {
+        note(dependencies, of: id)
         append(
-            NodeDefinition(id: id, requires: dependencies, after: [], kind: .task(spec), stage: nil, isHidden: false))
+            NodeDefinition(
+                id: id, requires: dependencies.names, after: [], kind: .task(spec), stage: nil, isHidden: false))
         return TaskHandle(id: id)
+    }
+
+    /// Remembers a task added ``TaskDependencies/inOrderOfAddition``, which validation reports.
+    mutating func note(_ dependencies: TaskDependencies, of id: String) {
+        if dependencies.isInOrderOfAddition { tasksInOrderOfAddition.append(id) }
+    }
+
+    /// Reports the first task added ``TaskDependencies/inOrderOfAddition``: a graph has no
+    /// order of addition to follow.
+    func checkDependencies() throws(GraphError) {
+        if let id = tasksInOrderOfAddition.first { throw .inOrderOfAddition(task: id) }
     }
 
     mutating func append(_ definition: NodeDefinition) {

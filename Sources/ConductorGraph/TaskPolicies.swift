@@ -1,7 +1,7 @@
 /// What a task's failure means for the run.
 ///
 /// ```swift
-/// graph.add("recommendations", failure: .optional) { _ in try await api.recommendations() }
+/// graph.add("recommendations", options: TaskOptions(failure: .optional)) { _ in try await api.recommendations() }
 /// ```
 public struct FailurePolicy: Hashable, Sendable, CustomStringConvertible {
     private enum Kind: Hashable, Sendable { case required, optional }
@@ -26,7 +26,7 @@ public struct FailurePolicy: Hashable, Sendable, CustomStringConvertible {
 /// ``FailurePolicy/optional`` policy, or let it run anyway.
 ///
 /// ```swift
-/// graph.add("page", dependsOn: ["comments"], whenDependencyFails: .runAnyway) { context in
+/// graph.add("page", dependsOn: ["comments"], options: TaskOptions(whenDependencyFails: .runAnyway)) { context in
 ///     let comments = try? context.value(of: commentsHandle)   // nil if it failed
 ///     return comments ?? []
 /// }

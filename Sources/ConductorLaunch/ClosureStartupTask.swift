@@ -2,7 +2,7 @@
 ///
 /// ```swift
 /// try launcher.add(
-///     ClosureStartupTask("cache", dependsOn: ["config"]) {
+///     ClosureStartupTask("cache", dependsOn: ["config"], options: TaskOptions(failure: .optional)) {
 ///         try await cache.warm()
 ///     } undo: {
 ///         await cache.flush()
@@ -13,9 +13,8 @@
 /// adopts ``StartupTask`` with a `@MainActor` ``StartupTask/run()``.
 public struct ClosureStartupTask: StartupTask {
     public let name: String
-    public let dependencies: [String]?
-    public let isRequired: Bool
-    public let retry: RetryPolicy
+    public let dependencies: TaskDependencies
+    public let options: TaskOptions
     private let body: @Sendable () async throws -> Void
     private let undoBody: @Sendable () async throws -> Void
 
@@ -24,24 +23,22 @@ public struct ClosureStartupTask: StartupTask {
     ///
     /// - Parameters:
     ///   - name: See ``StartupTask/name``.
-    ///   - dependencies: See ``StartupTask/dependencies``; `nil` runs it after the previous
-    ///     task added without dependencies (one added with dependencies is not waited for).
-    ///   - isRequired: See ``StartupTask/isRequired``.
-    ///   - retry: See ``StartupTask/retry``.
+    ///   - dependencies: See ``StartupTask/dependencies``; by default
+    ///     ``TaskDependencies/inOrderOfAddition``: after the previous task added so (one added
+    ///     with named dependencies, or independent, is not waited for).
+    ///   - options: See ``StartupTask/options``.
     ///   - run: The work; see ``StartupTask/run()``.
     ///   - undo: What ``Launcher/shutdown()`` runs; see ``StartupTask/undo()``. Nothing by default.
     public init(
         _ name: String,
-        dependsOn dependencies: [String]? = nil,
-        isRequired: Bool = true,
-        retry: RetryPolicy = .never,
+        dependsOn dependencies: TaskDependencies = .inOrderOfAddition,
+        options: TaskOptions = TaskOptions(),
         run: @escaping @Sendable () async throws -> Void,
         undo: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.name = name
         self.dependencies = dependencies
-        self.isRequired = isRequired
-        self.retry = retry
+        self.options = options
         self.body = run
         self.undoBody = undo
     }

@@ -28,7 +28,8 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         /// added before the tasks that need them, so tasks cannot depend on each other in a
         /// cycle: the message says which to add first.
         public static let unknownDependency = Code(kind: .unknownDependency)
-        /// `ready(_:)` named a readiness set the launcher does not have.
+        /// ``Launcher/ready(_:timeout:)`` named a readiness set the launcher does not have;
+        /// thrown, like ``GraphError/Code/unknownMilestone`` by ``GraphRun/reached(_:)``.
         public static let unknownReadiness = Code(kind: .unknownReadiness)
         /// A task was added after the launch had ended.
         public static let launchFinished = Code(kind: .launchFinished)
@@ -43,11 +44,12 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
         /// (reported when it is added), or tasks that depend on each other in a loop (possible
         /// only by removing a task before the launch and adding it back with dependencies).
         public static let cycle = Code(kind: .cycle)
-        /// A task's retry backoff, the launcher's `undoTimeout` (reported by ``Launcher/start()``),
-        /// or the timeout given to ``Launcher/ready(_:timeout:)``, is negative.
+        /// A task's timeout or retry backoff, the launcher's `undoTimeout` (reported by
+        /// ``Launcher/start()``), or the timeout given to ``Launcher/ready(_:timeout:)`` (thrown),
+        /// is negative.
         public static let negativeDuration = Code(kind: .negativeDuration)
-        /// A task's ``StartupTask/retry`` policy has fewer than 1 attempt or a multiplier below
-        /// 1; reported when it is added, never clamped.
+        /// A task's retry policy (``TaskOptions/retry``) has fewer than 1 attempt or a
+        /// multiplier below 1; reported when it is added, never clamped.
         public static let invalidConfiguration = Code(kind: .invalidConfiguration)
         /// A launcher added to another one as a task had an undo fail or time out during its
         /// shutdown; the message names each one.

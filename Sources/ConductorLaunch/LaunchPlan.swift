@@ -1,5 +1,5 @@
 /// The pure bookkeeping of a launcher: which names exist, what was added before the launch,
-/// and how tasks that declare no dependencies are chained in the order added. No locks, no
+/// and how tasks added ``TaskDependencies/inOrderOfAddition`` are chained in that order. No locks, no
 /// tasks, no user code (tasks arrive as ``TaskSnapshot``s): the launcher calls it under its
 /// lock and hands the definitions to the graph.
 struct LaunchPlan {
@@ -8,18 +8,16 @@ struct LaunchPlan {
     struct TaskSnapshot: Sendable {
         let task: any StartupTask
         let name: String
-        let dependencies: [String]?
+        let dependencies: TaskDependencies
         let runsOnMainActor: Bool
-        let isRequired: Bool
-        let retry: RetryPolicy
+        let options: TaskOptions
 
         init(_ task: some StartupTask) {
             self.task = task
             self.name = task.name
             self.dependencies = task.dependencies
             self.runsOnMainActor = task.runsOnMainActor
-            self.isRequired = task.isRequired
-            self.retry = task.retry
+            self.options = task.options
         }
     }
 
@@ -54,17 +52,18 @@ struct LaunchPlan {
     private(set) var prerequisites: [String: [String]] = [:]
     /// The compiled tasks by name: the shutdown calls their ``StartupTask/undo()``.
     private(set) var compiledByName: [String: any StartupTask] = [:]
-    /// The last task compiled without declared dependencies: the next such task's prerequisite.
+    /// The last task compiled ``TaskDependencies/inOrderOfAddition``: the next such task's
+    /// prerequisite.
     private var lastChainedTask: String?
 
-    /// Checks a new entry's name, dependencies and retry policy against what has been added.
+    /// Checks a new entry's name, dependencies and options against what has been added.
     mutating func admit(_ entry: Entry) throws(LaunchError) {
         let name = entry.name
         if name.isEmpty { throw .emptyName() }
         if kinds[name] != nil { throw .duplicateName(name) }
         let dependencies: [String]
         switch entry {
-        case .task(let task): dependencies = task.dependencies ?? []
+        case .task(let task): dependencies = task.dependencies.names
         case .readiness(_, let after): dependencies = after
         }
         // Naming itself is a cycle, not a missing task: adding it first is impossible.
@@ -73,13 +72,10 @@ struct LaunchPlan {
             throw .unknownDependency(dependency, of: name)
         }
         // Adding is the first call that throws for a task: it is rejected here rather than
-        // failing at run time, when it would back off for a negative time or end without
-        // an attempt.
-        if case .task(let task) = entry {
-            if let (parameter, value) = task.retry.negativeBackoff {
-                throw .negativeDuration(parameter, value, task: name)
-            }
-            if let invalid = task.retry.invalidCount(task: name) { throw LaunchError.from(invalid) }
+        // failing at run time, when it would time out or back off for a negative time, or end
+        // without an attempt.
+        if case .task(let task) = entry, let invalid = task.options.invalidSetting(of: name) {
+            throw LaunchError.from(invalid)
         }
         switch entry {
         case .task: kinds[name] = .task
@@ -126,8 +122,8 @@ struct LaunchPlan {
         return definitions
     }
 
-    /// The graph nodes for one entry: a task (plus its chain marker if it declared no
-    /// dependencies), or a readiness milestone.
+    /// The graph nodes for one entry: a task (plus its chain marker if it was added
+    /// ``TaskDependencies/inOrderOfAddition``), or a readiness milestone.
     mutating func compile(_ entry: Entry, into definitions: inout [NodeDefinition]) {
         switch entry {
         case .readiness(let name, let after):
@@ -141,12 +137,12 @@ struct LaunchPlan {
             compiledTasks.append(task.name)
             compiledByName[task.name] = task.task
             let spec = Self.spec(for: task)
-            guard task.dependencies == nil else {
-                prerequisites[task.name] = task.dependencies ?? []
+            guard task.dependencies.isInOrderOfAddition else {
+                let names = task.dependencies.names
+                prerequisites[task.name] = names
                 definitions.append(
                     NodeDefinition(
-                        id: task.name, requires: task.dependencies ?? [], after: [], kind: .task(spec), stage: nil,
-                        isHidden: false)
+                        id: task.name, requires: names, after: [], kind: .task(spec), stage: nil, isHidden: false)
                 )
                 return
             }
@@ -176,14 +172,6 @@ struct LaunchPlan {
             snapshot.runsOnMainActor
             ? .mainActor { _ in try await task.run() }
             : .global { _ in try await task.run() }
-        return TaskSpec(
-            operation: operation,
-            priority: .medium,
-            timeout: nil,
-            retry: snapshot.retry,
-            failure: snapshot.isRequired ? .required : .optional,
-            whenDependencyFails: .skip,
-            runsInOwnTask: true
-        )
+        return TaskSpec(operation: operation, options: snapshot.options, runsInOwnTask: true)
     }
 }

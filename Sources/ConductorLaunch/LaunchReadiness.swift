@@ -1,7 +1,9 @@
-/// The answer to ``Launcher/ready(_:timeout:)``: ready, too late, or never.
+/// The answer to ``Launcher/ready(_:timeout:)`` about a readiness set that exists: ready, too
+/// late, or never. (A name that was never added is a mistake in the code, thrown as
+/// ``LaunchError/Code/unknownReadiness`` rather than answered.)
 ///
 /// ```swift
-/// switch await launcher.ready("firstScreen", timeout: .seconds(2)) {
+/// switch try await launcher.ready("firstScreen", timeout: .seconds(2)) {
 /// case .ready: showHome()
 /// case .timedOut: showSkeleton()
 /// case .failed(let error): showError(error.message)
@@ -13,8 +15,8 @@ public enum LaunchReadiness: Hashable, Sendable, CustomStringConvertible {
     case ready(at: Duration)
     /// The deadline passed first; the launch goes on.
     case timedOut(after: Duration)
-    /// The set will never be ready: the launch failed or was cancelled, the name is unknown,
-    /// or the waiting task was cancelled. Also the answer when the deadline passed before the
+    /// The set will never be ready: the launch failed or was cancelled, or the waiting task
+    /// was cancelled. Also the answer when the deadline passed before the
     /// launcher was started (``LaunchError/Code/notStarted``), rather than
     /// ``timedOut(after:)``: no launch was under way to go on.
     case failed(LaunchError)

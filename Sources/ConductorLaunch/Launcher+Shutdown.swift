@@ -10,8 +10,8 @@ extension Launcher {
     /// ```
     ///
     /// - A task is undone only after every task that depended on it (through its
-    ///   dependencies, a readiness set, or the order tasks without dependencies were added
-    ///   in) has been undone; undos independent of each other run concurrently.
+    ///   dependencies, a readiness set, or the order tasks were added in, for those added
+    ///   ``TaskDependencies/inOrderOfAddition``) has been undone; undos independent of each other run concurrently.
     /// - Each undo has the launcher's `undoTimeout`, measured on its clock: past it, the undo
     ///   is cancelled, abandoned and reported as timed out. An undo that throws is reported as
     ///   failed. Either way the shutdown goes on with the rest: nothing is skipped (unless the

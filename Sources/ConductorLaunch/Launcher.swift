@@ -8,12 +8,12 @@ public import Logging
 /// let launcher = Launcher()
 /// try launcher.add(PickNetworkChannel())
 /// try launcher.add(LoadServerConfig())
-/// try launcher.add(CheckForNewVersion())               // optional: its failure is reported
+/// try launcher.add(CheckForNewVersion())               // failure: .optional, so it is only reported
 /// try launcher.addReadiness("firstScreen", after: ["channel", "config"])
 /// let observation = launcher.observe(on: .mainActor, splashObserver)   // hears each task start and end
 /// try launcher.start()
 ///
-/// switch await launcher.ready("firstScreen", timeout: .seconds(2)) {
+/// switch try await launcher.ready("firstScreen", timeout: .seconds(2)) {
 /// case .ready: showHome()
 /// case .timedOut, .failed: showOfflineHome()
 /// }
@@ -34,8 +34,8 @@ public import Logging
 ///   transition.
 public final class Launcher: StartupTask, Sendable {
     public let name: String
-    public let dependencies: [String]?
-    public let isRequired: Bool
+    public let dependencies: TaskDependencies
+    public let options: TaskOptions
 
     /// Never held while user code runs: a task's properties are read, and the user's clock
     /// asked the time, before it is taken. Never held while the graph's lock is taken either:
@@ -57,7 +57,8 @@ public final class Launcher: StartupTask, Sendable {
     /// - Parameters:
     ///   - name: Its name as a task of an outer launcher.
     ///   - dependencies: As a task of an outer launcher; see ``StartupTask/dependencies``.
-    ///   - isRequired: As a task of an outer launcher; see ``StartupTask/isRequired``.
+    ///   - options: As a task of an outer launcher; see ``StartupTask/options``. A launcher
+    ///     launches once, so a retry would only report the same failure again.
     ///   - clock: Measures readiness deadlines, retry backoff, undo deadlines and the
     ///     report's times.
     ///   - undoTimeout: How long each task's ``StartupTask/undo()`` may take during
@@ -71,8 +72,8 @@ public final class Launcher: StartupTask, Sendable {
     ///     process bootstrapped, read now.
     public init(
         _ name: String = "launch",
-        dependsOn dependencies: [String]? = nil,
-        isRequired: Bool = true,
+        dependsOn dependencies: TaskDependencies = .inOrderOfAddition,
+        options: TaskOptions = TaskOptions(),
         clock: some Clock<Duration> = ContinuousClock(),
         undoTimeout: Duration = .seconds(30),
         logger: Logger? = nil,
@@ -83,7 +84,7 @@ public final class Launcher: StartupTask, Sendable {
         self.name = name
         self.telemetry = telemetry
         self.dependencies = dependencies
-        self.isRequired = isRequired
+        self.options = options
         self.timer = DeadlineTimer(clock: ClockSource(clock).purpose(.launchReadyTimeout))
         self.makeLaunchClock = { ClockSource(clock) }
         if let logger {
@@ -102,9 +103,9 @@ public final class Launcher: StartupTask, Sendable {
     // MARK: - Adding and removing
 
     /// Adds a task, before or during the launch. Its name must be new, its dependencies
-    /// added first (a task that names itself is a ``LaunchError/Code/cycle``), its retry
-    /// backoff not negative (``LaunchError/Code/negativeDuration``) and its retry policy at
-    /// least 1 attempt with a multiplier of at least 1
+    /// added first (a task that names itself is a ``LaunchError/Code/cycle``), its timeout and
+    /// retry backoff not negative (``LaunchError/Code/negativeDuration``) and its retry policy
+    /// at least 1 attempt with a multiplier of at least 1
     /// (``LaunchError/Code/invalidConfiguration``). Throws ``LaunchError/Code/launchFinished``
     /// once the launch has ended.
     public func add(_ task: some StartupTask) throws(LaunchError) {
@@ -286,19 +287,28 @@ public final class Launcher: StartupTask, Sendable {
 
     /// Waits until the readiness set `name` is ready, without blocking a thread.
     ///
-    /// Returns ``LaunchReadiness/timedOut(after:)`` if `timeout` passes first (measured on the
+    /// ```swift
+    /// switch try await launcher.ready("firstScreen", timeout: .seconds(2)) {
+    /// case .ready: showHome()
+    /// case .timedOut, .failed: showSkeleton()
+    /// }
+    /// ```
+    ///
+    /// Asking for a set that was never added is a mistake in the code, not an outcome of the
+    /// launch: it throws ``LaunchError/Code/unknownReadiness`` naming the set, as
+    /// ``GraphRun/reached(_:)`` throws for an unknown milestone; so does a negative `timeout`
+    /// (``LaunchError/Code/negativeDuration``). Every outcome of a set that exists is returned:
+    /// ``LaunchReadiness/timedOut(after:)`` if `timeout` passes first (measured on the
     /// launcher's clock, from this call), and ``LaunchReadiness/failed(_:)`` if the set will
-    /// never be ready (the launch ended first, or the name is unknown) or the waiting task is
-    /// cancelled. Waiting before the launch starts is fine; the launch itself is unaffected.
-    /// But if `timeout` passes before ``start()`` was called, the answer is
-    /// ``LaunchReadiness/failed(_:)`` with ``LaunchError/Code/notStarted``: the launch was
-    /// never under way, which is usually a forgotten `start()`. Without a `timeout` the wait
-    /// lasts until the launch starts and the set is ready, however long that is.
-    /// A zero `timeout` asks without waiting; a negative one answers at once with
-    /// ``LaunchReadiness/failed(_:)`` and ``LaunchError/Code/negativeDuration``.
-    public func ready(_ name: String, timeout: Duration? = nil) async -> LaunchReadiness {
-        guard state.withLock({ $0.plan.isReadiness(name) }) else { return .failed(.unknownReadiness(name)) }
-        if let timeout, timeout < .zero { return .failed(.negativeTimeout(timeout, waitingFor: name)) }
+    /// never be ready (the launch ended first) or the waiting task is cancelled. Waiting before
+    /// the launch starts is fine; the launch itself is unaffected. But if `timeout` passes
+    /// before ``start()`` was called, the answer is ``LaunchReadiness/failed(_:)`` with
+    /// ``LaunchError/Code/notStarted``: the launch was never under way, which is usually a
+    /// forgotten `start()`. Without a `timeout` the wait lasts until the launch starts and the
+    /// set is ready, however long that is. A zero `timeout` asks without waiting.
+    public func ready(_ name: String, timeout: Duration? = nil) async throws(LaunchError) -> LaunchReadiness {
+        guard state.withLock({ $0.plan.isReadiness(name) }) else { throw .unknownReadiness(name) }
+        if let timeout, timeout < .zero { throw .negativeTimeout(timeout, waitingFor: name) }
         guard let timeout else { return await waitUntilReady(name) }
         // Known already: answered even to a cancelled caller or with a zero timeout, and no
         // task is started to find out.
@@ -357,6 +367,7 @@ public final class Launcher: StartupTask, Sendable {
             // The run has finished before it fails the milestones that were not reached.
             guard let outcome = storage.outcome else { return .failed(.cancelled()) }
             return .failed(.launchEnded(before: name, because: outcome))
+        // Not expected: `ready` checked the name, and a readiness set is never removed.
         case .unknown: return .failed(.unknownReadiness(name))
         case .cancelled: return .failed(.cancelled())
         }

@@ -4,7 +4,7 @@
 /// ```swift
 /// struct LoadConfig: StartupTask {
 ///     let name = "config"
-///     var retry: RetryPolicy { .attempts(3) }
+///     var options: TaskOptions { TaskOptions(timeout: .seconds(5), retry: .attempts(3)) }
 ///     func run() async throws { try await ConfigStore.shared.load() }
 /// }
 ///
@@ -17,44 +17,50 @@
 ///
 /// struct ShowHome: StartupTask {
 ///     let name = "home"
-///     var dependencies: [String]? { ["config"] }
+///     var dependencies: TaskDependencies { ["config"] }
 ///     var runsOnMainActor: Bool { true }
 ///     @MainActor func run() async throws { AppWindow.shared.showHome() }
 /// }
 /// ```
 ///
-/// Only ``name`` and ``run()`` are required. By default a task runs after the previous task
-/// added without dependencies (see ``dependencies``), on the global executors, may not fail,
-/// is tried once, and has nothing to undo.
+/// Only ``name`` and ``run()`` are required. By default a task runs
+/// ``TaskDependencies/inOrderOfAddition`` (see ``dependencies``), on the global executors,
+/// with the default ``TaskOptions`` (required, tried once, no time limit), and has nothing to
+/// undo.
 public protocol StartupTask: Sendable {
     /// A unique, non-empty name: what reports, traces, errors and observers call the task.
     var name: String { get }
 
-    /// `nil` (the default): run once the tasks added before this one that also declare no
-    /// dependencies have ended, whatever their outcome — in effect, after the previous such
-    /// task, as a hand-written start-up sequence would. Tasks that declare dependencies are
-    /// not part of that sequence: a `nil` task added after one of them does not wait for it.
-    /// A list (possibly empty): run as soon as these tasks or readiness sets have succeeded,
-    /// in parallel with everything else. The names must have been added first.
-    var dependencies: [String]? { get }
+    /// What the task waits for. ``TaskDependencies/inOrderOfAddition`` (the default): run
+    /// once the tasks added before this one with that same setting have ended, whatever their
+    /// outcome — in effect, after the previous such task, as a hand-written start-up sequence
+    /// would. Tasks added with named dependencies, or ``TaskDependencies/independent``, are not
+    /// part of that sequence: a task added after one of them does not wait for it. Named
+    /// dependencies (``TaskDependencies/on(_:)`` or an array literal): run as soon as these
+    /// tasks or readiness sets have succeeded, in parallel with everything else; the names must
+    /// have been added first. ``TaskDependencies/independent``: run at once.
+    var dependencies: TaskDependencies { get }
 
     /// Whether the launcher calls ``run()`` from the main actor. Declare `run()` `@MainActor`
     /// too, so that its body stays there after its first suspension.
     var runsOnMainActor: Bool { get }
 
-    /// Whether the launch fails when this task fails (the default), or is skipped because a
-    /// task it depends on did not succeed. An optional task's failure is reported, and the
-    /// launch goes on. Removing a task is no failure.
-    var isRequired: Bool { get }
-
-    /// How often to try again after a failure; waits are measured on the launcher's clock.
-    /// ``Launcher/add(_:)`` rejects a negative backoff, fewer than 1 attempt or a multiplier below
-    /// 1, naming the task.
-    var retry: RetryPolicy { get }
+    /// How the task runs, as for a graph task (``TaskOptions``): its priority (which orders
+    /// nothing here, since a launcher sets no concurrency limit, but is the base priority
+    /// ``run()`` runs at), its timeout (the attempt is cancelled and abandoned, and counts as
+    /// failed: a required task's timeout ends the launch), its retry policy (waits measured on
+    /// the launcher's clock), whether the launch fails when it fails (``FailurePolicy/required``,
+    /// the default) or reports it and goes on (``FailurePolicy/optional``; removing a task is
+    /// no failure), and whether it is skipped or runs anyway when a dependency did not succeed.
+    /// ``Launcher/add(_:)`` rejects a negative timeout or backoff
+    /// (``LaunchError/Code/negativeDuration``), and fewer than 1 attempt or a multiplier below 1
+    /// (``LaunchError/Code/invalidConfiguration``), naming the task.
+    var options: TaskOptions { get }
 
     /// Does the work. Return to complete, throw to fail; cancellation (the task was removed,
-    /// or the launch stopped) arrives as task cancellation. It runs at `TaskPriority.medium`
-    /// base priority, with the task-local values in force where the launch was started.
+    /// or the launch stopped, or its timeout passed) arrives as task cancellation. It runs at
+    /// the base priority of ``options``, with the task-local values in force where the launch
+    /// was started.
     func run() async throws
 
     /// Undoes what a successful ``run()`` did — close a pool, flush a queue — when
@@ -67,9 +73,8 @@ public protocol StartupTask: Sendable {
 }
 
 extension StartupTask {
-    public var dependencies: [String]? { nil }
+    public var dependencies: TaskDependencies { .inOrderOfAddition }
     public var runsOnMainActor: Bool { false }
-    public var isRequired: Bool { true }
-    public var retry: RetryPolicy { .never }
+    public var options: TaskOptions { TaskOptions() }
     public func undo() async throws {}
 }

@@ -55,7 +55,7 @@ public final class LauncherService: Service, Sendable, CustomStringConvertible {
     ///
     /// - Parameter logger: Receives a line when the launch ends and when the shutdown
     ///   finishes, with every undo that failed or was cut short. The launcher's own logger (see
-    ///   ``Launcher/init(_:dependsOn:isRequired:clock:undoTimeout:logger:telemetry:)``) logs
+    ///   ``Launcher/init(_:dependsOn:options:clock:undoTimeout:logger:telemetry:)``) logs
     ///   each task.
     public init(_ launcher: Launcher, logger: Logger? = nil) {
         self.launcher = launcher

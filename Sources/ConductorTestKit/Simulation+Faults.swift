@@ -10,7 +10,7 @@ extension Simulation {
     /// transport sends (``FaultInjectingTransport`` does) — with a name the plan knows:
     ///
     /// ```swift
-    /// try launcher.add(ClosureStartupTask("thumbnails", isRequired: false) {
+    /// try launcher.add(ClosureStartupTask("thumbnails", options: TaskOptions(failure: .optional)) {
     ///     try await simulation.injectFault(at: "thumbnails")
     ///     thumbnails.store(try await fetchThumbnails())
     /// })

@@ -15,7 +15,7 @@ import Foundation
 /// let run = try await Simulation.run(seed: 42) { simulation in
 ///     var graph = TaskGraph()
 ///     graph.add("config") { _ in try await loadConfig() }
-///     graph.add("feed", dependsOn: ["config"], timeout: .seconds(2)) { _ in try await loadFeed() }
+///     graph.add("feed", dependsOn: ["config"], options: TaskOptions(timeout: .seconds(2))) { _ in try await loadFeed() }
 ///     return try await graph.run(clock: simulation.clock)
 /// }
 /// #expect(run.value.outcome == .completed)

@@ -104,7 +104,7 @@ struct LayeredDAG: Sendable {
     func graph(body: @escaping @Sendable (TaskContext) async throws -> Void) -> TaskGraph {
         var graph = TaskGraph()
         for node in 0..<count {
-            graph.add("n\(node)", dependsOn: dependencies(of: node).map { "n\($0)" }, body)
+            graph.add("n\(node)", dependsOn: .on(dependencies(of: node).map { "n\($0)" }), body)
         }
         return graph
     }
@@ -116,7 +116,7 @@ struct LayeredDAG: Sendable {
         let work: @Sendable () async -> Void = {}
         var graph = TaskGraph()
         for node in 0..<count {
-            graph.add("n\(node)", dependsOn: dependencies(of: node).map { "n\($0)" }) { _ in await work() }
+            graph.add("n\(node)", dependsOn: .on(dependencies(of: node).map { "n\($0)" })) { _ in await work() }
         }
         return graph
     }

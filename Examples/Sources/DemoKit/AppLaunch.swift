@@ -55,7 +55,7 @@ struct AppLaunch {
                 state.withLock { $0.token = token }
             })
         try launcher.add(
-            Startup("loadConfig", dependsOn: ["signIn"], retry: .attempts(2, backoff: .milliseconds(50))) {
+            Startup("loadConfig", dependsOn: ["signIn"], options: TaskOptions(retry: .attempts(2, backoff: .milliseconds(50)))) {
                 let (authority, token) = state.withLock { ($0.authority, $0.token) }
                 let config = try await fetchOrRecall(
                     "loadConfig", .get, "/config", authority: authority, token: token, notes: notes,
@@ -63,7 +63,7 @@ struct AppLaunch {
                 state.withLock { $0.config = config }
             })
         try launcher.add(
-            Startup("checkVersion", dependsOn: ["chooseMirror"], isRequired: false) {
+            Startup("checkVersion", dependsOn: ["chooseMirror"], options: TaskOptions(failure: .optional)) {
                 let authority = state.withLock { $0.authority }
                 let version = try await fetchOrRecall(
                     "checkVersion", .get, "/version", authority: authority, notes: notes, saved: nil)
@@ -73,7 +73,7 @@ struct AppLaunch {
         let offset = recorder.now()
         try launcher.start()
         recorder.follow(launcher.events, offset: offset, notes: notes) { _ in "launch" }
-        let readiness = await launcher.ready("ready")
+        let readiness = try await launcher.ready("ready")
         let ready = recorder.now()
         let report = await launcher.report().run
         recorder.addRows(
@@ -152,19 +152,17 @@ struct AppLaunch {
 /// One start-up task of the demo: a name, what it needs, and what it does.
 struct Startup: StartupTask {
     let name: String
-    let dependencies: [String]?
-    let isRequired: Bool
-    let retry: RetryPolicy
+    let dependencies: TaskDependencies
+    let options: TaskOptions
     let work: @Sendable () async throws -> Void
 
     init(
-        _ name: String, dependsOn dependencies: [String], isRequired: Bool = true, retry: RetryPolicy = .never,
+        _ name: String, dependsOn dependencies: TaskDependencies, options: TaskOptions = TaskOptions(),
         _ work: @escaping @Sendable () async throws -> Void
     ) {
         self.name = name
         self.dependencies = dependencies
-        self.isRequired = isRequired
-        self.retry = retry
+        self.options = options
         self.work = work
     }
 

@@ -35,7 +35,7 @@ struct ProductPage {
             Stage("shipping") { for call in PageCatalog.shipping { step(call, failure: .optional) } }
             Stage("extras") {
                 for call in PageCatalog.extras { step(call, failure: .optional) }
-                Step("media", failure: .optional) { _ in try await loadMedia() }
+                Step("media", options: TaskOptions(failure: .optional)) { _ in try await loadMedia() }
             }
             Milestone("fullPage")
         }
@@ -47,7 +47,7 @@ struct ProductPage {
     }
 
     private func step(_ call: PageCall, failure: FailurePolicy) -> Step {
-        Step(call.name, failure: failure) { _ in
+        Step(call.name, options: TaskOptions(failure: failure)) { _ in
             let request = "GET \(call.path) · \(call.importance.lane)"
             guard !signedOut.withLock({ $0 }) else {
                 notes.note(call.name, "\(request) · not sent: signed out")

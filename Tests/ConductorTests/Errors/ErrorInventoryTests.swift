@@ -65,7 +65,7 @@ import Testing
 
         @Test func graphNegativeDuration() throws {
             var graph = TaskGraph()
-            graph.add("fetch", timeout: .seconds(-1)) { _ in }
+            graph.add("fetch", options: TaskOptions(timeout: .seconds(-1))) { _ in }
             let error = try #require(throws: GraphError.self) { try graph.start() }
             #expect(error.code == .negativeDuration)
             #expect(error.message == "task 'fetch' has a negative timeout (-1.0 seconds)")
@@ -79,7 +79,7 @@ import Testing
             #expect(limit?.code == .invalidConfiguration)
             #expect(limit?.message == "concurrencyLimit must be at least 1 (got 0)")
 
-            graph.add("config", retry: .attempts(0)) { _ in }
+            graph.add("config", options: TaskOptions(retry: .attempts(0))) { _ in }
             let retry = try #require(throws: GraphError.self) { try graph.validate() }
             #expect(retry.code == .invalidConfiguration)
             #expect(retry.message == "task 'config' has a retry policy of 0 attempts; it needs at least 1")
@@ -139,7 +139,7 @@ import Testing
             let clock = ManualClock()
             let latch = Latch()
             var graph = TaskGraph()
-            graph.add("sku", timeout: .seconds(2)) { _ in await latch.wait() }
+            graph.add("sku", options: TaskOptions(timeout: .seconds(2))) { _ in await latch.wait() }
             let run = try graph.start(clock: clock)
             await clock.sleepers(atLeast: 1)
             clock.advance(by: .seconds(2))
@@ -163,8 +163,9 @@ import Testing
         @Test func graphResultUnavailable() async throws {
             let seen = Recorder<GraphError>()
             var graph = TaskGraph()
-            let info = graph.add("basicInfo", failure: .optional) { _ -> Int in throw Offline() }
-            graph.add("page", dependsOn: ["basicInfo"], whenDependencyFails: .runAnyway) { context in
+            let info = graph.add("basicInfo", options: TaskOptions(failure: .optional)) { _ -> Int in throw Offline() }
+            graph.add("page", dependsOn: ["basicInfo"], options: TaskOptions(whenDependencyFails: .runAnyway)) {
+                context in
                 do throws(GraphError) {
                     _ = try context.value(of: info)
                 } catch {
@@ -636,11 +637,7 @@ import Testing
         }
 
         @Test func launchUnknownReadiness() async throws {
-            let readiness = await Launcher().ready("firstScreen")
-            guard case .failed(let error) = readiness else {
-                Issue.record("expected a failure, got \(readiness)")
-                return
-            }
+            let error = try await #require(throws: LaunchError.self) { try await Launcher().ready("firstScreen") }
             #expect(error.code == .unknownReadiness)
             #expect(error.message == "no readiness set named 'firstScreen'")
         }
@@ -672,7 +669,7 @@ import Testing
             try launcher.addReadiness("firstScreen", after: ["config"])
             try launcher.start()
             launcher.cancel()
-            let readiness = await launcher.ready("firstScreen")
+            let readiness = try await launcher.ready("firstScreen")
             latch.open()
             guard case .failed(let error) = readiness else {
                 Issue.record("expected a failure, got \(readiness)")
@@ -703,17 +700,16 @@ import Testing
         @Test func launchNegativeDuration() async throws {
             let launcher = Launcher()
             let error = try #require(throws: LaunchError.self) {
-                try launcher.add(TestStartupTask("config", retry: .attempts(2, backoff: .seconds(-1))))
+                try launcher.add(
+                    TestStartupTask("config", options: TaskOptions(retry: .attempts(2, backoff: .seconds(-1)))))
             }
             #expect(error.code == .negativeDuration)
             #expect(error.message == "task 'config' has a negative retry backoff (-1.0 seconds)")
             #expect(error.taskName == "config")
 
             try launcher.addReadiness("firstScreen", after: [])
-            let readiness = await launcher.ready("firstScreen", timeout: .seconds(-1))
-            guard case .failed(let waiting) = readiness else {
-                Issue.record("expected a failure, got \(readiness)")
-                return
+            let waiting = try await #require(throws: LaunchError.self) {
+                try await launcher.ready("firstScreen", timeout: .seconds(-1))
             }
             #expect(waiting.code == .negativeDuration)
             #expect(waiting.message == "the wait for 'firstScreen' was given a negative timeout (-1.0 seconds)")
@@ -721,7 +717,7 @@ import Testing
 
         @Test func launchInvalidConfiguration() throws {
             let error = try #require(throws: LaunchError.self) {
-                try Launcher().add(TestStartupTask("config", retry: .attempts(0)))
+                try Launcher().add(TestStartupTask("config", options: TaskOptions(retry: .attempts(0))))
             }
             #expect(error.code == .invalidConfiguration)
             #expect(error.message == "task 'config' has a retry policy of 0 attempts; it needs at least 1")
@@ -757,10 +753,10 @@ import Testing
             let clock = ManualClock()
             let launcher = Launcher("app", clock: clock)
             try launcher.addReadiness("firstScreen", after: [])
-            async let answer = launcher.ready("firstScreen", timeout: .seconds(2))
+            async let answer = try launcher.ready("firstScreen", timeout: .seconds(2))
             await clock.sleepers(atLeast: 1, for: .launchReadyTimeout)
             clock.advance(by: .seconds(2))
-            let readiness = await answer
+            let readiness = try await answer
             guard case .failed(let error) = readiness else {
                 Issue.record("expected a failure, got \(readiness)")
                 return

@@ -118,7 +118,7 @@ import Testing
             Stage("empty") {}
             Stage("sale") {
                 Step("saleInfo", dependsOn: ["basicInfo"]) { _ in }
-                Step("broken", failure: .optional) { _ in throw Offline() }
+                Step("broken", options: TaskOptions(failure: .optional)) { _ in throw Offline() }
             }
             Stage("shipping") { Step("freight", dependsOn: ["broken"]) { _ in } }
             Milestone("fullPage")
@@ -132,11 +132,11 @@ import Testing
         let launcher = Launcher(clock: ManualClock(), logger: logger)
         try launcher.add(TestStartupTask("channel"))
         try launcher.add(TestStartupTask("config"))
-        try launcher.add(TestStartupTask("version", isRequired: false) { throw Offline() })
+        try launcher.add(TestStartupTask("version", options: TaskOptions(failure: .optional)) { throw Offline() })
         try launcher.add(TestStartupTask("home", dependencies: ["config"]))
         try launcher.addReadiness("firstScreen", after: ["home"])
         try launcher.start()
-        strings.append("\(await launcher.ready("firstScreen"))")
+        strings.append("\(try await launcher.ready("firstScreen"))")
         let launchReport = await launcher.report()
         for await event in launcher.events { strings.append("\(event)") }
 

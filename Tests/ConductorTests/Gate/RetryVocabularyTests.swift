@@ -80,7 +80,7 @@ struct RetryVocabularyTests {
 
         let clock = ManualClock()
         var graph = TaskGraph()
-        graph.add("config", retry: policy) { context in
+        graph.add("config", options: TaskOptions(retry: policy)) { context in
             if context.attempt < 3 { throw MyError(code: context.attempt) }
             return "ok"
         }

@@ -18,7 +18,9 @@ import Testing
     /// worker: its first attempt is registered.
     private func started(attempts: Int = 1) throws -> (GraphStateMachine, node: Int) {
         var graph = TaskGraph()
-        graph.add("fetch", timeout: .seconds(1), retry: .attempts(attempts, backoff: .zero)) { _ in }
+        graph.add("fetch", options: TaskOptions(timeout: .seconds(1), retry: .attempts(attempts, backoff: .zero))) {
+            _ in
+        }
         return try GraphStateMachine.handingOutTheFirstTask(of: graph)
     }
 

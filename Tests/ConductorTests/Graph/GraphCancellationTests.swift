@@ -43,7 +43,7 @@ import Testing
         let never = Latch()
         let started = Latch()
         var graph = TaskGraph()
-        graph.add("stuck", timeout: .seconds(3600)) { _ in
+        graph.add("stuck", options: TaskOptions(timeout: .seconds(3600))) { _ in
             started.open()
             await never.wait()
         }

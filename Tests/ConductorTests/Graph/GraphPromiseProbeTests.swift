@@ -21,7 +21,8 @@ struct GraphPromiseProbeTests {
         let clock = ManualClock()
         let log = BodyLog()
         var graph = TaskGraph()
-        graph.add("flaky", timeout: timeout, retry: .attempts(3, backoff: .seconds(1))) { context in
+        graph.add("flaky", options: TaskOptions(timeout: timeout, retry: .attempts(3, backoff: .seconds(1)))) {
+            context in
             log.begin("flaky", context.attempt)
             log.end("flaky", context.attempt, .threw)
             throw Fault()
@@ -57,7 +58,7 @@ struct GraphPromiseProbeTests {
         let entered = Latch()
         let release = Latch()
         var graph = TaskGraph()
-        graph.add("work", retry: .attempts(3, backoff: .seconds(1))) { context in
+        graph.add("work", options: TaskOptions(retry: .attempts(3, backoff: .seconds(1)))) { context in
             log.begin("work", context.attempt)
             entered.open()
             await release.wait()
@@ -92,7 +93,7 @@ struct GraphPromiseProbeTests {
         let log = BodyLog()
         let read = Recorder<Int>()
         var graph = TaskGraph()
-        let flaky = graph.add("flaky", retry: .attempts(3, backoff: .seconds(1))) { context in
+        let flaky = graph.add("flaky", options: TaskOptions(retry: .attempts(3, backoff: .seconds(1)))) { context in
             log.begin("flaky", context.attempt)
             guard context.attempt == 3 else {
                 log.end("flaky", context.attempt, .threw)
@@ -133,7 +134,8 @@ struct GraphPromiseProbeTests {
             let entered = Latch()
             let release = Latch()
             var graph = TaskGraph()
-            graph.add("fetch", timeout: .seconds(30), retry: .attempts(3, backoff: .seconds(1))) { context in
+            graph.add("fetch", options: TaskOptions(timeout: .seconds(30), retry: .attempts(3, backoff: .seconds(1)))) {
+                context in
                 log.begin("fetch", context.attempt)
                 if context.attempt == 1 {
                     entered.open()
@@ -173,7 +175,7 @@ struct GraphPromiseProbeTests {
             let clock = ManualClock()
             let log = BodyLog()
             var graph = TaskGraph()
-            let timed = graph.add("timed", timeout: .seconds(1), failure: .optional) { context in
+            let timed = graph.add("timed", options: TaskOptions(timeout: .seconds(1), failure: .optional)) { context in
                 try await sleepLogged("timed", context, for: .seconds(1), on: clock, log: log)
                 return 42
             }
@@ -215,7 +217,7 @@ struct GraphPromiseProbeTests {
             let clock = ManualClock()
             let log = BodyLog()
             var graph = TaskGraph()
-            graph.add("timed", timeout: .seconds(1)) { context in
+            graph.add("timed", options: TaskOptions(timeout: .seconds(1))) { context in
                 try await sleepLogged("timed", context, for: .seconds(1), on: clock, log: log)
             }
             graph.add("use", dependsOn: ["timed"]) { context in log.begin("use", context.attempt) }
@@ -250,7 +252,8 @@ struct GraphPromiseProbeTests {
         let log = BodyLog()
         let fail = Latch()
         var graph = TaskGraph()
-        graph.add("flaky", retry: .attempts(5, backoff: .seconds(1)), failure: .optional) { context in
+        graph.add("flaky", options: TaskOptions(retry: .attempts(5, backoff: .seconds(1)), failure: .optional)) {
+            context in
             log.begin("flaky", context.attempt)
             throw Fault()
         }
@@ -387,14 +390,14 @@ struct GraphPromiseProbeTests {
             ("medium2", .medium),
         ]
         for (id, priority) in waiting {
-            graph.add(id, dependsOn: ["gate"], priority: priority) { context in
+            graph.add(id, dependsOn: ["gate"], options: TaskOptions(priority: priority)) { context in
                 log.begin(id, context.attempt)
                 log.end(id, context.attempt, .returned)
             }
         }
         let run = try graph.start(concurrencyLimit: 1)
         await gateEntered.wait()
-        try run.add("added", dependsOn: ["gate"], priority: .high) { context in
+        try run.add("added", dependsOn: ["gate"], options: TaskOptions(priority: .high)) { context in
             log.begin("added", context.attempt)
         }
         #expect(try run.remove("medium1") == .prevented)
@@ -415,7 +418,10 @@ struct GraphPromiseProbeTests {
         var graph = TaskGraph()
         for index in 0..<8 {
             let counted = index != 0
-            graph.add("t\(index)", timeout: index.isMultiple(of: 2) ? .seconds(60) : nil, failure: .optional) { _ in
+            graph.add(
+                "t\(index)",
+                options: TaskOptions(timeout: index.isMultiple(of: 2) ? .seconds(60) : nil, failure: .optional)
+            ) { _ in
                 if counted {
                     running.withLock {
                         $0.now += 1

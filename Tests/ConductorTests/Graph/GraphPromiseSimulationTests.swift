@@ -77,8 +77,9 @@ struct GraphPromiseSimulationTests {
                 var generator = SeededGenerator(seed: seed)
                 var graph = TaskGraph()
                 graph.add(
-                    "fetch", timeout: .seconds(30),
-                    retry: .attempts(3, backoff: .seconds(1), maxBackoff: .seconds(1))
+                    "fetch",
+                    options: TaskOptions(
+                        timeout: .seconds(30), retry: .attempts(3, backoff: .seconds(1), maxBackoff: .seconds(1)))
                 ) { context in
                     log.begin("fetch", context.attempt)
                     await Task.yield()
@@ -156,8 +157,10 @@ struct GraphPromiseSimulationTests {
                 Bool.random(using: &generator) ? .runAnyway : .skip
             let behaviour = SimulatedBody.allCases.randomElement(using: &generator)!
             graph.add(
-                id, dependsOn: dependencies, priority: priority, timeout: timeout, retry: retry, failure: failure,
-                whenDependencyFails: whenDependencyFails, body(id, behaviour, log: log, simulation: simulation))
+                id, dependsOn: .on(dependencies),
+                options: TaskOptions(
+                    priority: priority, timeout: timeout, retry: retry, failure: failure,
+                    whenDependencyFails: whenDependencyFails), body(id, behaviour, log: log, simulation: simulation))
             settings.append(
                 "\(id) after \(dependencies) \(behaviour) priority \(priority.rawValue) timeout "
                     + "\(timeout.map { "\($0)" } ?? "none") attempts \(retry.maxAttempts) \(failure)")
@@ -193,7 +196,8 @@ struct GraphPromiseSimulationTests {
             case .add(let id, let dependency, let timeout):
                 do throws(GraphError) {
                     try run.add(
-                        id, dependsOn: [dependency], timeout: timeout, failure: .optional,
+                        id, dependsOn: [dependency],
+                        options: TaskOptions(timeout: timeout, failure: .optional),
                         body(id, addedBehaviours[number % 4], log: log, simulation: simulation))
                     additions.append(Addition(id: id, error: nil, afterCancel: stopped))
                     if timeout != nil { timed.insert(id) }

@@ -57,8 +57,10 @@ struct GraphPromisesPropertyTests {
             let required = Int.random(in: 0..<5, using: &generator) == 0
             let runsInline = timeout == nil
             graph.add(
-                id, dependsOn: dependencies, timeout: timeout, retry: retry, failure: required ? .required : .optional,
-                whenDependencyFails: Bool.random(using: &generator) ? .runAnyway : .skip
+                id, dependsOn: .on(dependencies),
+                options: TaskOptions(
+                    timeout: timeout, retry: retry, failure: required ? .required : .optional,
+                    whenDependencyFails: Bool.random(using: &generator) ? .runAnyway : .skip)
             ) { context in
                 entered.append((id, context.attempt))
                 if runsInline { inlineRunning.add(1, ordering: .relaxed) }

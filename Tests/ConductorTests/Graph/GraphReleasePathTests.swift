@@ -40,8 +40,10 @@ import Testing
             let fails = Int.random(in: 0..<5, using: &random) == 0
             if fails { failing.insert(id) }
             graph.add(
-                id, dependsOn: dependencies.sorted(), failure: fails ? .optional : .required,
-                whenDependencyFails: Bool.random(using: &random) ? .skip : .runAnyway
+                id, dependsOn: .on(dependencies.sorted()),
+                options: TaskOptions(
+                    failure: fails ? .optional : .required,
+                    whenDependencyFails: Bool.random(using: &random) ? .skip : .runAnyway)
             ) { _ in }
             ids.append(id)
         }

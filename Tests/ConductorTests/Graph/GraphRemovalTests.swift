@@ -16,7 +16,7 @@ import Testing
 
     private func started() throws -> (GraphStateMachine, node: Int) {
         var graph = TaskGraph()
-        graph.add("sync", retry: .attempts(3, backoff: .zero)) { _ in }
+        graph.add("sync", options: TaskOptions(retry: .attempts(3, backoff: .zero))) { _ in }
         graph.add("after", dependsOn: ["sync"]) { _ in }
         return try GraphStateMachine.handingOutTheFirstTask(of: graph)
     }

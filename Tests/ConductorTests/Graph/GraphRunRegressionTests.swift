@@ -26,11 +26,12 @@ struct GraphRunRegressionTests {
             let clock = simulation.clock
             var graph = TaskGraph()
             graph.add(
-                "flaky", priority: .high, timeout: timeout,
-                retry: .attempts(2, backoff: .seconds(3600), maxBackoff: .seconds(3600)),
-                failure: .optional
+                "flaky",
+                options: TaskOptions(
+                    priority: .high, timeout: timeout,
+                    retry: .attempts(2, backoff: .seconds(3600), maxBackoff: .seconds(3600)), failure: .optional)
             ) { _ in throw Fault() }
-            graph.add("next", priority: .low) { _ in }
+            graph.add("next", options: TaskOptions(priority: .low)) { _ in }
             let run = try graph.start(concurrencyLimit: 1, clock: clock)
             await clock.sleepers(atLeast: 1, for: .retryBackoff)
             let answer = try run.remove("flaky")
@@ -62,8 +63,12 @@ struct GraphRunRegressionTests {
                     log.begin("a", context.attempt)
                     await Task.yield()
                 }
-                graph.add("b", dependsOn: ["a"], priority: .high) { context in log.begin("b", context.attempt) }
-                graph.add("c", dependsOn: ["b"], priority: .low) { context in log.begin("c", context.attempt) }
+                graph.add("b", dependsOn: ["a"], options: TaskOptions(priority: .high)) { context in
+                    log.begin("b", context.attempt)
+                }
+                graph.add("c", dependsOn: ["b"], options: TaskOptions(priority: .low)) { context in
+                    log.begin("c", context.attempt)
+                }
                 let run = try graph.start(clock: simulation.clock)
                 for _ in 0..<Int.random(in: 0...6, using: &generator) { await Task.yield() }
                 run.cancel()

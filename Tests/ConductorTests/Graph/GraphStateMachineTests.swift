@@ -108,9 +108,9 @@ import Testing
 
     @Test func anOptionalFailureSkipsWhatRequiresItAndTheRunCompletes() throws {
         var graph = TaskGraph()
-        graph.add("a", failure: .optional) { _ in }
-        graph.add("b", dependsOn: ["a"], failure: .optional) { _ in }
-        graph.add("c", dependsOn: ["a"], whenDependencyFails: .runAnyway) { _ in }
+        graph.add("a", options: TaskOptions(failure: .optional)) { _ in }
+        graph.add("b", dependsOn: ["a"], options: TaskOptions(failure: .optional)) { _ in }
+        graph.add("c", dependsOn: ["a"], options: TaskOptions(whenDependencyFails: .runAnyway)) { _ in }
         var machine = Self.machine(graph)
         let a = try Self.spawn(&machine, now: 1)
         var effects = GraphEffects()
@@ -174,7 +174,7 @@ import Testing
 
     @Test func aFailedAttemptBacksOffAndTheNextWinsItsStart() throws {
         var graph = TaskGraph()
-        graph.add("a", retry: .attempts(2, backoff: .zero)) { _ in }
+        graph.add("a", options: TaskOptions(retry: .attempts(2, backoff: .zero))) { _ in }
         var machine = Self.machine(graph)
         let a = try Self.spawn(&machine, now: 1)
         var effects = GraphEffects()
@@ -201,7 +201,7 @@ import Testing
     /// once; its worker, waking from the backoff later, records nothing and frees no second slot.
     @Test func aRemovalDuringABackoffGivesItsSlotBack() throws {
         var graph = TaskGraph()
-        graph.add("a", retry: .attempts(3, backoff: .zero)) { _ in }
+        graph.add("a", options: TaskOptions(retry: .attempts(3, backoff: .zero))) { _ in }
         graph.add("b") { _ in }
         var machine = Self.machine(graph, limit: 1)
         let a = try Self.spawn(&machine, now: 1)
@@ -254,7 +254,7 @@ import Testing
 
     @Test func aMilestoneIsReachedOnceItsTasksHaveEnded() throws {
         var graph = TaskGraph()
-        graph.add("a", failure: .optional) { _ in }
+        graph.add("a", options: TaskOptions(failure: .optional)) { _ in }
         graph.addMilestone("m", after: ["a"])
         var machine = Self.machine(graph)
         #expect(machine.milestones.outcome("m") == .some(nil))

@@ -33,7 +33,7 @@ import Testing
         var graph = TaskGraph()
         for node in shape {
             let yields = Bool.random(using: &generator)
-            graph.add(node.id, dependsOn: node.dependencies) { _ in
+            graph.add(node.id, dependsOn: .on(node.dependencies)) { _ in
                 log.append((node.id, true))
                 if yields { await Task.yield() }
                 log.append((node.id, false))
@@ -70,7 +70,7 @@ import Testing
         for node in shape {
             let fails = Int.random(in: 0..<5, using: &generator) == 0
             if fails { failing.insert(node.id) }
-            graph.add(node.id, dependsOn: node.dependencies, failure: .optional) { _ in
+            graph.add(node.id, dependsOn: .on(node.dependencies), options: TaskOptions(failure: .optional)) { _ in
                 if fails { throw Fault() }
             }
         }
@@ -116,7 +116,7 @@ import Testing
         }
         shape[low].dependencies.append("n\(high)")
         var graph = TaskGraph()
-        for node in shape { graph.add(node.id, dependsOn: node.dependencies) { _ in } }
+        for node in shape { graph.add(node.id, dependsOn: .on(node.dependencies)) { _ in } }
         let error = try #require(throws: GraphError.self, "seed \(seed)") { try graph.validate() }
         #expect(error.code == .cycle, "seed \(seed)")
         let path = error.message.dropFirst("dependencies form a loop: ".count).split(separator: " → ").map(String.init)

@@ -26,7 +26,9 @@ import Tracing
             clock: clock, stalls: ["fetch", "render"], start: .milliseconds(3), end: .milliseconds(4))
         var graph = TaskGraph()
         graph.add("fetch") { _ in clock.advance(by: .milliseconds(5)) }
-        graph.add("render", dependsOn: ["fetch"], timeout: .seconds(60)) { _ in clock.advance(by: .milliseconds(5)) }
+        graph.add("render", dependsOn: ["fetch"], options: TaskOptions(timeout: .seconds(60))) { _ in
+            clock.advance(by: .milliseconds(5))
+        }
 
         let report = try await graph.run(
             clock: clock, telemetry: Telemetry(tracer: tracer, metrics: NOOPMetricsHandler.instance))

@@ -19,7 +19,7 @@ import Testing
     /// Before, the run completed with a required task skipped.
     @Test func aRequiredTaskSkippedForAnOptionalFailureFailsTheRun() async throws {
         var graph = TaskGraph()
-        graph.add("comments", failure: .optional) { _ in throw Boom() }
+        graph.add("comments", options: TaskOptions(failure: .optional)) { _ in throw Boom() }
         graph.add("commentCount", dependsOn: ["comments"]) { _ in }
         let report = try await graph.run()
         #expect(!report.isSuccess)
@@ -37,9 +37,11 @@ import Testing
     @Test func aRequiredSkipStopsTheRun() async throws {
         let ran = Recorder<String>()
         var graph = TaskGraph()
-        graph.add("comments", failure: .optional) { _ in throw Boom() }
+        graph.add("comments", options: TaskOptions(failure: .optional)) { _ in throw Boom() }
         graph.add("commentCount", dependsOn: ["comments"]) { _ in }
-        graph.add("later", dependsOn: ["comments"], failure: .optional, whenDependencyFails: .runAnyway) { _ in
+        graph.add(
+            "later", dependsOn: ["comments"], options: TaskOptions(failure: .optional, whenDependencyFails: .runAnyway)
+        ) { _ in
             ran.append("later")
         }
         let report = try await graph.run(concurrencyLimit: 1)
@@ -66,9 +68,9 @@ import Testing
 
     @Test func anOptionalTaskSkippedOrCancellingItselfLeavesTheRunCompleted() async throws {
         var graph = TaskGraph()
-        graph.add("comments", failure: .optional) { _ in throw Boom() }
-        graph.add("commentCount", dependsOn: ["comments"], failure: .optional) { _ in }
-        graph.add("ads", failure: .optional) { _ in throw CancellationError() }
+        graph.add("comments", options: TaskOptions(failure: .optional)) { _ in throw Boom() }
+        graph.add("commentCount", dependsOn: ["comments"], options: TaskOptions(failure: .optional)) { _ in }
+        graph.add("ads", options: TaskOptions(failure: .optional)) { _ in throw CancellationError() }
         let report = try await graph.run()
         #expect(report.outcome == .completed)
     }
@@ -101,7 +103,7 @@ import Testing
         var graph = TaskGraph()
         graph.add("first") { _ in await gate.wait() }
         graph.add("removed", dependsOn: ["first"]) { _ in }
-        graph.add("comments", dependsOn: ["first"], failure: .optional) { _ in throw Boom() }
+        graph.add("comments", dependsOn: ["first"], options: TaskOptions(failure: .optional)) { _ in throw Boom() }
         graph.add("commentCount", dependsOn: ["comments"]) { _ in }
         let run = try graph.start()
         #expect(try run.remove("removed") == .prevented)
@@ -122,7 +124,7 @@ import Testing
         let began = Latch()
         let release = Latch()
         var graph = TaskGraph()
-        graph.add("a", failure: .optional) { _ in
+        graph.add("a", options: TaskOptions(failure: .optional)) { _ in
             began.open()
             await release.wait()
             throw Boom()
@@ -148,7 +150,7 @@ import Testing
     /// removal excused the task's own cancel and the run completed.
     @Test func aRemovalThatFindsTheTaskEndedDoesNotExcuseItsOwnCancel() throws {
         var graph = TaskGraph()
-        graph.add("config", timeout: .seconds(1)) { _ in }
+        graph.add("config", options: TaskOptions(timeout: .seconds(1))) { _ in }
         var (machine, node) = try GraphStateMachine.handingOutTheFirstTask(of: graph)
         _ = machine.attempts.settle(node, number: 1, with: .cancelled)
         var effects = GraphEffects()
@@ -167,7 +169,7 @@ import Testing
     /// required task skipped for it.
     @Test func aRemovalThatPreventsTheRetryOfARunningBodyIsExcused() throws {
         var graph = TaskGraph()
-        graph.add("sync", retry: .attempts(3, backoff: .zero)) { _ in }
+        graph.add("sync", options: TaskOptions(retry: .attempts(3, backoff: .zero))) { _ in }
         graph.add("after", dependsOn: ["sync"]) { _ in }
         var (machine, node) = try GraphStateMachine.handingOutTheFirstTask(of: graph)
         var effects = GraphEffects()
@@ -184,7 +186,7 @@ import Testing
     /// Before, the launch completed and `run()` returned.
     @Test func aLaunchWithARequiredTaskSkippedFails() async throws {
         let launcher = Launcher()
-        try launcher.add(TestStartupTask("version", isRequired: false) { throw Boom() })
+        try launcher.add(TestStartupTask("version", options: TaskOptions(failure: .optional)) { throw Boom() })
         try launcher.add(TestStartupTask("promo", dependencies: ["version"]))
         await #expect {
             try await launcher.run()
@@ -223,7 +225,7 @@ import Testing
             await slowStarted.wait()
             throw Boom()
         }
-        graph.add("slow", failure: .optional) { _ in
+        graph.add("slow", options: TaskOptions(failure: .optional)) { _ in
             slowStarted.open()
             await release.wait()
         }
@@ -249,7 +251,7 @@ import Testing
                 throw Boom()
             })
         try launcher.add(
-            TestStartupTask("slow", dependencies: [], isRequired: false) {
+            TestStartupTask("slow", dependencies: [], options: TaskOptions(failure: .optional)) {
                 slowStarted.open()
                 await release.wait()
             })

@@ -87,7 +87,7 @@ import Testing
     @Test func optionalFailureDoesNotHoldTheNextStageBack() async throws {
         struct Offline: Error {}
         let schedule = Schedule {
-            Stage("one") { Step("freight", failure: .optional) { _ in throw Offline() } }
+            Stage("one") { Step("freight", options: TaskOptions(failure: .optional)) { _ in throw Offline() } }
             Stage("two") { Step("comments") { _ in } }
         }
         let report = try await schedule.run()

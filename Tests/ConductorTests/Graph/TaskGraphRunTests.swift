@@ -29,7 +29,9 @@ import Testing
             try context.value(of: nothing)
             return try context.value(of: number) + 1
         }
-        let failing: TaskHandle<Void> = graph.add("failing", failure: .optional) { _ in throw CancellationError() }
+        let failing: TaskHandle<Void> = graph.add("failing", options: TaskOptions(failure: .optional)) { _ in
+            throw CancellationError()
+        }
         let run = try graph.start()
         let fromStep = try run.add("fromStep", dependsOn: ["sum"]) { context in try context.value(of: sum) * 2 }
         let recorder = Recorder<Int>()
@@ -91,14 +93,14 @@ import Testing
     @Test func optionalFailureSkipsDependentsUnlessTheyRunAnyway() async throws {
         struct Boom: Error {}
         var graph = TaskGraph()
-        let comments = graph.add("comments", failure: .optional) { _ -> [String] in throw Boom() }
+        let comments = graph.add("comments", options: TaskOptions(failure: .optional)) { _ -> [String] in throw Boom() }
         // Optional too: a required task skipped would end the run (RequiredOutcomeTests).
-        graph.add("commentCount", dependsOn: ["comments"], failure: .optional) { context in
+        graph.add("commentCount", dependsOn: ["comments"], options: TaskOptions(failure: .optional)) { context in
             try context.value(of: comments).count
         }
-        graph.add("grandchild", dependsOn: ["commentCount"], failure: .optional) { _ in }
+        graph.add("grandchild", dependsOn: ["commentCount"], options: TaskOptions(failure: .optional)) { _ in }
         let fallback = Recorder<String>()
-        graph.add("page", dependsOn: ["comments"], whenDependencyFails: .runAnyway) { context in
+        graph.add("page", dependsOn: ["comments"], options: TaskOptions(whenDependencyFails: .runAnyway)) { context in
             do throws(GraphError) {
                 _ = try context.value(of: comments)
             } catch {
@@ -118,11 +120,11 @@ import Testing
         let order = Recorder<String>()
         let gate = Latch()
         var graph = TaskGraph()
-        graph.add("blocker", priority: .high) { _ in await gate.wait() }
-        graph.add("low", dependsOn: [], priority: .low) { _ in order.append("low") }
-        graph.add("medium", priority: .medium) { _ in order.append("medium") }
-        graph.add("high", priority: .high) { _ in order.append("high") }
-        graph.add("high2", priority: .high) { _ in order.append("high2") }
+        graph.add("blocker", options: TaskOptions(priority: .high)) { _ in await gate.wait() }
+        graph.add("low", dependsOn: [], options: TaskOptions(priority: .low)) { _ in order.append("low") }
+        graph.add("medium", options: TaskOptions(priority: .medium)) { _ in order.append("medium") }
+        graph.add("high", options: TaskOptions(priority: .high)) { _ in order.append("high") }
+        graph.add("high2", options: TaskOptions(priority: .high)) { _ in order.append("high2") }
         let run = try graph.start(concurrencyLimit: 1)
         for await event in run.events {
             if case .taskStarted("blocker", _, _) = event { gate.open() }
@@ -137,11 +139,15 @@ import Testing
     @Test func tasksReadyLaterTakeTurnsWithTheRootsByPriority() async throws {
         let order = Recorder<String>()
         var graph = TaskGraph()
-        graph.add("first", priority: .high) { _ in order.append("first") }
-        graph.add("rootMedium", priority: .medium) { _ in order.append("rootMedium") }
-        graph.add("rootLow", priority: .low) { _ in order.append("rootLow") }
-        graph.add("afterHigh", dependsOn: ["first"], priority: .high) { _ in order.append("afterHigh") }
-        graph.add("afterMedium", dependsOn: ["first"], priority: .medium) { _ in order.append("afterMedium") }
+        graph.add("first", options: TaskOptions(priority: .high)) { _ in order.append("first") }
+        graph.add("rootMedium", options: TaskOptions(priority: .medium)) { _ in order.append("rootMedium") }
+        graph.add("rootLow", options: TaskOptions(priority: .low)) { _ in order.append("rootLow") }
+        graph.add("afterHigh", dependsOn: ["first"], options: TaskOptions(priority: .high)) { _ in
+            order.append("afterHigh")
+        }
+        graph.add("afterMedium", dependsOn: ["first"], options: TaskOptions(priority: .medium)) { _ in
+            order.append("afterMedium")
+        }
         let run = try graph.start(concurrencyLimit: 1)
         #expect(await run.report().isSuccess)
         #expect(order.all == ["first", "afterHigh", "rootMedium", "afterMedium", "rootLow"])

@@ -49,27 +49,30 @@ import Testing
         var graph = TaskGraph()
         for (index, priority) in priorities.enumerated() {
             let name = "\(priority)"
-            graph.add("free-\(name)", priority: priority) { context in
+            graph.add("free-\(name)", options: TaskOptions(priority: priority)) { context in
                 sight(context.id, attempt: context.attempt, into: sightings)
             }
             let previous = "\(priorities[(index + priorities.count - 1) % priorities.count])"
-            graph.add("chained-\(name)", dependsOn: ["free-\(previous)"], priority: priority) { context in
+            graph.add("chained-\(name)", dependsOn: ["free-\(previous)"], options: TaskOptions(priority: priority)) {
+                context in
                 sight(context.id, attempt: context.attempt, into: sightings)
             }
-            graph.add("timed-\(name)", priority: priority, timeout: .seconds(3600)) { context in
+            graph.add("timed-\(name)", options: TaskOptions(priority: priority, timeout: .seconds(3600))) { context in
                 sight(context.id, attempt: context.attempt, into: sightings)
             }
-            graph.add("retried-\(name)", priority: priority, retry: .attempts(2, backoff: .zero)) { context in
+            graph.add("retried-\(name)", options: TaskOptions(priority: priority, retry: .attempts(2, backoff: .zero)))
+            { context in
                 sight(context.id, attempt: context.attempt, into: sightings)
                 if context.attempt == 1 { throw Flaky() }
             }
-            graph.addOnMainActor("main-\(name)", priority: priority) { context in
+            graph.addOnMainActor("main-\(name)", options: TaskOptions(priority: priority)) { context in
                 sight(context.id, attempt: context.attempt, into: sightings)
             }
             // One chain through every priority: each link is the only task its predecessor
             // releases, so the worker that ran the predecessor goes straight on with it.
             graph.add(
-                "link-\(name)", dependsOn: index == 0 ? [] : ["link-\(priorities[index - 1])"], priority: priority
+                "link-\(name)", dependsOn: index == 0 ? [] : ["link-\(priorities[index - 1])"],
+                options: TaskOptions(priority: priority)
             ) {
                 context in
                 sight(context.id, attempt: context.attempt, into: sightings)
@@ -181,7 +184,7 @@ import Testing
         }
         let attempts = Lock(0)
         try launcher.add(
-            TestStartupTask("retried", retry: .attempts(2, backoff: .zero)) {
+            TestStartupTask("retried", options: TaskOptions(retry: .attempts(2, backoff: .zero))) {
                 let attempt = attempts.withLock { count in
                     count += 1
                     return count
@@ -205,7 +208,9 @@ import Testing
         let launcher = Launcher(clock: ManualClock())
         for index in 0..<4 {
             try launcher.add(
-                TestStartupTask("task-\(index)", dependencies: index.isMultiple(of: 2) ? nil : []) {
+                TestStartupTask(
+                    "task-\(index)", dependencies: index.isMultiple(of: 2) ? .inOrderOfAddition : .independent
+                ) {
                     Self.sight("task-\(index)", attempt: 1, into: sightings)
                 })
         }
@@ -219,7 +224,7 @@ private struct MainActorProbeTask: StartupTask {
     let name: String
     let body: @MainActor @Sendable () -> Void
     var runsOnMainActor: Bool { true }
-    var dependencies: [String]? { [] }
+    var dependencies: TaskDependencies { .independent }
 
     @MainActor func run() async throws { body() }
 }

@@ -17,8 +17,8 @@ import Testing
         let clock = ManualClock()
         let never = Latch()
         var graph = TaskGraph()
-        graph.add("stuck", timeout: .seconds(2), failure: .optional) { _ in await never.wait() }
-        graph.add("next", dependsOn: ["stuck"], whenDependencyFails: .runAnyway) { _ in }
+        graph.add("stuck", options: TaskOptions(timeout: .seconds(2), failure: .optional)) { _ in await never.wait() }
+        graph.add("next", dependsOn: ["stuck"], options: TaskOptions(whenDependencyFails: .runAnyway)) { _ in }
         let run = try graph.start(clock: clock)
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
@@ -36,7 +36,9 @@ import Testing
         let never = Latch()
         var graph = TaskGraph()
         for index in 0..<10 {
-            graph.add("t\(index)", timeout: .seconds(10 - index), failure: .optional) { _ in await never.wait() }
+            graph.add("t\(index)", options: TaskOptions(timeout: .seconds(10 - index), failure: .optional)) { _ in
+                await never.wait()
+            }
         }
         let run = try graph.start(clock: clock)
         let reports = Recorder<RunReport>()
@@ -65,7 +67,9 @@ import Testing
     @Test func requiredTimeoutFailsTheRunNamingTheTask() async throws {
         let clock = ManualClock()
         var graph = TaskGraph()
-        graph.add("config", timeout: .milliseconds(500)) { _ in try await clock.sleep(for: .seconds(10)) }
+        graph.add("config", options: TaskOptions(timeout: .milliseconds(500))) { _ in
+            try await clock.sleep(for: .seconds(10))
+        }
         let run = try graph.start(clock: clock)
         await clock.sleepers(atLeast: 2)
         clock.advance(by: .milliseconds(500))
@@ -82,7 +86,7 @@ import Testing
         let clock = ManualClock()
         let attempts = Recorder<Int>()
         var graph = TaskGraph()
-        graph.add("config", retry: .attempts(3, backoff: .milliseconds(100))) { context in
+        graph.add("config", options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(100)))) { context in
             attempts.append(context.attempt)
             if context.attempt < 3 { throw Flaky() }
             return "ok"
@@ -108,7 +112,8 @@ import Testing
         let clock = ManualClock()
         let attempts = Recorder<Int>()
         var graph = TaskGraph()
-        graph.add("down", retry: .attempts(2, backoff: .seconds(1)), failure: .optional) { context in
+        graph.add("down", options: TaskOptions(retry: .attempts(2, backoff: .seconds(1)), failure: .optional)) {
+            context in
             attempts.append(context.attempt)
             throw Flaky()
         }
@@ -123,7 +128,8 @@ import Testing
     @Test func timedOutAttemptsAreRetried() async throws {
         let clock = ManualClock()
         var graph = TaskGraph()
-        graph.add("ping", timeout: .seconds(1), retry: .attempts(2, backoff: .seconds(1))) { context in
+        graph.add("ping", options: TaskOptions(timeout: .seconds(1), retry: .attempts(2, backoff: .seconds(1)))) {
+            context in
             if context.attempt == 1 { try await clock.sleep(for: .seconds(60)) }
             return context.attempt
         }

@@ -41,13 +41,13 @@ import Testing
     private struct ProbingTask: StartupTask {
         let probe: LockProbe
         let taskName: String
-        let needs: [String]?
+        let needs: TaskDependencies
 
         var name: String {
             probe.check("\(taskName).name")
             return taskName
         }
-        var dependencies: [String]? {
+        var dependencies: TaskDependencies {
             probe.check("\(taskName).dependencies")
             return needs
         }
@@ -55,13 +55,9 @@ import Testing
             probe.check("\(taskName).runsOnMainActor")
             return false
         }
-        var isRequired: Bool {
-            probe.check("\(taskName).isRequired")
-            return true
-        }
-        var retry: RetryPolicy {
-            probe.check("\(taskName).retry")
-            return .never
+        var options: TaskOptions {
+            probe.check("\(taskName).options")
+            return TaskOptions()
         }
 
         func run() async throws {}
@@ -87,7 +83,7 @@ import Testing
         let probe = LockProbe()
         let launcher = Launcher()
         probe.arm(launcher)
-        try launcher.add(ProbingTask(probe: probe, taskName: "a", needs: nil))
+        try launcher.add(ProbingTask(probe: probe, taskName: "a", needs: .inOrderOfAddition))
         try launcher.add(ProbingTask(probe: probe, taskName: "b", needs: ["a"]))
         let calls = probe.disarm()
         #expect(!calls.isEmpty)

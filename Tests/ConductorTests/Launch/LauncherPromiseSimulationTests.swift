@@ -42,11 +42,13 @@ struct LauncherPromiseSimulationTests {
     }
 
     private static func task(
-        _ name: String, dependsOn dependencies: [String]?, required: Bool, retry: RetryPolicy,
+        _ name: String, dependsOn dependencies: TaskDependencies, required: Bool, retry: RetryPolicy,
         _ behaviour: SimulatedBody, log: BodyLog, simulation: Simulation
     ) -> ClosureStartupTask {
         let attempts = Attempts()
-        return ClosureStartupTask(name, dependsOn: dependencies, isRequired: required, retry: retry) {
+        return ClosureStartupTask(
+            name, dependsOn: dependencies, options: TaskOptions(retry: retry, failure: required ? .required : .optional)
+        ) {
             try await behaviour.run(name, attempt: attempts.next(), log: log, simulation: simulation)
         }
     }
@@ -56,14 +58,15 @@ struct LauncherPromiseSimulationTests {
         let launcher = Launcher(clock: simulation.clock)
         var names: [String] = []
         func randomTask(_ name: String, generator: inout SeededGenerator) -> ClosureStartupTask {
-            var dependencies: [String]? = nil
+            var dependencies = TaskDependencies.inOrderOfAddition
             if !names.isEmpty, Bool.random(using: &generator) {
-                dependencies = Array(
-                    Set(
-                        (0..<Int.random(in: 0...2, using: &generator)).map { _ in
-                            names.randomElement(using: &generator)!
-                        })
-                ).sorted()
+                dependencies = .on(
+                    Array(
+                        Set(
+                            (0..<Int.random(in: 0...2, using: &generator)).map { _ in
+                                names.randomElement(using: &generator)!
+                            })
+                    ).sorted())
             }
             let retry: RetryPolicy =
                 Bool.random(using: &generator)

@@ -65,7 +65,7 @@ import Testing
         #expect(timeline.hasSuffix("▓ undoing (shutdown)"))
     }
 
-    /// Tasks added without dependencies are undone in the reverse of the order they were
+    /// Tasks added in order of addition are undone in the reverse of the order they were
     /// added, one at a time: each ran after the one before it.
     @Test func chainedTasksAreUndoneInReverse() async throws {
         let undone = Recorder<String>()
@@ -217,7 +217,8 @@ import Testing
         try launcher.add(ClosureStartupTask("config", run: {}, undo: { undone.append("config") }))
         try launcher.add(
             ClosureStartupTask(
-                "version", isRequired: false, run: { throw Refused() }, undo: { undone.append("version") }))
+                "version", options: TaskOptions(failure: .optional), run: { throw Refused() },
+                undo: { undone.append("version") }))
         try launcher.add(
             ClosureStartupTask(
                 "pool",

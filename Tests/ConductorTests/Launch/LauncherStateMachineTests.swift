@@ -12,7 +12,7 @@ import Testing
 /// The launcher's machine driven by hand, one transition at a time, with no concurrency: what
 /// each operation changes and what it asks the launcher to do once its lock is released.
 @Suite struct LauncherStateMachineTests {
-    private func task(_ name: String, dependencies: [String]? = nil) -> LaunchPlan.Entry {
+    private func task(_ name: String, dependencies: TaskDependencies = .inOrderOfAddition) -> LaunchPlan.Entry {
         .task(LaunchPlan.TaskSnapshot(TestStartupTask(name, dependencies: dependencies)))
     }
 

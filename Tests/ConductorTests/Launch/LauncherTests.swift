@@ -46,7 +46,7 @@ import Testing
         let observer = RecordingObserver()
         launcher.observe(on: .mainActor, observer)
         try launcher.add(TestStartupTask("channel"))
-        try launcher.add(TestStartupTask("version", isRequired: false) { throw Offline() })
+        try launcher.add(TestStartupTask("version", options: TaskOptions(failure: .optional)) { throw Offline() })
         try launcher.add(TestStartupTask("config"))
         try launcher.start()
         await observer.finished.wait()
@@ -74,7 +74,7 @@ import Testing
         let attempts = Recorder<Int>()
         let launcher = Launcher(clock: clock)
         try launcher.add(
-            TestStartupTask("config", retry: .attempts(2, backoff: .seconds(1))) {
+            TestStartupTask("config", options: TaskOptions(retry: .attempts(2, backoff: .seconds(1)))) {
                 attempts.append(attempts.all.count + 1)
                 throw Offline()
             })
@@ -181,7 +181,7 @@ import Testing
         #expect(cycle.message == "dependencies form a loop: b → a → b")
     }
 
-    /// A task without dependencies runs after the previous task added without dependencies,
+    /// A task added in order of addition (the default) runs after the previous task added so,
     /// not after the task added just before it: "b" (with dependencies) is not waited for by
     /// "c", which starts once "a" has ended while "b" still runs.
     @Test func aTaskWithoutDependenciesFollowsThePreviousOneWithoutDependencies() async throws {
@@ -270,7 +270,9 @@ import Testing
                     var random = SeededGenerator(seed: seed &* 31 &+ UInt64(worker))
                     for index in 0..<40 {
                         let name = "w\(worker)-\(index)"
-                        let task = TestStartupTask(name, dependencies: Bool.random(using: &random) ? [] : nil) {
+                        let task = TestStartupTask(
+                            name, dependencies: Bool.random(using: &random) ? .independent : .inOrderOfAddition
+                        ) {
                             entered.append(name)
                             await Task.yield()
                         }
@@ -320,14 +322,14 @@ import Testing
         try launcher.addReadiness("firstScreen", after: ["config"])
         try launcher.addReadiness("everything", after: ["config", "slow"])
         try launcher.start()
-        #expect(await launcher.ready("firstScreen", timeout: .seconds(2)).isReady)
-        async let late = launcher.ready("everything", timeout: .seconds(2))
+        #expect(try await launcher.ready("firstScreen", timeout: .seconds(2)).isReady)
+        async let late = try launcher.ready("everything", timeout: .seconds(2))
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
-        #expect(await late == .timedOut(after: .seconds(2)))
+        #expect(try await late == .timedOut(after: .seconds(2)))
         slowGate.open()
-        #expect(await launcher.ready("everything").isReady)
-        #expect(await launcher.ready("nothing") == .failed(.unknownReadiness("nothing")))
+        #expect(try await launcher.ready("everything").isReady)
+        await #expect(throws: LaunchError.unknownReadiness("nothing")) { try await launcher.ready("nothing") }
     }
 
     /// Every `ready(_:timeout:)` of a launcher waits on its one timer: three waits, one
@@ -342,18 +344,18 @@ import Testing
         try launcher.addReadiness("firstScreen", after: ["config"])
         try launcher.addReadiness("everything", after: ["config", "slow"])
         try launcher.start()
-        #expect(await launcher.ready("firstScreen").isReady)
-        #expect(await launcher.ready("firstScreen", timeout: .zero).isReady)
+        #expect(try await launcher.ready("firstScreen").isReady)
+        #expect(try await launcher.ready("firstScreen", timeout: .zero).isReady)
         let cancelled = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return await launcher.ready("firstScreen", timeout: .seconds(1))
+            return try await launcher.ready("firstScreen", timeout: .seconds(1))
         }
-        #expect(await cancelled.value.isReady)
+        #expect(try await cancelled.value.isReady)
 
         let answers = Recorder<LaunchReadiness>()
         for seconds in 1...3 {
             Task {
-                answers.append(await launcher.ready("everything", timeout: .seconds(seconds)))
+                answers.append(try await launcher.ready("everything", timeout: .seconds(seconds)))
                 clock.stateChanged()
             }
         }
@@ -378,10 +380,10 @@ import Testing
         let launcher = Launcher("app", clock: clock)
         try launcher.add(TestStartupTask("config"))
         try launcher.addReadiness("firstScreen", after: ["config"])
-        async let waiting = launcher.ready("firstScreen", timeout: .seconds(2))
+        async let waiting = try launcher.ready("firstScreen", timeout: .seconds(2))
         await clock.sleepers(atLeast: 1, for: .launchReadyTimeout)
         clock.advance(by: .seconds(2))
-        let answer = await waiting
+        let answer = try await waiting
         guard case .failed(let error) = answer else {
             Issue.record("expected notStarted, got \(answer)")
             return
@@ -391,20 +393,20 @@ import Testing
             error.message
                 == "the wait for 'firstScreen' timed out after 2.0 seconds: launcher 'app' has not been started")
         #expect(
-            await launcher.ready("firstScreen", timeout: .zero)
+            try await launcher.ready("firstScreen", timeout: .zero)
                 == .failed(.notStarted("app", waitingFor: "firstScreen", after: .zero)),
             "a zero timeout before the start says so too")
         try launcher.start()
-        #expect(await launcher.ready("firstScreen").isReady)
+        #expect(try await launcher.ready("firstScreen").isReady)
     }
 
     @Test func readyBeforeTheLaunchStartsWaitsForIt() async throws {
         let launcher = Launcher()
         try launcher.add(TestStartupTask("config"))
         try launcher.addReadiness("firstScreen", after: ["config"])
-        async let ready = launcher.ready("firstScreen")
+        async let ready = try launcher.ready("firstScreen")
         try launcher.start()
-        #expect(await ready.isReady)
+        #expect(try await ready.isReady)
     }
 
     @Test func readyFailsNamingTheCulpritWhenTheLaunchFails() async throws {
@@ -412,7 +414,7 @@ import Testing
         try launcher.add(TestStartupTask("config") { throw Offline() })
         try launcher.addReadiness("firstScreen", after: ["config"])
         try launcher.start()
-        guard case .failed(let error) = await launcher.ready("firstScreen") else {
+        guard case .failed(let error) = try await launcher.ready("firstScreen") else {
             Issue.record("expected failure")
             return
         }
@@ -430,7 +432,7 @@ import Testing
         let launcher = Launcher()
         try launcher.add(TestStartupTask("config") { ran.append("config") })
         try launcher.addReadiness("firstScreen", after: ["config"])
-        async let ready = launcher.ready("firstScreen")
+        async let ready = try launcher.ready("firstScreen")
         launcher.cancel()
         try launcher.add(TestStartupTask("home") { ran.append("home") })
         try launcher.start()
@@ -438,7 +440,7 @@ import Testing
         #expect(report.outcome == .cancelled)
         #expect(report["config"].map { "\($0.outcome)" } == "cancelled")
         #expect(report["home"].map { "\($0.outcome)" } == "cancelled")
-        guard case .failed(let error) = await ready else {
+        guard case .failed(let error) = try await ready else {
             Issue.record("expected the readiness wait to fail")
             return
         }

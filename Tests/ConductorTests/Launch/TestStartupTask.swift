@@ -4,22 +4,19 @@ import ConductorTestKit
 /// A start-up task made of a closure, for tests.
 struct TestStartupTask: StartupTask {
     let name: String
-    var dependencies: [String]?
-    var isRequired: Bool
-    var retry: RetryPolicy
+    var dependencies: TaskDependencies
+    var options: TaskOptions
     let body: @Sendable () async throws -> Void
 
     init(
         _ name: String,
-        dependencies: [String]? = nil,
-        isRequired: Bool = true,
-        retry: RetryPolicy = .never,
+        dependencies: TaskDependencies = .inOrderOfAddition,
+        options: TaskOptions = TaskOptions(),
         _ body: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.name = name
         self.dependencies = dependencies
-        self.isRequired = isRequired
-        self.retry = retry
+        self.options = options
         self.body = body
     }
 

@@ -25,7 +25,7 @@ import Tracing
         var graph = TaskGraph()
         graph.add("basicInfo") { _ in 1 }
         graph.add("sku", dependsOn: ["basicInfo"]) { _ in 2 }
-        graph.add("flaky", retry: .attempts(2, backoff: .zero)) { context in
+        graph.add("flaky", options: TaskOptions(retry: .attempts(2, backoff: .zero))) { context in
             if context.attempt == 1 { throw TelemetryTestFailure() }
         }
         graph.addOnMainActor("render", dependsOn: ["sku"]) { _ in }
@@ -74,10 +74,10 @@ import Tracing
         let tracer = InMemoryTracer()
         let clock = ManualClock()
         var graph = TaskGraph()
-        graph.add("slow", timeout: .seconds(1), failure: .optional) { _ in
+        graph.add("slow", options: TaskOptions(timeout: .seconds(1), failure: .optional)) { _ in
             try await clock.sleep(for: .seconds(60))
         }
-        graph.add("broken", dependsOn: ["slow"], whenDependencyFails: .runAnyway) { _ in
+        graph.add("broken", dependsOn: ["slow"], options: TaskOptions(whenDependencyFails: .runAnyway)) { _ in
             throw TelemetryTestFailure()
         }
         let run = try graph.start(clock: clock, telemetry: Telemetry(tracer: tracer))
@@ -111,7 +111,8 @@ import Tracing
         let tracer = InMemoryTracer()
         var graph = TaskGraph()
         graph.add("plain") { _ in tracer.withSpan("user.plain") { _ in } }
-        graph.add("timed", timeout: .seconds(3600)) { _ in tracer.withSpan("user.timed") { _ in } }
+        graph.add("timed", options: TaskOptions(timeout: .seconds(3600))) { _ in tracer.withSpan("user.timed") { _ in }
+        }
         graph.addOnMainActor("main") { _ in tracer.withSpan("user.main") { _ in } }
         _ = try await graph.run(telemetry: Telemetry(tracer: tracer))
 
@@ -153,7 +154,9 @@ import Tracing
         try launcher.add(TestStartupTask("channel"))
         try launcher.add(TestStartupTask("config"))
         try launcher.add(
-            TestStartupTask("version", dependencies: [], isRequired: false) { throw TelemetryTestFailure() })
+            TestStartupTask("version", dependencies: [], options: TaskOptions(failure: .optional)) {
+                throw TelemetryTestFailure()
+            })
         try launcher.addReadiness("firstScreen", after: ["config"])
         try await launcher.run()
 

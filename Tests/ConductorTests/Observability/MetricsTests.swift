@@ -18,10 +18,10 @@ import Testing
         var graph = TaskGraph()
         graph.add("a") { _ in try await clock.sleep(for: .seconds(2)) }
         graph.add("b", dependsOn: ["a"]) { _ in }
-        graph.add("flaky", retry: .attempts(3, backoff: .zero), failure: .optional) { _ in
+        graph.add("flaky", options: TaskOptions(retry: .attempts(3, backoff: .zero), failure: .optional)) { _ in
             throw TelemetryTestFailure()
         }
-        graph.add("late", dependsOn: ["flaky"], failure: .optional) { _ in }
+        graph.add("late", dependsOn: ["flaky"], options: TaskOptions(failure: .optional)) { _ in }
         let run = try graph.start(clock: clock, telemetry: Telemetry(metrics: metrics))
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))

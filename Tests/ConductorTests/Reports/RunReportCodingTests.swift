@@ -108,7 +108,8 @@ import Testing
         let launcher = Launcher(clock: clock)
         try launcher.add(TestStartupTask("channel") { try await clock.sleep(for: .seconds(1)) })
         try launcher.add(TestStartupTask("config") { try await clock.sleep(for: .seconds(2)) })
-        try launcher.add(TestStartupTask("version", dependencies: [], isRequired: false) { throw Offline() })
+        try launcher.add(
+            TestStartupTask("version", dependencies: [], options: TaskOptions(failure: .optional)) { throw Offline() })
         try launcher.addReadiness("firstScreen", after: ["config"])
         try launcher.start()
         await clock.sleepers(atLeast: 1)

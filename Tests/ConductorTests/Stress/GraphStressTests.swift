@@ -31,7 +31,8 @@ import Testing
             let timeout: Duration? =
                 Bool.random(using: &generator) ? .milliseconds(Int.random(in: 1...5, using: &generator)) : nil
             graph.add(
-                id, dependsOn: Array(Set(dependencies)), timeout: timeout, failure: optional ? .optional : .required
+                id, dependsOn: .on(Array(Set(dependencies))),
+                options: TaskOptions(timeout: timeout, failure: optional ? .optional : .required)
             ) { _ in
                 started.append(id)
                 switch behaviour {
@@ -54,7 +55,7 @@ import Testing
         case 0: run.cancel()
         case 1: if (try? run.remove(target))?.removed == true { removed = target }
         case 2:
-            _ = try? run.add("late\(seed)", dependsOn: [target], failure: .optional) { _ in
+            _ = try? run.add("late\(seed)", dependsOn: [target], options: TaskOptions(failure: .optional)) { _ in
                 started.append("late\(seed)")
             }
         default: break

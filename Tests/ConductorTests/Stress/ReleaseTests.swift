@@ -58,7 +58,7 @@ import Testing
         let watched = Watched()
         do {
             var graph = TaskGraph()
-            graph.add("timed", timeout: .seconds(60)) { _ in }
+            graph.add("timed", options: TaskOptions(timeout: .seconds(60))) { _ in }
             graph.add("after", dependsOn: ["timed"]) { _ in }
             graph.addMilestone("ready", after: ["after"])
             let run = try graph.start()
@@ -93,7 +93,7 @@ import Testing
         let hold = Latch()
         do {
             var graph = TaskGraph()
-            graph.add("held", timeout: .seconds(60)) { _ in await hold.wait() }
+            graph.add("held", options: TaskOptions(timeout: .seconds(60))) { _ in await hold.wait() }
             let run = try graph.start()
             watched.watch("storage", run.storage)
             watched.watch("storage", in: run.storage, label: "timer")

@@ -104,7 +104,9 @@ import Testing
         let token = Lock("")
         let launcher = Launcher(clock: clock)
         try launcher.add(
-            ClosureStartupTask("chooseMirror", dependsOn: [], retry: .attempts(3, backoff: .milliseconds(50))) {
+            ClosureStartupTask(
+                "chooseMirror", dependsOn: [], options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(50)))
+            ) {
                 // The first mirror to answer wins; a child task, so it stays on the simulation.
                 try await withThrowingTaskGroup(of: String.self) { group in
                     for mirror in ["/ping/a", "/ping/b"] { group.addTask { try await send(.get, mirror) } }
@@ -113,22 +115,28 @@ import Testing
                 }
             })
         try launcher.add(
-            ClosureStartupTask("signIn", dependsOn: ["chooseMirror"], retry: .attempts(3, backoff: .milliseconds(50))) {
+            ClosureStartupTask(
+                "signIn", dependsOn: ["chooseMirror"],
+                options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(50)))
+            ) {
                 let issued = try await send(.post, "/login")
                 token.withLock { $0 = issued }
             })
         try launcher.add(
-            ClosureStartupTask("loadConfig", dependsOn: ["signIn"], retry: .attempts(3, backoff: .milliseconds(50))) {
+            ClosureStartupTask(
+                "loadConfig", dependsOn: ["signIn"],
+                options: TaskOptions(retry: .attempts(3, backoff: .milliseconds(50)))
+            ) {
                 _ = try await send(.get, "/config", token: token.withLock { $0 })
             })
         try launcher.add(
-            ClosureStartupTask("checkVersion", dependsOn: ["chooseMirror"], isRequired: false) {
+            ClosureStartupTask("checkVersion", dependsOn: ["chooseMirror"], options: TaskOptions(failure: .optional)) {
                 _ = try await send(.get, "/version")
             })
         try launcher.addReadiness("ready", after: ["chooseMirror", "signIn", "loadConfig"])
         simulation.traceTasks(of: launcher)
         try launcher.start()
-        let readiness = await launcher.ready("ready")
+        let readiness = try await launcher.ready("ready")
         let launchReport = await launcher.report()
 
         // The page.
@@ -144,7 +152,7 @@ import Testing
         @Sendable func call(
             _ name: String, _ path: String, _ lane: RequestPriority, coalescing: Bool = false
         ) -> Step {
-            Step(name, failure: lane == .high ? .required : .optional) { _ in
+            Step(name, options: TaskOptions(failure: lane == .high ? .required : .optional)) { _ in
                 try await gate.send(Self.request(path), priority: lane, coalescingKey: coalescing ? path : nil).body
             }
         }
@@ -174,7 +182,9 @@ import Testing
                 call("coupons", "/coupons", .low)
                 call("gallery", "/images/gallery", .low, coalescing: true)
                 call("shareCard", "/images/gallery", .low, coalescing: true)
-                Step("media", failure: .optional) { _ in try await Self.loadMedia(through: gate, clock: clock) }
+                Step("media", options: TaskOptions(failure: .optional)) { _ in
+                    try await Self.loadMedia(through: gate, clock: clock)
+                }
             }
             Milestone("fullPage")
         }

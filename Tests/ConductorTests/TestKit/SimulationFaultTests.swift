@@ -62,11 +62,16 @@ import Testing
         }
         try launcher.add(ClosureStartupTask("config", dependsOn: [], run: fetch("config", "/config")))
         try launcher.add(
-            ClosureStartupTask("database", dependsOn: [], isRequired: false, run: fetch("database", "/database")))
+            ClosureStartupTask(
+                "database", dependsOn: [], options: TaskOptions(failure: .optional), run: fetch("database", "/database")
+            ))
         try launcher.add(
-            ClosureStartupTask("session", dependsOn: ["config"], isRequired: false, run: fetch("session", "/session")))
+            ClosureStartupTask(
+                "session", dependsOn: ["config"], options: TaskOptions(failure: .optional),
+                run: fetch("session", "/session")))
         try launcher.add(
-            ClosureStartupTask("feed", dependsOn: ["config"], isRequired: false, run: fetch("feed", "/feed")))
+            ClosureStartupTask(
+                "feed", dependsOn: ["config"], options: TaskOptions(failure: .optional), run: fetch("feed", "/feed")))
         try? await launcher.run()
         gate.shutdown()
         let report = await launcher.report()
@@ -213,10 +218,13 @@ import Testing
             let images = FaultInjectingTransport(server, simulation: simulation, point: "images")
             var graph = TaskGraph()
             let config = graph.add("config") { _ in try await server.send(Self.get("/config"), body: nil).body }
-            let thumbnails = graph.add("thumbnails", dependsOn: ["config"], failure: .optional) { _ in
+            let thumbnails = graph.add("thumbnails", dependsOn: ["config"], options: TaskOptions(failure: .optional)) {
+                _ in
                 try await images.send(Self.get("/thumbnails"), body: nil).body
             }
-            graph.add("home", dependsOn: ["config", "thumbnails"], whenDependencyFails: .runAnyway) { context in
+            graph.add(
+                "home", dependsOn: ["config", "thumbnails"], options: TaskOptions(whenDependencyFails: .runAnyway)
+            ) { context in
                 let settings = try context.value(of: config)
                 let images =
                     handlesMissingThumbnails

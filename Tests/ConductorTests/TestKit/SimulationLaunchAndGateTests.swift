@@ -47,7 +47,7 @@ import Testing
         try launcher.add(
             ClosureStartupTask("session", dependsOn: ["config"], run: steps("session", sleeping: .milliseconds(10))))
         try launcher.add(
-            ClosureStartupTask("images", dependsOn: ["config"], isRequired: false) {
+            ClosureStartupTask("images", dependsOn: ["config"], options: TaskOptions(failure: .optional)) {
                 try await steps("images")()
                 throw Flaky()
             })
@@ -55,7 +55,7 @@ import Testing
         try launcher.addReadiness("firstScreen", after: ["session", "database"])
         let observation = launcher.observe(on: .immediate, LogObserver(log: log))
         try launcher.start()
-        let readiness = await launcher.ready("firstScreen", timeout: .seconds(2))
+        let readiness = try await launcher.ready("firstScreen", timeout: .seconds(2))
         log.append("firstScreen \(readiness)")
         let report = await launcher.report()
         log.append("launch \(report.outcome)")

@@ -17,8 +17,9 @@ import Testing
         graph.add("config") { _ in log.append("config") }
         for call in ["profile", "feed", "ads"] {
             graph.add(
-                call, dependsOn: ["config"], timeout: call == "feed" ? .seconds(2) : nil,
-                retry: .attempts(2, backoff: .milliseconds(100))
+                call, dependsOn: ["config"],
+                options: TaskOptions(
+                    timeout: call == "feed" ? .seconds(2) : nil, retry: .attempts(2, backoff: .milliseconds(100)))
             ) { _ in
                 for step in 1...3 {
                     log.append("\(call) \(step)")
@@ -65,7 +66,7 @@ import Testing
         let run = try await Simulation.run(seed: 3) { simulation in
             var graph = TaskGraph()
             let attempts = Recorder<Int>()
-            graph.add("slow", retry: .attempts(3, backoff: .seconds(30), multiplier: 1)) { _ in
+            graph.add("slow", options: TaskOptions(retry: .attempts(3, backoff: .seconds(30), multiplier: 1))) { _ in
                 attempts.append(1)
                 if attempts.all.count < 3 { throw Flaky() }
             }

@@ -67,8 +67,8 @@ struct TestKitTests {
     @Test func outcomesCompareWithEqualsAndKinds() async throws {
         let clock = ManualClock()
         var graph = TaskGraph()
-        graph.add("broken", failure: .optional) { _ in throw Flaky() }
-        graph.add("needsBroken", dependsOn: ["broken"], failure: .optional) { _ in }
+        graph.add("broken", options: TaskOptions(failure: .optional)) { _ in throw Flaky() }
+        graph.add("needsBroken", dependsOn: ["broken"], options: TaskOptions(failure: .optional)) { _ in }
         graph.add("fine") { _ in }
         let report = try await graph.start(clock: clock).report()
         #expect(report.outcome == .completed)
@@ -158,7 +158,8 @@ struct TestKitTests {
         let clock = ManualClock()
         let attempts = ConductorTestKit.Latch()
         var graph = TaskGraph()
-        graph.add("flaky", timeout: .seconds(30), retry: .attempts(2, backoff: .seconds(1))) { _ in
+        graph.add("flaky", options: TaskOptions(timeout: .seconds(30), retry: .attempts(2, backoff: .seconds(1)))) {
+            _ in
             if !attempts.isOpen {
                 attempts.open()
                 throw Flaky()
