@@ -279,7 +279,9 @@ struct GateRequestAttempts {
             storage.releaseSlot(slot)
             throw GateError.retriesExhausted(
                 name, attempts: sent,
-                last: "Retry-After \(retryAfter) exceeds the cap of \(configuration.maxRetryAfter)", status: status)
+                last:
+                    "Retry-After \(retryAfter.shortDescription) exceeds the cap of \(configuration.maxRetryAfter.shortDescription)",
+                status: status)
         }
         request.sender.requestLog?.noteRetry(request.id, reason: reason())
         let delay = storage.backOff(request: request.id, attempt: sent, retryAfter: retryAfter, slot: slot)

@@ -3,7 +3,7 @@
 /// The format is documented in the "Saved reports" article and in `docs/report-format.md`.
 ///
 /// ```swift
-/// let data = try JSONEncoder().encode(await launcher.report())
+/// let data = try JSONEncoder().encode(try await launcher.report())
 /// try data.write(to: URL(filePath: "launch.json"))
 /// let saved = try JSONDecoder().decode(RunReport.self, from: Data(contentsOf: URL(filePath: "launch.json")))
 /// ```
@@ -66,7 +66,7 @@ extension RunReport: Codable {
 /// reads a run's file as a launch never shut down.
 ///
 /// ```swift
-/// let data = try JSONEncoder().encode(await launcher.report())
+/// let data = try JSONEncoder().encode(try await launcher.report())
 /// let saved = try JSONDecoder().decode(LaunchReport.self, from: data)
 /// ```
 extension LaunchReport: Codable {

@@ -126,7 +126,7 @@ import Testing
         simulation.traceTasks(of: launcher)
         try launcher.start()
         let readiness = await launcher.ready("ready")
-        let launchReport = await launcher.report()
+        let launchReport = try await launcher.report()
 
         // The page.
         var configuration = GateConfiguration(
@@ -178,7 +178,7 @@ import Testing
         let run = try schedule.start(clock: clock)
         simulation.traceTasks(of: run)
         let firstScreen = (try? await run.reached("firstScreen")).map { "\($0)" } ?? "missed"
-        let pageReport = await run.report()
+        let pageReport = try await run.report()
         gate.shutdown()
         return [
             "launch \(launchReport.outcome)", "ready \(readiness.isReady)", "page \(pageReport.outcome)",
