@@ -82,7 +82,7 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     /// do {
     ///     _ = try await graph.run()
     /// } catch where error.code == .taskFailed {
-    ///     if error.underlyingError is URLError { showOffline() }
+    ///     if error.underlyingError is URLError { logger.warning("offline") }
     /// }
     /// ```
     ///

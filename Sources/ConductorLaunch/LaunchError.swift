@@ -79,7 +79,7 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     /// do {
     ///     try await launcher.run()  // or `try await group.run()` with a LauncherService
     /// } catch let error as LaunchError where error.code == .taskFailed {
-    ///     if let config = error.underlyingError as? ConfigError { showSetup(config) }
+    ///     if let auth = error.underlyingError as? AuthError, auth == .revoked { logger.error("signed out") }
     /// }
     /// ```
     ///
@@ -91,8 +91,10 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     /// (``UndoOutcome/error``, `nil` for a timeout). Empty for every other code.
     ///
     /// ```swift
-    /// for undo in error.undoFailures {
-    ///     logger.error("undo of \(undo.task) failed", metadata: ["error": "\(undo.outcome)"])
+    /// do {
+    ///     try await launcher.undo()
+    /// } catch let error as LaunchError {
+    ///     for undo in error.undoFailures { logger.error("undo of \(undo.task): \(undo.outcome)") }
     /// }
     /// ```
     public var undoFailures: [UndoRecord] { cause?.undos ?? [] }

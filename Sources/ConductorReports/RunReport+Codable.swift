@@ -12,7 +12,9 @@
 /// `"MAJOR.MINOR"`. A reader reads every version with its own major number, ignoring fields it
 /// does not know; a newer major version is refused with ``ReportFormatError/Code-swift.struct/unsupportedVersion``.
 /// Times are whole nanoseconds from the start of the run. A task's error is saved as its
-/// type, code and message and read back as a ``RecordedFailure``.
+/// type, code and message and read back as a ``RecordedFailure``; the run's ``GraphError``
+/// is read back with its code, message and task but no ``GraphError/underlyingError``, which
+/// only a live report keeps.
 extension RunReport: Codable {
     /// The format's name, in every report's `format` field.
     static let formatName = "conductor.run-report"
