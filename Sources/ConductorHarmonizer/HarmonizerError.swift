@@ -35,14 +35,14 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let negativeTimeout = Code(kind: .negativeTimeout)
         /// An operation named no waiting harmonizer: it never existed, or it already finished or was cancelled.
         public static let unknownName = Code(kind: .unknownName)
-        /// A count-down found the counter already at zero.
+        /// A `leave` found the counter already at zero.
         public static let extraLeave = Code(kind: .extraLeave)
-        /// A count-down named a participant that has not arrived, or has already left.
+        /// A `leave` named a participant that has not entered, or has already left.
         public static let absentParticipant = Code(kind: .absentParticipant)
-        /// A count-down or count-up named no participant, on a harmonizer that waits for named
+        /// A `leave` or `enter` named no participant, on a harmonizer that waits for named
         /// participants: it cannot tell who left, so it would complete without the one it waits for.
         public static let anonymousParticipant = Code(kind: .anonymousParticipant)
-        /// A count-down, count-up or stash through a ``HarmonizerRegistry/Participant`` whose
+        /// A `leave`, `enter` or stash through a ``HarmonizerRegistry/Participant`` whose
         /// harmonizer has already completed, timed out or been cancelled.
         public static let harmonizerEnded = Code(kind: .harmonizerEnded)
 

@@ -250,7 +250,7 @@ import Testing
                 ])
         }
 
-        @Test func harmonizerExtraCountDown() throws {
+        @Test func harmonizerExtraLeave() throws {
             let (registry, misuse) = Self.recordingRegistry()
             try registry.create("sing-along", count: 0, on: .immediate) { _ in }
             #expect(!registry.leave("sing-along"))
