@@ -82,7 +82,7 @@ public struct AsyncHTTPClientTransport: GateTransport {
             throw .invalidConfiguration("maxResponseBytes is \(maxResponseBytes); it must be 0 or more")
         }
         if let attemptTimeout, attemptTimeout <= .zero {
-            throw .invalidConfiguration("attemptTimeout is \(attemptTimeout); it must be positive")
+            throw .invalidConfiguration("attemptTimeout is \(attemptTimeout.shortDescription); it must be positive")
         }
         self.client = client
         self.maxResponseBytes = maxResponseBytes

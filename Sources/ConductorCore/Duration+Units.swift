@@ -5,9 +5,13 @@ extension Duration {
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 
-    /// A short human reading: "850 µs", "12.5 ms", "1.25 s".
+    /// A short human reading: "850 µs", "12.5 ms", "1.25 s"; "400 ns" below a microsecond,
+    /// and a minus sign before a negative one ("-2 s"). The one format every printed
+    /// duration uses: descriptions, error messages, log lines and text reports.
     package var shortDescription: String {
+        if self < .zero { return "-" + (Duration.zero - self).shortDescription }
         let micros = microseconds
+        if micros == 0, self > .zero { return "\(nanoseconds) ns" }
         if micros < 1_000 { return "\(micros) µs" }
         if micros < 1_000_000 {
             let tenths = micros / 100

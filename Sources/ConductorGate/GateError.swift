@@ -169,14 +169,15 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
 
     static func refreshTimedOut(_ request: String?, after timeout: Duration) -> GateError {
         GateError(
-            .refreshTimedOut, "\(prefix(request))the credential refresh brought no credential within \(timeout)",
+            .refreshTimedOut,
+            "\(prefix(request))the credential refresh brought no credential within \(timeout.shortDescription)",
             request: request)
     }
 
     static func refreshWindowExceeded(_ request: String?, refreshes: Int, period: Duration) -> GateError {
         GateError(
             .refreshWindowExceeded,
-            "\(prefix(request))the credential needs a refresh again after \(refreshes) refresh(es) within \(period); "
+            "\(prefix(request))the credential needs a refresh again after \(refreshes) refresh(es) within \(period.shortDescription); "
                 + "no further refresh is allowed until the oldest leaves the window",
             request: request)
     }
@@ -231,13 +232,15 @@ public struct GateError: Error, Hashable, Sendable, CustomStringConvertible {
     static func timedOut(_ request: String, after duration: Duration, lastError: (any Error)? = nil) -> GateError {
         GateError(
             .timedOut,
-            "\(request) timed out after \(duration)\(lastError.map { "; the last finished attempt failed: \(TransportErrorText.describe($0))" } ?? "")",
+            "\(request) timed out after \(duration.shortDescription)\(lastError.map { "; the last finished attempt failed: \(TransportErrorText.describe($0))" } ?? "")",
             request: request, underlying: lastError)
     }
 
     /// `parameter` as the API spells it: `GateConfiguration.requestTimeout`, `timeout`.
     static func negativeDuration(_ request: String?, _ parameter: String, _ value: Duration) -> GateError {
-        GateError(.negativeDuration, "\(prefix(request))\(parameter) is negative (\(value))", request: request)
+        GateError(
+            .negativeDuration, "\(prefix(request))\(parameter) is negative (\(value.shortDescription))",
+            request: request)
     }
 
     /// `setting` as the API spells it: `GateConfiguration.retry.schedule.maxAttempts`.

@@ -58,7 +58,8 @@ public enum GateEvent: Sendable, Hashable, CustomStringConvertible {
         case .initial(let id, let name, let priority): "#\(id) initial \(name) [\(priority)]"
         case .coalesced(let name): "coalesced \(name)"
         case .running(let id, let attempt, let version): "#\(id) running attempt \(attempt) (credential v\(version))"
-        case .retry(let id, let attempt, let delay): "#\(id) retry after attempt \(attempt) in \(delay)"
+        case .retry(let id, let attempt, let delay):
+            "#\(id) retry after attempt \(attempt) in \(delay.shortDescription)"
         case .redirect(let id, let version): "#\(id) redirect (credential v\(version) rejected)"
         case .parked(let id, let version): "#\(id) parked (waiting for the refresh of credential v\(version))"
         case .success(let id, let status): "#\(id) success \(status)"
@@ -70,7 +71,8 @@ public enum GateEvent: Sendable, Hashable, CustomStringConvertible {
         case .refreshSucceeded(let version): "refresh succeeded (v\(version))"
         case .refreshFailed(let version): "refresh failed (v\(version) kept)"
         case .refreshCancelled(let version): "refresh cancelled (replacing v\(version))"
-        case .refreshWindowExceeded(let refreshes, let period): "refresh refused: \(refreshes) within \(period)"
+        case .refreshWindowExceeded(let refreshes, let period):
+            "refresh refused: \(refreshes) within \(period.shortDescription)"
         case .signedIn(let version): "signed in (v\(version))"
         case .signedOut: "signed out"
         }

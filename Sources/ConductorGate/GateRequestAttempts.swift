@@ -292,7 +292,7 @@ struct GateRequestAttempts {
             guard retryAfter <= maximum else {
                 storage.releaseSlot(slot)
                 throw GateError.retriesExhausted(
-                    name, attempts: sent, last: "Retry-After \(retryAfter) exceeds the cap of \(maximum)",
+                    name, attempts: sent, last: "Retry-After \(retryAfter.shortDescription) exceeds the cap of \(maximum.shortDescription)",
                     status: status, lastError: lastTransportError)
             }
             honoured = retryAfter

@@ -75,11 +75,44 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
     /// The task the error is about, if any.
     public let taskID: String?
+    /// The error behind this one, as it was thrown, so a caller can match it rather than read
+    /// the message: for ``Code/taskFailed``, what the required task's body threw. `nil` when
+    /// there is none — a task that was skipped, ended cancelled or timed out — and in a
+    /// report read back from a file (``RunReport``'s saved form keeps the message only).
+    ///
+    /// ```swift
+    /// do {
+    ///     _ = try await graph.run()
+    /// } catch where error.code == .taskFailed {
+    ///     if error.underlyingError is URLError { logger.warning("offline") }
+    /// }
+    /// ```
+    ///
+    /// Not part of equality or hashing: two errors with the same code, message and task are
+    /// equal whatever caused them.
+    public var underlyingError: (any Error)? { cause?.error }
+    private let cause: Cause?
 
-    package init(_ code: Code, _ message: String, taskID: String? = nil) {
+    /// The underlying error in a box, so that `GraphError` stays `Hashable` without it.
+    private struct Cause: Sendable {
+        let error: any Error
+    }
+
+    package init(_ code: Code, _ message: String, taskID: String? = nil, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.taskID = taskID
+        self.cause = underlying.map(Cause.init)
+    }
+
+    public static func == (lhs: GraphError, rhs: GraphError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.taskID == rhs.taskID
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(taskID)
     }
 
     public var description: String { "GraphError.\(code): \(message)" }
@@ -112,7 +145,8 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// `parameter` as the API spells it: `timeout`, `retry backoff`, `retry maxBackoff`.
     static func negativeDuration(_ parameter: String, _ value: Duration, task: String) -> GraphError {
-        GraphError(.negativeDuration, "task '\(task)' has a negative \(parameter) (\(value))", taskID: task)
+        GraphError(
+            .negativeDuration, "task '\(task)' has a negative \(parameter) (\(value.shortDescription))", taskID: task)
     }
 
     /// A limit of zero would start nothing, ever; a negative one means nothing. Either is a
@@ -163,7 +197,7 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     static func taskFailed(_ id: String, _ error: any Error) -> GraphError {
-        GraphError(.taskFailed, "required task '\(id)' failed: \(error)", taskID: id)
+        GraphError(.taskFailed, "required task '\(id)' failed: \(error)", taskID: id, underlying: error)
     }
 
     /// A required task skipped because `dependency` did not succeed (for a reason other than
@@ -182,7 +216,7 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     static func timedOut(_ id: String, after duration: Duration) -> GraphError {
-        GraphError(.timedOut, "task '\(id)' timed out after \(duration)", taskID: id)
+        GraphError(.timedOut, "task '\(id)' timed out after \(duration.shortDescription)", taskID: id)
     }
 
     /// For a waiter of a milestone whose task was cancelled: the run is not affected.

@@ -61,18 +61,19 @@ public enum GraphEvent: Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .stageStarted(let name, let at): "\(at) stage '\(name)' started"
-        case .taskQueued(let id, let at): "\(at) \(id) queued"
-        case .taskStarted(let id, let attempt, let at): "\(at) \(id) started (attempt \(attempt))"
-        case .taskSucceeded(let id, let at): "\(at) \(id) succeeded"
+        case .stageStarted(let name, let at): "\(at.shortDescription) stage '\(name)' started"
+        case .taskQueued(let id, let at): "\(at.shortDescription) \(id) queued"
+        case .taskStarted(let id, let attempt, let at): "\(at.shortDescription) \(id) started (attempt \(attempt))"
+        case .taskSucceeded(let id, let at): "\(at.shortDescription) \(id) succeeded"
         case .taskRetried(let id, let attempt, let error, let delay, let at):
-            "\(at) \(id) attempt \(attempt) failed (\(error)); retrying in \(delay)"
-        case .taskFailed(let id, let error, let at): "\(at) \(id) failed: \(error)"
-        case .taskTimedOut(let id, let at): "\(at) \(id) timed out"
-        case .taskSkipped(let id, let dependency, let at): "\(at) \(id) skipped: '\(dependency)' did not succeed"
-        case .taskCancelled(let id, let at): "\(at) \(id) cancelled"
-        case .milestoneReached(let name, let at): "\(at) milestone '\(name)' reached"
-        case .runFinished(let outcome, let at): "\(at) run finished: \(outcome)"
+            "\(at.shortDescription) \(id) attempt \(attempt) failed (\(error)); retrying in \(delay.shortDescription)"
+        case .taskFailed(let id, let error, let at): "\(at.shortDescription) \(id) failed: \(error)"
+        case .taskTimedOut(let id, let at): "\(at.shortDescription) \(id) timed out"
+        case .taskSkipped(let id, let dependency, let at):
+            "\(at.shortDescription) \(id) skipped: '\(dependency)' did not succeed"
+        case .taskCancelled(let id, let at): "\(at.shortDescription) \(id) cancelled"
+        case .milestoneReached(let name, let at): "\(at.shortDescription) milestone '\(name)' reached"
+        case .runFinished(let outcome, let at): "\(at.shortDescription) run finished: \(outcome)"
         }
     }
 }

@@ -6,7 +6,7 @@ public import Logging
 /// let logger = Logger(label: "app.launch")
 /// let launcher = Launcher(logger: logger)            // every event, as it happens
 /// run.log(to: logger)                                // the same for a plain graph run
-/// GraphEventLogger(logger).log(await run.report())   // one summary line
+/// GraphEventLogger(logger).log(try await run.report())   // one summary line
 /// ```
 ///
 /// Messages are fixed ("task started", "task failed"); the task, attempt, time in

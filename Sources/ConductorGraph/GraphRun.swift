@@ -4,7 +4,7 @@
 /// let run = try graph.start()
 /// run.observe(on: .mainActor) { event in progress.apply(event) }
 /// try await run.reached("firstScreen")   // show the first screen now
-/// let report = await run.report()        // everything has ended
+/// let report = try await run.report()    // everything has ended
 /// ```
 public final class GraphRun: Sendable {
     let storage: GraphRunStorage
@@ -52,13 +52,22 @@ public final class GraphRun: Sendable {
         storage.cancel()
     }
 
-    /// Waits for the run to end and returns its report. If the awaiting task is cancelled,
-    /// the run is cancelled, and the report of the cancelled run is returned once it has
-    /// wound down.
-    public func report() async -> RunReport {
-        if let report = await storage.reportCell.wait() { return report }
-        storage.cancel()
-        return await storage.reportCell.waitIgnoringCancellation()
+    /// Waits for the run to end and returns its report; any number of tasks can wait, and
+    /// each gets the same report.
+    ///
+    /// A waiter that gives up stops waiting and leaves the run alone, as awaiting a `Task`
+    /// leaves the task alone: if the waiting task is cancelled, this throws
+    /// `CancellationError` at once and the run goes on. To stop the run, call ``cancel()``;
+    /// to bind it to the current task, run it with
+    /// ``TaskGraph/run(concurrencyLimit:clock:telemetry:)`` instead.
+    ///
+    /// ```swift
+    /// let run = try graph.start()
+    /// let report = try await run.report()  // throws only if this task is cancelled
+    /// ```
+    public func report() async throws(CancellationError) -> RunReport {
+        guard let report = await storage.reportCell.wait() else { throw CancellationError() }
+        return report
     }
 
     /// Adds the tasks and milestones of `graph` to the run. They may depend on each other and

@@ -8,7 +8,7 @@
 /// when the run started by the wall clock.
 ///
 /// ```swift
-/// let report = await launcher.report()
+/// let report = try await launcher.report()
 /// print(report.identity?.description ?? "a report saved before format 1.1")
 /// // launcher 'launch', run 0F5B…-…, started 2026-11-27T12:49:02.123Z
 /// ```

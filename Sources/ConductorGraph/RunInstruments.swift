@@ -118,7 +118,7 @@ package final class RunInstruments: Sendable {
             span.setStatus(SpanStatus(code: .error))
         case .timedOut(let after):
             outcome = .timedOut(after: after)
-            span.setStatus(SpanStatus(code: .error, message: "timed out after \(after)"))
+            span.setStatus(SpanStatus(code: .error, message: "timed out after \(after.shortDescription)"))
         }
         // The same names as the metrics' `outcome` dimension.
         span.attributes[Attribute.taskOutcome] = outcome.metricName

@@ -53,7 +53,7 @@ public enum TaskOutcome: Sendable, CustomStringConvertible {
         switch self {
         case .succeeded: "succeeded"
         case .failed(let error): "failed: \(error)"
-        case .timedOut(let after): "timed out after \(after)"
+        case .timedOut(let after): "timed out after \(after.shortDescription)"
         case .skipped(let dependency): "skipped ('\(dependency)' did not succeed)"
         case .cancelled: "cancelled"
         }
@@ -151,7 +151,7 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
 /// The final account of a run: each task's outcome and timings, and the critical path.
 ///
 /// ```swift
-/// let report = await run.report()
+/// let report = try await run.report()
 /// print(report.duration, report.criticalPath)   // 412 ms, ["basicInfo", "sku", "freight"]
 /// for task in report.tasks where !task.outcome.isSuccess { print(task) }
 /// ```

@@ -173,10 +173,10 @@ public struct TaskGraph: Sendable {
     /// included. (``Launcher/start()`` differs: a launcher launches once, and a second call
     /// does nothing.)
     ///
-    /// Like `Task {}`, the run is unstructured: it goes on until it ends or you cancel it.
-    /// Awaiting ``GraphRun/report()`` makes the awaiting task its owner: cancelling that task
-    /// cancels the run. Prefer ``run(concurrencyLimit:clock:telemetry:)`` where the run should be bound
-    /// to the current task.
+    /// Like `Task {}`, the run is unstructured: it goes on until it ends or you cancel it
+    /// (``GraphRun/cancel()``). Cancelling a task that awaits ``GraphRun/report()`` ends that
+    /// wait, not the run. Prefer ``run(concurrencyLimit:clock:telemetry:)`` where the run should
+    /// be bound to the current task.
     ///
     /// - Parameters:
     ///   - concurrencyLimit: The most tasks running at once, at least 1; `nil` for no limit.

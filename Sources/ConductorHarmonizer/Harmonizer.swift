@@ -2,12 +2,12 @@ import Synchronization
 
 /// A `DispatchGroup` that cannot crash, carries data, times out and cancels.
 ///
-/// Participants ``arrive()`` (count up) and ``leave()`` (count down) from any thread or task;
+/// Participants ``enter()`` (count up) and ``leave()`` (count down), as with `DispatchGroup`, from any thread or task;
 /// when the count reaches zero the harmonizer completes with everything they stashed. An
 /// extra or late ``leave()`` returns `false` instead of crashing. A timeout ends it at once —
 /// without waiting for work that ignores cancellation — and says which named participants
 /// never left. A harmonizer of named participants counts only named calls
-/// (``leave(_:)``, ``arrive(_:)``), so it completes when those it names have left and no sooner:
+/// (``leave(_:)``, ``enter(_:)``), so it completes when those it names have left and no sooner:
 ///
 /// ```swift
 /// import Foundation
@@ -31,12 +31,12 @@ import Synchronization
 /// While it waits, ``missingParticipants`` says who it is still waiting for — what to log
 /// when a screen hangs.
 ///
-/// - Complexity: an anonymous ``arrive()`` or ``leave()`` is one atomic add or subtract
+/// - Complexity: an anonymous ``enter()`` or ``leave()`` is one atomic add or subtract
 ///   (a lock is taken only by the one that completes); named participants, stashing
 ///   and the outcome take a short lock.
 public final class Harmonizer: Sendable {
     /// What the registry needs to know about a count-down, beyond whether it counted.
-    package enum CountDownResult: Equatable, Sendable {
+    package enum LeaveResult: Equatable, Sendable {
         case counted, completed, counterAtZero, finished, participantAbsent
         /// Refused: an anonymous count-down on a harmonizer of named participants.
         case anonymous
@@ -59,9 +59,9 @@ public final class Harmonizer: Sendable {
     private let metrics: HarmonizerMetrics?
 
     /// A harmonizer that completes after `count` anonymous ``leave()`` calls (more if
-    /// participants ``arrive()`` meanwhile), or times out after `timeout` (`nil`: never).
+    /// participants ``enter()`` meanwhile), or times out after `timeout` (`nil`: never).
     ///
-    /// A count of zero waits for the first ``arrive()``; it does not complete at once.
+    /// A count of zero waits for the first ``enter()``; it does not complete at once.
     /// Throws ``HarmonizerError`` for a negative count or timeout. `telemetry` counts the
     /// outcome (see <doc:Metrics>); by default with the process's bootstrapped factory.
     public convenience init(
@@ -79,9 +79,9 @@ public final class Harmonizer: Sendable {
     /// A harmonizer that completes when every named participant has left, or times out after
     /// `timeout` (`nil`: never), reporting those that have not. A name listed twice must leave twice.
     ///
-    /// Only named calls count: ``leave()`` and ``arrive()`` without a name return `false` and
+    /// Only named calls count: ``leave()`` and ``enter()`` without a name return `false` and
     /// change nothing, since an anonymous count-down cannot say who left. Others may join with
-    /// ``arrive(_:)``; an empty list waits for the first of them.
+    /// ``enter(_:)``; an empty list waits for the first of them.
     ///
     /// Throws ``HarmonizerError`` for a negative timeout. `telemetry` counts the outcome (see
     /// <doc:Metrics>); by default with the process's bootstrapped factory.
@@ -145,9 +145,9 @@ public final class Harmonizer: Sendable {
     }
 
     /// Counts one participant up. Returns `false`, changing nothing, once the outcome is
-    /// decided, or when the harmonizer waits for named participants (use ``arrive(_:)``).
+    /// decided, or when the harmonizer waits for named participants (use ``enter(_:)``).
     @discardableResult
-    public func arrive() -> Bool {
+    public func enter() -> Bool {
         guard !waitsForNamedParticipants else { return false }
         return counter.increment() != nil
     }
@@ -155,10 +155,10 @@ public final class Harmonizer: Sendable {
     /// Counts `participant` up, remembering its name so a timeout can report it missing.
     /// Returns `false`, changing nothing, once the outcome is decided.
     @discardableResult
-    public func arrive(_ participant: String) -> Bool {
+    public func enter(_ participant: String) -> Bool {
         let readers = state.withLock { machine -> [WaiterSet<Void>.Waiter]? in
             guard machine.isWaiting, let count = counter.increment() else { return nil }
-            return machine.arrive(participant, count: count)
+            return machine.enter(participant, count: count)
         }
         for reader in readers ?? [] { reader.resume(returning: ()) }
         return readers != nil
@@ -174,21 +174,21 @@ public final class Harmonizer: Sendable {
         guard !waitsForNamedParticipants else { return false }
         let old = counter.subtract()
         if old > 1 { return true }
-        return countDown(afterSubtractingFrom: old).didCount
+        return leave(afterSubtractingFrom: old).didCount
     }
 
     /// Counts `participant` down. Returns `false`, changing nothing, when `participant` is not
     /// present (it never arrived by that name, or already left) or the outcome is decided.
     @discardableResult
     public func leave(_ participant: String) -> Bool {
-        countDown(participant: participant).didCount
+        tryLeave(participant: participant).didCount
     }
 
     /// Counts down, saying why a count-down that did not count was refused.
-    package func countDown(participant: String?) -> CountDownResult {
-        guard let participant else { return countDownAnonymously() }
+    package func tryLeave(participant: String?) -> LeaveResult {
+        guard let participant else { return tryLeaveAnonymously() }
         let (result, readers, decision) = state.withLock {
-            machine -> (CountDownResult, [WaiterSet<Void>.Waiter], HarmonizerStateMachine.Decision?) in
+            machine -> (LeaveResult, [WaiterSet<Void>.Waiter], HarmonizerStateMachine.Decision?) in
             guard machine.isWaiting else { return (.finished, [], nil) }
             guard machine.isPresent(participant) else { return (.participantAbsent, [], nil) }
             switch counter.decrement() {
@@ -210,20 +210,20 @@ public final class Harmonizer: Sendable {
     }
 
     /// An anonymous count-down: one check of a constant, the counter's atomic and one branch
-    /// when participants remain expected. Inlined into a registry handle's `countDown()`, whose
+    /// when participants remain expected. Inlined into a registry handle's `leave()`, whose
     /// cost is this and nothing more.
     @inline(__always)
-    package func countDownAnonymously() -> CountDownResult {
+    package func tryLeaveAnonymously() -> LeaveResult {
         guard !waitsForNamedParticipants else { return .anonymous }
         let old = counter.subtract()
         if old > 1 { return .counted }
-        return countDown(afterSubtractingFrom: old)
+        return leave(afterSubtractingFrom: old)
     }
 
     /// Out of line, so the count-downs that leave participants expected stay short: refused,
     /// or the one that may complete.
     @inline(never)
-    private func countDown(afterSubtractingFrom old: Int) -> CountDownResult {
+    private func leave(afterSubtractingFrom old: Int) -> LeaveResult {
         switch counter.decrement(from: old) {
         case .decremented: return .counted
         case .reachedZero:

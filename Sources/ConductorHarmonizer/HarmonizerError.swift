@@ -19,7 +19,7 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
     /// What went wrong. New codes may be added, so a `switch` should have a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: Hashable, Sendable {
-            case emptyName, duplicateName, negativeCount, negativeTimeout, unknownName, extraCountDown,
+            case emptyName, duplicateName, negativeCount, negativeTimeout, unknownName, extraLeave,
                 absentParticipant, anonymousParticipant, harmonizerEnded
         }
 
@@ -35,14 +35,14 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let negativeTimeout = Code(kind: .negativeTimeout)
         /// An operation named no waiting harmonizer: it never existed, or it already finished or was cancelled.
         public static let unknownName = Code(kind: .unknownName)
-        /// A count-down found the counter already at zero.
-        public static let extraCountDown = Code(kind: .extraCountDown)
-        /// A count-down named a participant that has not arrived, or has already left.
+        /// A `leave` found the counter already at zero.
+        public static let extraLeave = Code(kind: .extraLeave)
+        /// A `leave` named a participant that has not entered, or has already left.
         public static let absentParticipant = Code(kind: .absentParticipant)
-        /// A count-down or count-up named no participant, on a harmonizer that waits for named
+        /// A `leave` or `enter` named no participant, on a harmonizer that waits for named
         /// participants: it cannot tell who left, so it would complete without the one it waits for.
         public static let anonymousParticipant = Code(kind: .anonymousParticipant)
-        /// A count-down, count-up or stash through a ``HarmonizerRegistry/Participant`` whose
+        /// A `leave`, `enter` or stash through a ``HarmonizerRegistry/Participant`` whose
         /// harmonizer has already completed, timed out or been cancelled.
         public static let harmonizerEnded = Code(kind: .harmonizerEnded)
 
@@ -77,7 +77,8 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
     }
 
     static func negativeTimeout(_ timeout: Duration, name: String?) -> HarmonizerError {
-        HarmonizerError(.negativeTimeout, "\(subject(name)) was given a negative timeout (\(timeout))", name: name)
+        HarmonizerError(
+            .negativeTimeout, "\(subject(name)) was given a negative timeout (\(timeout.shortDescription))", name: name)
     }
 
     static func unknownName(_ name: String, operation: String) -> HarmonizerError {
@@ -97,14 +98,14 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         )
     }
 
-    static func extraCountDown(_ name: String) -> HarmonizerError {
-        HarmonizerError(.extraCountDown, "countDown('\(name)') ignored: its counter is already zero", name: name)
+    static func extraLeave(_ name: String) -> HarmonizerError {
+        HarmonizerError(.extraLeave, "leave('\(name)') ignored: its counter is already zero", name: name)
     }
 
     static func absentParticipant(_ participant: String, in name: String) -> HarmonizerError {
         HarmonizerError(
             .absentParticipant,
-            "countDown('\(name)', participant: '\(participant)') ignored: '\(participant)' is not present",
+            "leave('\(name)', participant: '\(participant)') ignored: '\(participant)' is not present",
             name: name
         )
     }
@@ -126,7 +127,7 @@ public struct HarmonizerError: Error, Hashable, Sendable, CustomStringConvertibl
         )
     }
 
-    /// `operation` as called on the handle, such as `countDown()`.
+    /// `operation` as called on the handle, such as `leave()`.
     static func harmonizerEnded(_ name: String, participant: String?, operation: String) -> HarmonizerError {
         let who = participant.map { " as '\($0)'" } ?? ""
         return HarmonizerError(

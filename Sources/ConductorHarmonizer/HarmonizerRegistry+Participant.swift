@@ -10,7 +10,7 @@ extension HarmonizerRegistry {
     /// let download = try registry.participant(of: "sing-along")
     /// // …and when each download is done:
     /// download.stash(url, as: "original-song")
-    /// download.countDown()
+    /// download.leave()
     /// ```
     ///
     /// For a harmonizer of named participants, name the one the handle stands for:
@@ -24,7 +24,7 @@ extension HarmonizerRegistry {
     /// with ``HarmonizerError/Code/harmonizerEnded``, even if the name is created again. It
     /// keeps that harmonizer (and its outcome) alive for as long as the handle lives.
     ///
-    /// - Complexity: ``countDown()`` and ``countUp()`` of an anonymous participant are one
+    /// - Complexity: ``leave()`` and ``enter()`` of an anonymous participant are one
     ///   atomic add or subtract, as ``Harmonizer/leave()`` is — no lookup, no lock. A named
     ///   participant's take the harmonizer's lock briefly, as ``Harmonizer/leave(_:)`` does.
     public struct Participant: Sendable {
@@ -51,12 +51,12 @@ extension HarmonizerRegistry {
         /// Returns whether it counted: an extra count-down, or one after the harmonizer
         /// ended, returns `false` and is reported.
         @discardableResult
-        public func countDown() -> Bool {
+        public func leave() -> Bool {
             // The anonymous path first, with nothing but the harmonizer's own count-down on it:
             // a handle exists to make this call as cheap as `DispatchGroup.leave()`.
             let result =
                 participantName == nil
-                ? harmonizer.countDownAnonymously() : harmonizer.countDown(participant: participantName)
+                ? harmonizer.tryLeaveAnonymously() : harmonizer.tryLeave(participant: participantName)
             if result == .counted || result == .completed { return true }
             reportRefused(result)
             return false
@@ -64,28 +64,28 @@ extension HarmonizerRegistry {
 
         /// Out of line, so that building the error's message stays off the counting path.
         @inline(never)
-        private func reportRefused(_ result: Harmonizer.CountDownResult) {
+        private func reportRefused(_ result: Harmonizer.LeaveResult) {
             switch result {
             case .counted, .completed:
                 break
             case .counterAtZero:
-                registry.report(.extraCountDown(harmonizerName))
+                registry.report(.extraLeave(harmonizerName))
             case .finished:
-                registry.report(ended("countDown()"))
+                registry.report(ended("leave()"))
             case .participantAbsent:
                 registry.report(.absentParticipant(participantName ?? "", in: harmonizerName))
             case .anonymous:
                 // Not reachable: such a handle is refused when taken. Kept for exhaustiveness.
-                registry.report(.anonymousParticipant(harmonizerName, operation: "countDown"))
+                registry.report(.anonymousParticipant(harmonizerName, operation: "leave"))
             }
         }
 
         /// Counts the harmonizer up, as this participant. Returns `false`, changing nothing,
         /// once the harmonizer has ended (reported).
         @discardableResult
-        public func countUp() -> Bool {
-            let counted = participantName.map { harmonizer.arrive($0) } ?? harmonizer.arrive()
-            if !counted, harmonizer.isFinished { registry.report(ended("countUp()")) }
+        public func enter() -> Bool {
+            let counted = participantName.map { harmonizer.enter($0) } ?? harmonizer.enter()
+            if !counted, harmonizer.isFinished { registry.report(ended("enter()")) }
             return counted
         }
 

@@ -15,7 +15,7 @@ import Synchronization
 /// }
 /// // In the download module:
 /// HarmonizerRegistry.shared.stash(url, as: "original-song", in: "sing-along")
-/// HarmonizerRegistry.shared.countDown("sing-along")
+/// HarmonizerRegistry.shared.leave("sing-along")
 /// // When the child leaves the page:
 /// HarmonizerRegistry.shared.cancel("sing-along")
 /// ```
@@ -36,11 +36,11 @@ import Synchronization
 /// ```
 ///
 /// Counting down by name is the convenience path. A participant that counts down often takes a
-/// ``Participant`` handle once, whose ``Participant/countDown()`` skips the lookup:
+/// ``Participant`` handle once, whose ``Participant/leave()`` skips the lookup:
 ///
 /// ```swift
 /// let download = try registry.participant(of: "sing-along")
-/// download.countDown()
+/// download.leave()
 /// ```
 ///
 /// - Complexity: looking up the name a thread looked up last, with no name added or removed
@@ -233,14 +233,14 @@ public final class HarmonizerRegistry: Sendable {
     /// A harmonizer of named participants counts up only with a `participant`; without one,
     /// this returns `false` and reports ``HarmonizerError/Code/anonymousParticipant``.
     @discardableResult
-    public func countUp(_ name: String, participant: String? = nil) -> Bool {
+    public func enter(_ name: String, participant: String? = nil) -> Bool {
         let error: HarmonizerError? = withHarmonizer(named: name) { harmonizer in
-            guard let harmonizer else { return .unknownName(name, operation: "countUp") }
+            guard let harmonizer else { return .unknownName(name, operation: "enter") }
             if participant == nil, harmonizer.waitsForNamedParticipants {
-                return .anonymousParticipant(name, operation: "countUp")
+                return .anonymousParticipant(name, operation: "enter")
             }
-            let counted = participant.map { harmonizer.arrive($0) } ?? harmonizer.arrive()
-            return counted ? nil : .unknownName(name, operation: "countUp")
+            let counted = participant.map { harmonizer.enter($0) } ?? harmonizer.enter()
+            return counted ? nil : .unknownName(name, operation: "enter")
         }
         guard let error else { return true }
         report(error)
@@ -255,19 +255,19 @@ public final class HarmonizerRegistry: Sendable {
     /// The convenience path: it looks `name` up each time. A participant that counts down
     /// often takes a ``Participant`` once with ``participant(of:)`` instead.
     @discardableResult
-    public func countDown(_ name: String, participant: String? = nil) -> Bool {
-        let result = withHarmonizer(named: name) { $0?.countDown(participant: participant) }
+    public func leave(_ name: String, participant: String? = nil) -> Bool {
+        let result = withHarmonizer(named: name) { $0?.tryLeave(participant: participant) }
         switch result {
         case nil, .finished:
-            report(.unknownName(name, operation: "countDown"))
+            report(.unknownName(name, operation: "leave"))
         case .counted, .completed:
             return true
         case .counterAtZero:
-            report(.extraCountDown(name))
+            report(.extraLeave(name))
         case .participantAbsent:
             report(.absentParticipant(participant ?? "", in: name))
         case .anonymous:
-            report(.anonymousParticipant(name, operation: "countDown"))
+            report(.anonymousParticipant(name, operation: "leave"))
         }
         return false
     }

@@ -81,9 +81,9 @@ struct HarmonizerStateMachine {
 
     /// Records that `participant` arrived, making the count `count` (the caller has already
     /// counted it up); returns the journal's readers to resume.
-    mutating func arrive(_ participant: String, count: Int) -> [WaiterSet<Void>.Waiter] {
+    mutating func enter(_ participant: String, count: Int) -> [WaiterSet<Void>.Waiter] {
         guard modifyWaiting({ $0.present[participant, default: 0] += 1 }) else { return [] }
-        return journal.append(contentsOf: CollectionOfOne(.arrived(participant, count: count)))
+        return journal.append(contentsOf: CollectionOfOne(.entered(participant, count: count)))
     }
 
     /// Records that `participant` left, leaving the count at `count` (the caller has already

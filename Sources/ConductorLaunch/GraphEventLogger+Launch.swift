@@ -5,7 +5,7 @@ extension GraphEventLogger {
     /// undos are the shutdown report's to log.
     ///
     /// ```swift
-    /// GraphEventLogger(logger).log(await launcher.report())
+    /// GraphEventLogger(logger).log(try await launcher.report())
     /// ```
     public func log(_ report: LaunchReport) {
         log(report.run)

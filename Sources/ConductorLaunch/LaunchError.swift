@@ -69,11 +69,63 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
     /// The task the error is about, if any.
     public let taskName: String?
+    /// The error behind this one, as it was thrown, so a caller — or a `ServiceGroup`'s caller,
+    /// which gets this error from ``LauncherService`` — can match it rather than read the message:
+    ///
+    /// - ``Code/taskFailed``: what the required task's ``StartupTask/run()`` threw; `nil` when
+    ///   the task timed out, was skipped or ended cancelled.
+    /// - ``Code/undoFailed``: what the first failed undo threw (`nil` if every one timed out);
+    ///   ``undoFailures`` has each one.
+    ///
+    /// ```swift
+    /// do {
+    ///     try await launcher.run()  // or `try await group.run()` with a LauncherService
+    /// } catch let error as LaunchError where error.code == .taskFailed {
+    ///     if let auth = error.underlyingError as? AuthError, auth == .revoked { logger.error("signed out") }
+    /// }
+    /// ```
+    ///
+    /// Not part of equality or hashing, nor is ``undoFailures``: two errors with the same
+    /// code, message and task are equal whatever caused them.
+    public var underlyingError: (any Error)? { cause?.error }
+    /// For ``Code/undoFailed``, every undo that failed or timed out, in the order they ended:
+    /// each with its task's name (``UndoRecord/task``) and what its undo threw
+    /// (``UndoOutcome/error``, `nil` for a timeout). Empty for every other code.
+    ///
+    /// ```swift
+    /// do {
+    ///     try await launcher.undo()
+    /// } catch let error as LaunchError {
+    ///     for undo in error.undoFailures { logger.error("undo of \(undo.task): \(undo.outcome)") }
+    /// }
+    /// ```
+    public var undoFailures: [UndoRecord] { cause?.undos ?? [] }
+    private let cause: Cause?
 
-    init(_ code: Code, _ message: String, taskName: String? = nil) {
+    /// What caused the error, in a box, so that `LaunchError` stays `Hashable` without it.
+    private struct Cause: Sendable {
+        var error: (any Error)?
+        var undos: [UndoRecord] = []
+    }
+
+    init(
+        _ code: Code, _ message: String, taskName: String? = nil, underlying: (any Error)? = nil,
+        undoFailures: [UndoRecord] = []
+    ) {
         self.code = code
         self.message = message
         self.taskName = taskName
+        self.cause = underlying == nil && undoFailures.isEmpty ? nil : Cause(error: underlying, undos: undoFailures)
+    }
+
+    public static func == (lhs: LaunchError, rhs: LaunchError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.taskName == rhs.taskName
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(taskName)
     }
 
     public var description: String { "LaunchError.\(code): \(message)" }
@@ -113,29 +165,34 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// `parameter` as the API spells it: `retry backoff`, `retry maxBackoff`.
     static func negativeDuration(_ parameter: String, _ value: Duration, task: String) -> LaunchError {
-        LaunchError(.negativeDuration, "task '\(task)' has a negative \(parameter) (\(value))", taskName: task)
+        LaunchError(
+            .negativeDuration, "task '\(task)' has a negative \(parameter) (\(value.shortDescription))", taskName: task)
     }
 
     /// A setting of the launcher itself, named as its initializer spells it.
     static func negativeDuration(_ parameter: String, _ value: Duration, launcher: String) -> LaunchError {
-        LaunchError(.negativeDuration, "launcher '\(launcher)' has a negative \(parameter) (\(value))")
+        LaunchError(.negativeDuration, "launcher '\(launcher)' has a negative \(parameter) (\(value.shortDescription))")
     }
 
     static func notStarted(_ launcher: String, waitingFor readiness: String, after timeout: Duration) -> LaunchError {
         LaunchError(
             .notStarted,
-            "the wait for '\(readiness)' timed out after \(timeout): launcher '\(launcher)' has not been started")
+            "the wait for '\(readiness)' timed out after \(timeout.shortDescription): launcher '\(launcher)' has not been started"
+        )
     }
 
     static func negativeTimeout(_ value: Duration, waitingFor readiness: String) -> LaunchError {
-        LaunchError(.negativeDuration, "the wait for '\(readiness)' was given a negative timeout (\(value))")
+        LaunchError(
+            .negativeDuration, "the wait for '\(readiness)' was given a negative timeout (\(value.shortDescription))")
     }
 
     /// The error a nested launcher's ``Launcher/undo()`` throws: names every undo that did
     /// not succeed. `package`: `LauncherService` throws it for the undos that failed.
     package static func undoFailed(_ undos: [UndoRecord], launcher: String) -> LaunchError {
         let culprits = undos.map { "'\($0.task)' \($0.outcome)" }.joined(separator: "; ")
-        return LaunchError(.undoFailed, "shutdown of '\(launcher)': undo of \(culprits)", taskName: undos.first?.task)
+        return LaunchError(
+            .undoFailed, "shutdown of '\(launcher)': undo of \(culprits)", taskName: undos.first?.task,
+            underlying: undos.lazy.compactMap(\.outcome.error).first, undoFailures: undos)
     }
 
     /// `package`: the service-lifecycle module reports a cancelled wait for the launch with it.
@@ -148,7 +205,8 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     /// after …").
     static func from(_ error: GraphError) -> LaunchError {
         switch error.code {
-        case .taskFailed, .timedOut: LaunchError(.taskFailed, error.message, taskName: error.taskID)
+        case .taskFailed, .timedOut:
+            LaunchError(.taskFailed, error.message, taskName: error.taskID, underlying: error.underlyingError)
         case .duplicateID: duplicateName(error.taskID ?? "")
         case .emptyID: emptyName()
         case .runFinished: launchFinished(adding: error.taskID ?? "")

@@ -29,8 +29,8 @@ public enum LaunchReadiness: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .ready(let at): "ready at \(at)"
-        case .timedOut(let after): "timed out after \(after)"
+        case .ready(let at): "ready at \(at.shortDescription)"
+        case .timedOut(let after): "timed out after \(after.shortDescription)"
         case .failed(let error): "failed: \(error.message)"
         }
     }

@@ -5,7 +5,7 @@
 /// run's:
 ///
 /// ```swift
-/// let report = await launcher.report()
+/// let report = try await launcher.report()
 /// print(report.outcome, report.criticalPath)  // the run's
 /// if let config = report["config"] { print(config.outcome) }
 /// print(report.shutdown?.isSuccess ?? true)  // the launch's own

@@ -77,7 +77,7 @@ extension Launcher {
     /// The launch's report, waiting for it to end even if the calling task is cancelled: the
     /// shutdown must know what succeeded.
     private func launchReportIgnoringCancellation() async -> LaunchReport {
-        await Task(executorPreference: TaskPlacement.executor) { await self.report() }.value
+        await Task(executorPreference: TaskPlacement.executor) { await self.reportIgnoringCancellation() }.value
     }
 
     private func undo(

@@ -17,7 +17,7 @@ public import Logging
 /// case .ready: showHome()
 /// case .timedOut, .failed: showOfflineHome()
 /// }
-/// print(TimelineRenderer().render(await launcher.report()))
+/// print(TimelineRenderer().render(try await launcher.report()))
 /// ```
 ///
 /// Tasks run on the ``TaskGraph`` engine, one launch per launcher. Any thread may add and
@@ -248,7 +248,8 @@ public final class Launcher: StartupTask, Sendable {
             outcome = try await withTaskCancellationHandler {
                 try start()
                 await afterStartingLaunch()
-                return await report().outcome
+                // The handler cancels the launch; the wait goes on until it has wound down.
+                return await launchReport(ignoringCancellation: true)?.outcome ?? .cancelled
             } onCancel: {
                 cancel(byRun: true)
             }
@@ -375,28 +376,43 @@ public final class Launcher: StartupTask, Sendable {
 
     /// Waits for the launch to end and returns its report: each task's wait and run time,
     /// executor and outcome, the total time and the critical path. Render it with
-    /// ``TimelineRenderer`` or ``ChromeTrace``. If the awaiting task is cancelled, the launch
-    /// is cancelled and its report returned once it has wound down. Once ``shutdown()`` has
-    /// returned, the report carries its ``LaunchReport/shutdown`` too.
+    /// ``TimelineRenderer`` or ``ChromeTrace``. Once ``shutdown()`` has returned, the report
+    /// carries its ``LaunchReport/shutdown`` too. Any number of tasks can wait.
     ///
-    /// Called before ``start()``, it waits for the launch to start and then to end: with no
-    /// `start()` it waits until the awaiting task is cancelled (and then returns a
-    /// ``RunOutcome/cancelled`` report with no tasks). ``shutdown()`` or ``cancel()`` before
-    /// the start leave it waiting for the start too.
-    public func report() async -> LaunchReport {
-        let run = await launchReport()
+    /// A waiter that gives up stops waiting and leaves the launch alone, as awaiting a `Task`
+    /// leaves the task alone: if the waiting task is cancelled, this throws
+    /// `CancellationError` at once and the launch goes on. To stop the launch, call
+    /// ``cancel()``; ``run()`` binds the launch to the current task instead.
+    ///
+    /// ```swift
+    /// try launcher.start()
+    /// let report = try await launcher.report()  // throws only if this task is cancelled
+    /// ```
+    ///
+    /// Called before ``start()``, it waits for the launch to start and then to end.
+    /// ``shutdown()`` or ``cancel()`` before the start leave it waiting for the start too.
+    public func report() async throws(CancellationError) -> LaunchReport {
+        guard let run = await launchReport(ignoringCancellation: false) else { throw CancellationError() }
         return LaunchReport(run: run, shutdown: state.withLock { $0.shutdown.outcome })
     }
 
-    private func launchReport() async -> RunReport {
-        guard let storage = await launched() else {
-            // Cancelled before the launch started: there is nothing to wind down.
+    /// The launch's report once it has ended; `nil` if the waiting task is cancelled first,
+    /// or — `ignoringCancellation` — only if it is cancelled before the launch has started
+    /// (for ``run()``, which started it, and the shutdown, which waits in a task of its own).
+    private func launchReport(ignoringCancellation: Bool) async -> RunReport? {
+        guard let storage = await launched() else { return nil }
+        if ignoringCancellation { return await storage.reportCell.waitIgnoringCancellation() }
+        return await storage.reportCell.wait()
+    }
+
+    /// The report for the shutdown, which must know what succeeded, so it waits whatever
+    /// happens to the calling task: a launch not launched yet has nothing to undo.
+    func reportIgnoringCancellation() async -> LaunchReport {
+        guard let run = await launchReport(ignoringCancellation: true) else {
             var report = RunReport(outcome: .cancelled, tasks: [], milestones: [], duration: .zero, criticalPath: [])
             report.identity = RunIdentity(name: name)
-            return report
+            return LaunchReport(run: report, shutdown: nil)
         }
-        if let report = await storage.reportCell.wait() { return report }
-        storage.cancel()
-        return await storage.reportCell.waitIgnoringCancellation()
+        return LaunchReport(run: run, shutdown: state.withLock { $0.shutdown.outcome })
     }
 }

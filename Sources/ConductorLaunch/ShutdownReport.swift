@@ -113,11 +113,19 @@ public enum UndoOutcome: Sendable, CustomStringConvertible {
         return false
     }
 
+    /// What the undo threw, for ``failed(_:)``; `nil` for every other outcome. In a report
+    /// read back from a file it is a ``RecordedFailure``, which keeps the error's type, code
+    /// and message but not the value.
+    public var error: (any Error)? {
+        if case .failed(let error) = self { return error }
+        return nil
+    }
+
     public var description: String {
         switch self {
         case .undone: "undone"
         case .failed(let error): "failed: \(error)"
-        case .timedOut(let after): "timed out after \(after)"
+        case .timedOut(let after): "timed out after \(after.shortDescription)"
         case .cancelled: "cut short: the shutdown was cancelled"
         }
     }

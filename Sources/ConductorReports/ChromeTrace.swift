@@ -10,7 +10,7 @@
 /// ```swift
 /// import Foundation
 ///
-/// let report = await launcher.report()
+/// let report = try await launcher.report()
 /// try ChromeTrace(report, processName: "MyApp launch").json
 ///     .write(to: URL(filePath: "launch.json"), atomically: true, encoding: .utf8)
 /// ```

@@ -5,7 +5,7 @@
 /// ```swift
 /// import Foundation
 ///
-/// let page = HTMLTimelineRenderer().render(await launcher.report(), title: "MyApp launch")
+/// let page = HTMLTimelineRenderer().render(try await launcher.report(), title: "MyApp launch")
 /// try page.write(to: URL(filePath: "launch.html"), atomically: true, encoding: .utf8)
 /// ```
 ///

@@ -2,6 +2,12 @@
 /// and its message. Decoding a report gives this in place of the error the task threw, which
 /// a file cannot hold.
 ///
+/// A live report — the one ``GraphRun/report()`` or ``Launcher/report()`` returns — keeps the
+/// error value itself: a task's ``TaskOutcome/failed(_:)``, an undo's ``UndoOutcome/failed(_:)``,
+/// and the run's ``GraphError/underlyingError``. A decoded one has the three recorded values
+/// only: its tasks and undos fail with a `RecordedFailure`, and its run's ``GraphError`` has
+/// no `underlyingError`. Match a saved failure by ``typeName`` and ``code``, not with `as?`.
+///
 /// ```swift
 /// import Foundation
 ///

@@ -3,7 +3,7 @@
 /// The format is documented in the "Saved reports" article and in `docs/report-format.md`.
 ///
 /// ```swift
-/// let data = try JSONEncoder().encode(await launcher.report())
+/// let data = try JSONEncoder().encode(try await launcher.report())
 /// try data.write(to: URL(filePath: "launch.json"))
 /// let saved = try JSONDecoder().decode(RunReport.self, from: Data(contentsOf: URL(filePath: "launch.json")))
 /// ```
@@ -12,7 +12,9 @@
 /// `"MAJOR.MINOR"`. A reader reads every version with its own major number, ignoring fields it
 /// does not know; a newer major version is refused with ``ReportFormatError/Code-swift.struct/unsupportedVersion``.
 /// Times are whole nanoseconds from the start of the run. A task's error is saved as its
-/// type, code and message and read back as a ``RecordedFailure``.
+/// type, code and message and read back as a ``RecordedFailure``; the run's ``GraphError``
+/// is read back with its code, message and task but no ``GraphError/underlyingError``, which
+/// only a live report keeps.
 extension RunReport: Codable {
     /// The format's name, in every report's `format` field.
     static let formatName = "conductor.run-report"
@@ -66,7 +68,7 @@ extension RunReport: Codable {
 /// reads a run's file as a launch never shut down.
 ///
 /// ```swift
-/// let data = try JSONEncoder().encode(await launcher.report())
+/// let data = try JSONEncoder().encode(try await launcher.report())
 /// let saved = try JSONDecoder().decode(LaunchReport.self, from: data)
 /// ```
 extension LaunchReport: Codable {

@@ -5,7 +5,7 @@
 /// ```swift
 /// import Foundation
 ///
-/// var chart = TimelineChart(await launcher.report(), title: "MyApp launch")
+/// var chart = TimelineChart(try await launcher.report(), title: "MyApp launch")
 /// chart.markers.append(.init(kind: .milestone, name: "first frame", at: .milliseconds(640)))
 /// try HTMLTimelineRenderer().render(chart).write(to: URL(filePath: "launch.html"), atomically: true, encoding: .utf8)
 /// ```

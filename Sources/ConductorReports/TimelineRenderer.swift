@@ -1,7 +1,7 @@
 /// Draws a run's report as a text timeline for the terminal: one row per task, Gantt-style.
 ///
 /// ```swift
-/// print(TimelineRenderer(width: 40).render(await launcher.report()))
+/// print(TimelineRenderer(width: 40).render(try await launcher.report()))
 /// ```
 ///
 /// ```text

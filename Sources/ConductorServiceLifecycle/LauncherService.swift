@@ -38,7 +38,18 @@ public import ServiceLifecycle
 /// had succeeded at its turn. It throws the launch's ``LaunchError`` if a required task failed
 /// (after undoing what had succeeded, and only then telling the services waiting in
 /// ``launched()``), so the group ends as its failure termination behaviour says; and ``LaunchError/Code/undoFailed``, naming each undo that failed or timed out, if the
-/// shutdown was not clean. A cancelled group cuts the shutdown short (see
+/// shutdown was not clean. A `ServiceGroup` rethrows that error as it is, so the caller of
+/// its `run()` matches the cause through ``LaunchError/underlyingError`` — what the failed task
+/// (or the first failed undo) threw — and ``LaunchError/undoFailures``:
+///
+/// ```swift
+/// do {
+///     try await group.run()
+/// } catch let error as LaunchError where error.code == .taskFailed {
+///     if error.underlyingError is AuthError { logger.critical("the database refused our credentials") }
+/// }
+/// ```
+/// A cancelled group cuts the shutdown short (see
 /// ``Launcher/shutdown()``): the undos it cut short are logged, and are not a failure.
 ///
 /// Add it to one group, once: `run()` drives the launcher's one launch and one shutdown. The

@@ -1,3 +1,5 @@
+import ConductorCore
+
 /// Which faults a ``Simulation`` injects, and how often, at each named point of a scenario.
 ///
 /// A point is a name your code or a transport asks about — a task body ("thumbnails"), a
@@ -49,7 +51,7 @@ public struct FaultPlan: Hashable, Sendable, CustomStringConvertible {
     /// of the simulation's time: there, ``Simulation/injectFault(at:key:)`` sleeps on the
     /// simulation's clock, which costs no real time.
     public func delaying(_ point: String, rate: Double, by delay: Duration) -> FaultPlan {
-        precondition(delay >= .zero, "FaultPlan: the delay at '\(point)' is negative (\(delay))")
+        precondition(delay >= .zero, "FaultPlan: the delay at '\(point)' is negative (\(delay.shortDescription))")
         return changing(point, rate: rate, "delaying") {
             $0.delay = rate
             $0.delayBy = delay
@@ -87,7 +89,7 @@ public struct FaultPlan: Hashable, Sendable, CustomStringConvertible {
             var parts: [String] = []
             if rates.fail > 0 { parts.append("fail \(rates.fail)") }
             if rates.cancel > 0 { parts.append("cancel \(rates.cancel)") }
-            if rates.delay > 0 { parts.append("delay \(rates.delay) by \(rates.delayBy)") }
+            if rates.delay > 0 { parts.append("delay \(rates.delay) by \(rates.delayBy.shortDescription)") }
             return "\(point): \(parts.joined(separator: ", "))"
         }.joined(separator: "; ")
     }
@@ -122,7 +124,7 @@ public struct InjectedFault: Error, Hashable, Sendable, CustomStringConvertible 
             switch value {
             case .fail: "fail"
             case .cancel: "cancel"
-            case .delay(let duration): "delay \(duration)"
+            case .delay(let duration): "delay \(duration.shortDescription)"
             }
         }
     }

@@ -12,7 +12,7 @@ import Conductor
 /// let run = try graph.start()
 /// // … check what is true while "slow" runs …
 /// release.open()
-/// #expect(await run.report().outcome == .completed)
+/// #expect(try await run.report().outcome == .completed)
 /// ```
 ///
 /// ``wait()`` ignores cancellation, which models work that does not cooperate; use

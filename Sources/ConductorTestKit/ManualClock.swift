@@ -42,7 +42,7 @@ public final class ManualClock: Clock, Sendable {
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
         public func duration(to other: Instant) -> Duration { other.offset - offset }
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-        public var description: String { "\(offset)" }
+        public var description: String { offset.shortDescription }
     }
 
     private let state = Lock(ManualClockState())

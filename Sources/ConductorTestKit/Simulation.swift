@@ -314,7 +314,7 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
             code: .stalled, seed: seed,
             message:
                 "simulation with seed \(seed) stalled after \(jobsRun) jobs: nothing could run, nothing slept "
-                + "on its clock, and no work came back within \(idleLimit)")
+                + "on its clock, and no work came back within \(idleLimit.shortDescription)")
     }
 }
 

@@ -123,7 +123,7 @@ struct AsyncHTTPClientGateTests {
             let error = await #expect(throws: GateError.self) { try await send.value }
             #expect(error?.code == .timedOut)
             #expect(
-                error?.message.hasPrefix("GET /down timed out after 5.0 seconds; the last finished attempt failed: ")
+                error?.message.hasPrefix("GET /down timed out after 5.00 s; the last finished attempt failed: ")
                     == true,
                 "\(error?.message ?? "")")
             let cause = try #require(error?.underlyingError)

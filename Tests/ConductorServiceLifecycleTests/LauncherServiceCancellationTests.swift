@@ -23,7 +23,7 @@ import Testing
             }.value
         }
         #expect(began.all.isEmpty, "tasks began: \(began.all)")
-        #expect(await launcher.report().outcome == .cancelled)
+        #expect(try await launcher.report().outcome == .cancelled)
         // A cancelled launch answers `false` at the caller's graceful shutdown.
         let answer = await testGracefulShutdown { trigger -> Bool? in
             trigger.triggerGracefulShutdown()

@@ -64,7 +64,7 @@ import Testing
         // The server hears the failure after "announced" (or is cancelled by the group first,
         // if the launcher's error reached the group before it heard).
         #expect(Array(events.all.prefix(3)) == ["undo pool", "undo config, cancelled: false", "announced"])
-        let shutdown = try #require(await launcher.report().shutdown)
+        let shutdown = try #require(try await launcher.report().shutdown)
         #expect(shutdown.undos.map { "\($0.task): \($0.outcome)" } == ["pool: undone", "config: undone"])
     }
 
@@ -96,6 +96,6 @@ import Testing
         await group.triggerGracefulShutdown()
         try await running.value
         #expect(events.all == ["server heard false, shutting down: true"])
-        #expect(await launcher.report().outcome == .cancelled)
+        #expect(try await launcher.report().outcome == .cancelled)
     }
 }

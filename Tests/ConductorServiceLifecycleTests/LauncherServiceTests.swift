@@ -67,7 +67,7 @@ import Testing
         await group.triggerGracefulShutdown()
         try await running.value
         #expect(events.all == ["serving", "server stopped", "undo cache", "undo pool", "undo config"])
-        let report = await startup.launcher.report()
+        let report = try await startup.launcher.report()
         #expect(report.outcome == .completed)
         #expect(report.shutdown?.isSuccess == true)
     }
@@ -85,6 +85,10 @@ import Testing
         let error = await #expect(throws: LaunchError.self) { try await running.value }
         #expect(error?.code == .undoFailed)
         #expect(error?.message == "shutdown of 'server': undo of 'pool' failed: refused")
+        // The undo's own error, as a value: the one failure, and the group's error's cause.
+        #expect(error?.undoFailures.map(\.task) == ["pool"])
+        #expect(error?.undoFailures.first?.outcome.error is Refused)
+        #expect(error?.underlyingError is Refused)
         #expect(events.all == ["undo cache", "undo config"])
     }
 
@@ -114,7 +118,7 @@ import Testing
         #expect(events.all == ["undo cache"])
         clock.advance(by: .seconds(5))
         let error = await #expect(throws: LaunchError.self) { try await running.value }
-        #expect(error?.message == "shutdown of 'server': undo of 'pool' timed out after 5.0 seconds")
+        #expect(error?.message == "shutdown of 'server': undo of 'pool' timed out after 5.00 s")
         #expect(events.all == ["undo cache", "undo config"])
         never.open()
     }
@@ -142,7 +146,7 @@ import Testing
         await group.triggerGracefulShutdown()
         try await running.value
         #expect(events.all == ["undo config"])
-        #expect((await launcher.report()).outcome == .cancelled)
+        #expect((try await launcher.report()).outcome == .cancelled)
         never.open()
     }
 
@@ -174,7 +178,7 @@ import Testing
         try await running.value
         #expect(events.all == ["server never served", "undo config"])
         #expect(!server.serving.isOpen)
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.outcome == .cancelled)
         #expect(report.shutdown?.undos.map(\.task) == ["config"])
     }
@@ -212,6 +216,24 @@ import Testing
         #expect(events.all == ["undo config"])
         let heard = await #expect(throws: LaunchError.self) { _ = try await startup.launched() }
         #expect(heard?.code == .taskFailed)
+    }
+
+    /// Issue #34: a `ServiceGroup` rethrows the service's error as it was thrown, so the
+    /// caller of `group.run()` reaches what the failed task threw through
+    /// `LaunchError.underlyingError` and matches it by type.
+    @Test func theGroupsErrorCarriesTheFailedTasksOwnError() async throws {
+        struct ConfigMissing: Error, Equatable { var key: String }
+        let launcher = Launcher("server")
+        try launcher.add(ClosureStartupTask("config", run: { throw ConfigMissing(key: "DATABASE_URL") }))
+        let group = ServiceGroup(services: [LauncherService(launcher, logger: logger)], logger: logger)
+        do {
+            try await group.run()
+            Issue.record("the group should have ended with the launch's error")
+        } catch {
+            let launchError = try #require(error as? LaunchError)
+            #expect(launchError.code == .taskFailed)
+            #expect(launchError.underlyingError as? ConfigMissing == ConfigMissing(key: "DATABASE_URL"))
+        }
     }
 
     /// A group cancelled during its graceful shutdown (as `maximumGracefulShutdownDuration` or a
@@ -258,7 +280,7 @@ import Testing
         running.cancel()
         try await running.value
         await poolHeardTheCancel.wait()
-        let shutdown = try #require(await launcher.report().shutdown)
+        let shutdown = try #require(try await launcher.report().shutdown)
         #expect(Set(shutdown.undos.map(\.task)) == ["pool", "cache", "config"])
         #expect(shutdown.undos.allSatisfy { "\($0.outcome)" == "cut short: the shutdown was cancelled" })
         let line = try #require(log.lines.all.last)

@@ -133,7 +133,7 @@ func makeServiceGroup(
         try await running.value
         #expect(!server.serving.isOpen)
         #expect(await !database.isOpen)
-        let report = await server.startup.launcher.report()
+        let report = try await server.startup.launcher.report()
         #expect(report.outcome == .cancelled)
         #expect(report["config"]?.outcome.isSuccess == true)
         #expect(report["database"]?.outcome.isSuccess == false)

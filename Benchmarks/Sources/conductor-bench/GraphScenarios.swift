@@ -442,7 +442,7 @@ func memoryScenario(_ n: Int) -> Scenario {
             await until { blocker.waiterCount == 1 }
             let bytes = Double(allocatedBytes() - before) / Double(n)
             blocker.open()
-            _ = await run.report()
+            _ = try? await run.report()
             return bytes
         },
         baselines: [

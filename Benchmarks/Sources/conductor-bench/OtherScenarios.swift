@@ -47,7 +47,7 @@ func registryCountDown(_ n: Int) -> @Sendable () async -> Void {
     let registry = HarmonizerRegistry()
     let harmonizer = try! registry.create("load", count: n, on: .immediate) { _ in }
     return {
-        twoThreads(n) { registry.countDown("load") }
+        twoThreads(n) { registry.leave("load") }
         _ = await harmonizer.outcome
     }
 }
@@ -61,7 +61,7 @@ func registryHandleCountDown(_ n: Int) -> @Sendable () async -> Void {
     return {
         DispatchQueue.concurrentPerform(iterations: 2) { thread in
             let handle = handles[thread]
-            for _ in 0..<n / 2 { handle.countDown() }
+            for _ in 0..<n / 2 { handle.leave() }
         }
         _ = await harmonizer.outcome
     }
@@ -152,7 +152,7 @@ func harmonizerLifecycleScenario(_ cycles: Int) -> Scenario {
             return await nanosecondsPerOperation(cycles) {
                 for _ in 0..<cycles {
                     try! registry.create("load", count: countDowns, on: .immediate) { _ in counter.completed() }
-                    for _ in 0..<countDowns { registry.countDown("load") }
+                    for _ in 0..<countDowns { registry.leave("load") }
                 }
                 await counter.wait()
             }

@@ -75,7 +75,7 @@ struct AppLaunch {
         recorder.follow(launcher.events, offset: offset, notes: notes) { _ in "launch" }
         let readiness = try await launcher.ready("ready")
         let ready = recorder.now()
-        let report = await launcher.report().run
+        let report = try await launcher.report().run
         recorder.addRows(
             from: report, offset: offset, group: "launch", details: notes.details, outcomes: notes.outcomes)
         guard readiness.isReady, report.isSuccess else {

@@ -71,7 +71,7 @@ func visit(
     let pageOffset = recorder.now()
     let run = try page.start(telemetry: telemetry)
     recorder.follow(run, offset: pageOffset, notes: page.notes) { ProductPage.stageOfTask[$0] ?? "page" }
-    let pageReport = await run.report()
+    let pageReport = try await run.report()
     recorder.addRows(
         from: pageReport, offset: pageOffset, group: "page", details: page.notes.details,
         outcomes: page.notes.outcomes)

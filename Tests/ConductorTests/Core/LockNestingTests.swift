@@ -73,7 +73,7 @@ import Testing
         @Test func aHarmonizerTakesOneLockAtATime() throws {
             let found = try NestedLockAcquisition.recorded {
                 let named = try Harmonizer(participants: ["a"], timeout: .seconds(60))
-                named.arrive("b")
+                named.enter("b")
                 named.stash(1, as: "one")
                 named.leave("a")
                 named.leave("b")
@@ -82,7 +82,7 @@ import Testing
                 cancelled.cancel()
                 let registry = HarmonizerRegistry()
                 _ = try registry.create("page", participants: ["x"], timeout: .seconds(60), on: .immediate) { _ in }
-                _ = registry.countDown("page", participant: "x")
+                _ = registry.leave("page", participant: "x")
             }
             #expect(found.isEmpty, "\(found)")
         }

@@ -68,7 +68,7 @@ import Testing
             graph.add("fetch", options: TaskOptions(timeout: .seconds(-1))) { _ in }
             let error = try #require(throws: GraphError.self) { try graph.start() }
             #expect(error.code == .negativeDuration)
-            #expect(error.message == "task 'fetch' has a negative timeout (-1.0 seconds)")
+            #expect(error.message == "task 'fetch' has a negative timeout (-1.00 s)")
             #expect(error.taskID == "fetch")
         }
 
@@ -92,7 +92,7 @@ import Testing
             #expect(error.code == .unknownTask)
             #expect(error.message == "no task with id 'ghost'")
             latch.open()
-            #expect(await run.report().isSuccess)
+            #expect(try await run.report().isSuccess)
         }
 
         @Test func graphUnknownMilestone() async throws {
@@ -101,7 +101,7 @@ import Testing
             #expect(error?.code == .unknownMilestone)
             #expect(error?.message == "no milestone named 'firstScreen'")
             latch.open()
-            _ = await run.report()
+            _ = try await run.report()
         }
 
         @Test func graphMilestoneMissed() async throws {
@@ -111,14 +111,14 @@ import Testing
             #expect(error?.code == .milestoneMissed)
             #expect(error?.message == "the run ended before milestone 'firstScreen' was reached")
             latch.open()
-            _ = await run.report()
+            _ = try await run.report()
         }
 
         @Test func graphRunFinished() async throws {
             var graph = TaskGraph()
             graph.add("config") { _ in }
             let run = try graph.start()
-            _ = await run.report()
+            _ = try await run.report()
             let error = try #require(throws: GraphError.self) { try run.add("late") { _ in } }
             #expect(error.code == .runFinished)
             #expect(error.message == "cannot add 'late': the run has finished")
@@ -143,9 +143,9 @@ import Testing
             let run = try graph.start(clock: clock)
             await clock.sleepers(atLeast: 1)
             clock.advance(by: .seconds(2))
-            let error = try #require(await run.report().outcome.error)
+            let error = try #require(try await run.report().outcome.error)
             #expect(error.code == .timedOut)
-            #expect(error.message == "task 'sku' timed out after 2.0 seconds")
+            #expect(error.message == "task 'sku' timed out after 2.00 s")
             latch.open()
         }
 
@@ -157,7 +157,7 @@ import Testing
             #expect(error?.code == .cancelled)
             #expect(error?.message == "waiting for milestone 'firstScreen' was cancelled; the run goes on")
             latch.open()
-            #expect(await run.report().isSuccess)
+            #expect(try await run.report().isSuccess)
         }
 
         @Test func graphResultUnavailable() async throws {
@@ -234,55 +234,55 @@ import Testing
                 try Harmonizer(participants: ["lead"], timeout: .seconds(-1))
             }
             #expect(error.code == .negativeTimeout)
-            #expect(error.message == "a harmonizer was given a negative timeout (-1.0 seconds)")
+            #expect(error.message == "a harmonizer was given a negative timeout (-1.00 s)")
         }
 
         @Test func harmonizerUnknownName() throws {
             let (registry, misuse) = Self.recordingRegistry()
-            #expect(!registry.countDown("sing-along"))
-            #expect(!registry.countUp("sing-along"))
+            #expect(!registry.leave("sing-along"))
+            #expect(!registry.enter("sing-along"))
             #expect(!registry.stash(1, as: "original", in: "sing-along"))
             #expect(misuse.all.map(\.code) == [.unknownName, .unknownName, .unknownName])
             #expect(
                 misuse.all.map(\.message) == [
-                    "countDown('sing-along') ignored: no harmonizer named 'sing-along' is waiting",
-                    "countUp('sing-along') ignored: no harmonizer named 'sing-along' is waiting",
+                    "leave('sing-along') ignored: no harmonizer named 'sing-along' is waiting",
+                    "enter('sing-along') ignored: no harmonizer named 'sing-along' is waiting",
                     "stash('sing-along') ignored: no harmonizer named 'sing-along' is waiting",
                 ])
         }
 
-        @Test func harmonizerExtraCountDown() throws {
+        @Test func harmonizerExtraLeave() throws {
             let (registry, misuse) = Self.recordingRegistry()
             try registry.create("sing-along", count: 0, on: .immediate) { _ in }
-            #expect(!registry.countDown("sing-along"))
+            #expect(!registry.leave("sing-along"))
             let error = try #require(misuse.all.first)
-            #expect(error.code == .extraCountDown)
-            #expect(error.message == "countDown('sing-along') ignored: its counter is already zero")
+            #expect(error.code == .extraLeave)
+            #expect(error.message == "leave('sing-along') ignored: its counter is already zero")
             #expect(registry.cancel("sing-along"))
         }
 
         @Test func harmonizerAbsentParticipant() throws {
             let (registry, misuse) = Self.recordingRegistry()
             try registry.create("sing-along", participants: ["lead"], on: .immediate) { _ in }
-            #expect(!registry.countDown("sing-along", participant: "prompt"))
+            #expect(!registry.leave("sing-along", participant: "prompt"))
             let error = try #require(misuse.all.first)
             #expect(error.code == .absentParticipant)
-            #expect(error.message == "countDown('sing-along', participant: 'prompt') ignored: 'prompt' is not present")
+            #expect(error.message == "leave('sing-along', participant: 'prompt') ignored: 'prompt' is not present")
             #expect(registry.cancel("sing-along"))
         }
 
         @Test func harmonizerAnonymousParticipant() throws {
             let (registry, misuse) = Self.recordingRegistry()
             try registry.create("sing-along", participants: ["lead"], on: .immediate) { _ in }
-            #expect(!registry.countDown("sing-along"))
-            #expect(!registry.countUp("sing-along"))
+            #expect(!registry.leave("sing-along"))
+            #expect(!registry.enter("sing-along"))
             let thrown = try #require(throws: HarmonizerError.self) { try registry.participant(of: "sing-along") }
             #expect(misuse.all.map(\.code) == [.anonymousParticipant, .anonymousParticipant])
             #expect(thrown.code == .anonymousParticipant)
             #expect(
                 misuse.all.map(\.message) == [
-                    "countDown('sing-along') ignored: harmonizer 'sing-along' waits for named participants; name one",
-                    "countUp('sing-along') ignored: harmonizer 'sing-along' waits for named participants; name one",
+                    "leave('sing-along') ignored: harmonizer 'sing-along' waits for named participants; name one",
+                    "enter('sing-along') ignored: harmonizer 'sing-along' waits for named participants; name one",
                 ])
             #expect(
                 thrown.message
@@ -296,12 +296,12 @@ import Testing
             try registry.create("sing-along", participants: ["lead"], on: .immediate) { _ in }
             let lead = try registry.participant("lead", of: "sing-along")
             #expect(registry.cancel("sing-along"))
-            #expect(!lead.countDown())
+            #expect(!lead.leave())
             let error = try #require(misuse.all.first)
             #expect(error.code == .harmonizerEnded)
             #expect(
                 error.message
-                    == "countDown() as 'lead' ignored: harmonizer 'sing-along', which this participant was made for, has ended"
+                    == "leave() as 'lead' ignored: harmonizer 'sing-along', which this participant was made for, has ended"
             )
             #expect(error.name == "sing-along")
         }
@@ -386,7 +386,7 @@ import Testing
             clock.advance(by: .seconds(30))
             let error = await #expect(throws: GateError.self) { try await request.value }
             #expect(error?.code == .refreshTimedOut)
-            #expect(error?.message == "GET /feed: the credential refresh brought no credential within 30.0 seconds")
+            #expect(error?.message == "GET /feed: the credential refresh brought no credential within 30.00 s")
             #expect(error?.request == "GET /feed")
         }
 
@@ -402,7 +402,7 @@ import Testing
             #expect(error?.code == .refreshWindowExceeded)
             #expect(
                 error?.message
-                    == "GET /feed: the credential needs a refresh again after 1 refresh(es) within 30.0 seconds; "
+                    == "GET /feed: the credential needs a refresh again after 1 refresh(es) within 30.00 s; "
                     + "no further refresh is allowed until the oldest leaves the window")
             #expect(error?.status == 401)
         }
@@ -486,7 +486,7 @@ import Testing
             clock.advance(by: .seconds(1))
             let error = await #expect(throws: GateError.self) { try await request.value }
             #expect(error?.code == .timedOut)
-            #expect(error?.message == "GET /feed timed out after 1.0 seconds")
+            #expect(error?.message == "GET /feed timed out after 1.00 s")
             refreshing.open()
         }
 
@@ -550,7 +550,7 @@ import Testing
                     refresh: { _ in "t1" })
             }
             #expect(error?.code == .negativeDuration)
-            #expect(error?.message == "GateConfiguration.requestTimeout is negative (-1.0 seconds)")
+            #expect(error?.message == "GateConfiguration.requestTimeout is negative (-1.00 s)")
             #expect(error?.request == nil)
 
             let healthy = try Self.makeGate(transport)
@@ -558,7 +558,7 @@ import Testing
                 try await healthy.send(Self.get("/feed"), timeout: .seconds(-1))
             }
             #expect(request?.code == .negativeDuration)
-            #expect(request?.message == "GET /feed: timeout is negative (-1.0 seconds)")
+            #expect(request?.message == "GET /feed: timeout is negative (-1.00 s)")
             #expect(transport.sends.isEmpty)
         }
     }
@@ -646,7 +646,7 @@ import Testing
             let launcher = Launcher()
             try launcher.add(TestStartupTask("config"))
             try launcher.start()
-            _ = await launcher.report()
+            _ = try await launcher.report()
             let error = try #require(throws: LaunchError.self) { try launcher.add(TestStartupTask("late")) }
             #expect(error.code == .launchFinished)
             #expect(error.message == "cannot add 'late': the launch has ended")
@@ -704,7 +704,7 @@ import Testing
                     TestStartupTask("config", options: TaskOptions(retry: .attempts(2, backoff: .seconds(-1)))))
             }
             #expect(error.code == .negativeDuration)
-            #expect(error.message == "task 'config' has a negative retry backoff (-1.0 seconds)")
+            #expect(error.message == "task 'config' has a negative retry backoff (-1.00 s)")
             #expect(error.taskName == "config")
 
             try launcher.addReadiness("firstScreen", after: [])
@@ -712,7 +712,7 @@ import Testing
                 try await launcher.ready("firstScreen", timeout: .seconds(-1))
             }
             #expect(waiting.code == .negativeDuration)
-            #expect(waiting.message == "the wait for 'firstScreen' was given a negative timeout (-1.0 seconds)")
+            #expect(waiting.message == "the wait for 'firstScreen' was given a negative timeout (-1.00 s)")
         }
 
         @Test func launchInvalidConfiguration() throws {
@@ -764,7 +764,7 @@ import Testing
             #expect(error.code == .notStarted)
             #expect(
                 error.message
-                    == "the wait for 'firstScreen' timed out after 2.0 seconds: launcher 'app' has not been started")
+                    == "the wait for 'firstScreen' timed out after 2.00 s: launcher 'app' has not been started")
         }
     }
 

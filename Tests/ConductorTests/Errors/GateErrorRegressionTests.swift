@@ -50,7 +50,7 @@ import Testing
         configuration = GateConfiguration(refreshTimeout: .seconds(-1))
         let negative = #expect(throws: GateError.self) { try make(configuration) }
         #expect(negative?.code == .negativeDuration)
-        #expect(negative?.message == "GateConfiguration.refreshTimeout is negative (-1.0 seconds)")
+        #expect(negative?.message == "GateConfiguration.refreshTimeout is negative (-1.00 s)")
         #expect(negative?.request == nil)
     }
 

@@ -19,7 +19,7 @@ import Testing
         #expect(error?.message.contains("the run was cancelled") == false)
         #expect(error?.message.contains("'firstScreen'") == true)
         latch.open()
-        #expect(await run.report().isSuccess)
+        #expect(try await run.report().isSuccess)
         #expect(try await run.reached("firstScreen") >= .zero)
     }
 }
@@ -30,7 +30,7 @@ import Testing
     @Test func arrivingPastIntMaxIsRefusedNotACrash() throws {
         let harmonizer = try Harmonizer(count: .max)
         let count = harmonizer.count
-        #expect(harmonizer.arrive() == false)
+        #expect(harmonizer.enter() == false)
         #expect(harmonizer.count == count)
         #expect(harmonizer.leave())
     }

@@ -83,7 +83,7 @@ import Testing
             default: break
             }
         }
-        #expect(await run.report().isSuccess)
+        #expect(try await run.report().isSuccess)
         let wEnded = try #require(events.firstIndex(of: "w succeeded"))
         let yQueued = try #require(events.firstIndex(of: "y queued"))
         #expect(wEnded < yQueued, "stage 'c' still waits for stage 'a': \(events)")
@@ -127,7 +127,7 @@ import Testing
         run.log(to: logger)
         var strings: [String] = []
         for await event in run.events { strings.append("\(event)") }
-        let scheduleReport = await run.report()
+        let scheduleReport = try await run.report()
 
         let launcher = Launcher(clock: ManualClock(), logger: logger)
         try launcher.add(TestStartupTask("channel"))
@@ -137,7 +137,7 @@ import Testing
         try launcher.addReadiness("firstScreen", after: ["home"])
         try launcher.start()
         strings.append("\(try await launcher.ready("firstScreen"))")
-        let launchReport = await launcher.report()
+        let launchReport = try await launcher.report()
         for await event in launcher.events { strings.append("\(event)") }
 
         for report in [scheduleReport, launchReport.run] {

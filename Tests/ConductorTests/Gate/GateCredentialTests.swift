@@ -198,7 +198,7 @@ struct GateCredentialTests {
             #expect(error?.code == .refreshWindowExceeded)
             #expect(
                 error?.message
-                    == "GET /\(index): the credential needs a refresh again after 2 refresh(es) within 60.0 seconds; "
+                    == "GET /\(index): the credential needs a refresh again after 2 refresh(es) within 60.00 s; "
                     + "no further refresh is allowed until the oldest leaves the window")
         }
         #expect(refreshes.load(ordering: .relaxed) == 2)

@@ -87,7 +87,7 @@ struct GateHardeningTests {
         clock.advance(by: .seconds(2))
         let error = await #expect(throws: GateError.self) { try await request.value }
         #expect(error?.code == .timedOut)
-        #expect(error?.message == "GET /feed timed out after 2.0 seconds")
+        #expect(error?.message == "GET /feed timed out after 2.00 s")
         refreshRelease.open()
     }
 
@@ -119,7 +119,7 @@ struct GateHardeningTests {
         await clock.sleepers(atLeast: 1, for: .requestTimeout)
         clock.advance(by: .seconds(1))
         let second = await #expect(throws: GateError.self) { try await late.value }
-        #expect(second?.message == "GET /late timed out after 2.0 seconds")
+        #expect(second?.message == "GET /late timed out after 2.00 s")
         held.open()
     }
 

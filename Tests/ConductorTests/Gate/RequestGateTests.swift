@@ -78,7 +78,7 @@ import Testing
         clock.advance(by: .seconds(30))
         let error = await #expect(throws: GateError.self) { try await request.value }
         #expect(error?.code == .refreshTimedOut)
-        #expect(error?.message == "GET /feed: the credential refresh brought no credential within 30.0 seconds")
+        #expect(error?.message == "GET /feed: the credential refresh brought no credential within 30.00 s")
     }
 
     @Test func aCancelledParkedRequestReturnsAtOnceWhileTheRefreshGoesOnForTheOthers() async throws {

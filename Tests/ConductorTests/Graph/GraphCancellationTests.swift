@@ -18,7 +18,7 @@ import Testing
         await started.wait()
         run.cancel()
         release.open()
-        let report = await run.report()
+        let report = try await run.report()
         guard case .cancelled = report.outcome else {
             Issue.record("expected a cancelled run, got \(report.outcome)")
             return
@@ -50,7 +50,7 @@ import Testing
         let run = try graph.start(clock: ManualClock())
         await started.wait()
         run.cancel()
-        let report = await run.report()
+        let report = try await run.report()
         #expect("\(report["stuck"]!.outcome)" == "cancelled")
         never.open()
     }
@@ -74,7 +74,9 @@ import Testing
         #expect(report.tasks.map { "\($0.outcome)" } == ["cancelled", "cancelled"])
     }
 
-    @Test func cancellingTheReportAwaiterCancelsAStartedRun() async throws {
+    /// Issue #34: a report waiter that gives up stops waiting and leaves the run going (it
+    /// used to cancel the run); the run's own `cancel()` stops it.
+    @Test func cancellingTheReportAwaiterLeavesAStartedRunGoing() async throws {
         let started = Latch()
         var graph = TaskGraph()
         graph.add("waits") { _ in
@@ -82,10 +84,13 @@ import Testing
             try await Task.sleep(for: .seconds(3600))
         }
         let run = try graph.start()
-        let owner = Task { await run.report() }
+        let owner = Task { try await run.report() }
         await started.wait()
         owner.cancel()
-        let report = await owner.value
+        await #expect(throws: CancellationError.self) { _ = try await owner.value }
+        let waiter = Task { try await run.report() }
+        run.cancel()
+        let report = try await waiter.value
         #expect("\(report.outcome)" == "cancelled")
     }
 }

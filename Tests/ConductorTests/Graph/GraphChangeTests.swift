@@ -32,7 +32,7 @@ import Testing
         batch.add("y", dependsOn: ["x", "late"]) { _ in }
         try run.add(batch)
         gate.open()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report.isSuccess)
         #expect(seen.all == [1])
         #expect(report.tasks.map(\.id) == ["finished", "running", "pending", "late", "x", "y"])
@@ -56,7 +56,7 @@ import Testing
         let error = try #require(throws: GraphError.self) { try run.add(cyclic) }
         #expect(error.message == "dependencies form a loop: p → q → p")
         gate.open()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report.tasks.map(\.id) == ["a"])
         #expect(throws: GraphError.runFinished(adding: "late")) { try run.add("late") { _ in } }
     }
@@ -73,7 +73,7 @@ import Testing
         #expect(try run.remove("removed") == .prevented)
         #expect(throws: GraphError.unknownTask("nope")) { try run.remove("nope") }
         gate.open()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(ran.all == ["independent"])
         #expect("\(report["removed"]!.outcome)" == "cancelled")
         #expect("\(report["dependent"]!.outcome)" == "skipped ('removed' did not succeed)")

@@ -151,7 +151,7 @@ struct GraphPromiseProbeTests {
             answers[answer, default: 0] += 1
             #expect(answer == .abandoned || answer == .prevented, "round \(round): \(answer)")
             clock.advance(by: .seconds(100))
-            let report = await run.report()
+            let report = try await run.report()
             let events = await run.events.collected()
             #expect(log.begins(of: "fetch") == 1, "round \(round): a retry began after remove answered \(answer)")
             #expect(report["fetch"]?.outcome.kind == .cancelled, "round \(round)")
@@ -187,7 +187,7 @@ struct GraphPromiseProbeTests {
             let run = try graph.start(clock: clock)
             await clock.sleepers(atLeast: 2)  // the body's sleep and the run's timer
             clock.advance(by: .seconds(1))
-            let report = await run.report()
+            let report = try await run.report()
             let events = await run.events.collected()
             let outcome = try #require(report["timed"]?.outcome.kind)
             winners["\(outcome)", default: 0] += 1
@@ -226,7 +226,7 @@ struct GraphPromiseProbeTests {
             clock.advance(by: .seconds(1))
             run.cancel()
             log.markStopped()
-            let report = await run.report()
+            let report = try await run.report()
             let events = await run.events.collected()
             let outcome = try #require(report["timed"]?.outcome.kind)
             switch outcome {
@@ -267,7 +267,7 @@ struct GraphPromiseProbeTests {
         fail.open()
         await run.event { if case .taskFailed("critical", _, _) = $0 { true } else { false } }
         clock.advance(by: .seconds(100))
-        let report = await run.report()
+        let report = try await run.report()
         let events = await run.events.collected()
         #expect(log.begins(of: "flaky") == 1)
         #expect(report["flaky"]?.outcome.kind == .cancelled)
@@ -295,7 +295,7 @@ struct GraphPromiseProbeTests {
         let early = try await run.reached("early")
         run.cancel()
         hold.open()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(try await run.reached("early") == early)
         do throws(GraphError) {
             try await run.reached("late")
@@ -340,7 +340,7 @@ struct GraphPromiseProbeTests {
         try run.add("late", dependsOn: ["afterQuick"]) { _ in ran.withLock { $0 = true } }
         hold.open()
         try await run.reached("afterSlow")
-        let report = await run.report()
+        let report = try await run.report()
         #expect(ran.withLock { $0 })
         #expect(report["late"]?.outcome.kind == .succeeded)
         #expect(Set(report.milestones.map(\.name)) == ["first", "afterQuick", "afterSlow", "afterNothing"])
@@ -365,7 +365,7 @@ struct GraphPromiseProbeTests {
         }
         #expect(try run.remove("later") == .alreadyEnded)
         hold.open()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report["extra"] == nil)
         #expect(!extraRan.withLock { $0 })
         #expect(report["later"]?.outcome.kind == .cancelled)
@@ -402,7 +402,7 @@ struct GraphPromiseProbeTests {
         }
         #expect(try run.remove("medium1") == .prevented)
         gate.open()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(log.beginOrder == ["high1", "high2", "added", "medium2", "low1", "low2"])
         #expect(report["medium1"]?.outcome.kind == .cancelled)
         #expect(report["medium1"]?.attempts == 0)
@@ -471,14 +471,14 @@ func reportAdvancing(
 ) async throws -> RunReport {
     let finished = Lock(false)
     let reporter = Task {
-        let report = await run.report()
+        let report = try await run.report()
         finished.withLock { $0 = true }
         clock.stateChanged()
         return report
     }
     let done = try await clock.advance(by: step, until: { finished.withLock { $0 } }, maxSteps: maxSteps)
     #expect(done, "the run did not finish within \(maxSteps) steps of \(step)", sourceLocation: sourceLocation)
-    return await reporter.value
+    return try await reporter.value
 }
 
 // MARK: - Checking events against the report

@@ -93,7 +93,7 @@ struct GraphPromiseSimulationTests {
                 for _ in 0..<Int.random(in: 0...10, using: &generator) { await Task.yield() }
                 let answer = try run.remove("fetch")
                 let position = log.count
-                let report = await run.report()
+                let report = try await run.report()
                 return (answer, position, report, await run.events.collected())
             }
             let (answer, position, report, events) = simulated.value
@@ -210,7 +210,7 @@ struct GraphPromiseSimulationTests {
                 stopped = true
             }
         }
-        let report = await run.report()
+        let report = try await run.report()
         let events = await run.events.collected()
         let milestone: Result<Duration, GraphError>
         do throws(GraphError) {

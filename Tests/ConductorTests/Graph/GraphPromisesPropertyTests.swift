@@ -98,7 +98,7 @@ struct GraphPromisesPropertyTests {
             run.cancel()
             stoppedAt = run.eventsCount
         }
-        let report = await run.report()
+        let report = try await run.report()
         let stillRunningInline = inlineRunning.load(ordering: .relaxed)
         reported.store(true, ordering: .releasing)
         clock.stateChanged()

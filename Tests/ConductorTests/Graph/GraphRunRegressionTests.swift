@@ -35,7 +35,7 @@ struct GraphRunRegressionTests {
             let run = try graph.start(concurrencyLimit: 1, clock: clock)
             await clock.sleepers(atLeast: 1, for: .retryBackoff)
             let answer = try run.remove("flaky")
-            return (answer, await run.report())
+            return (answer, try await run.report())
         }
         let (answer, report) = simulated.value
         #expect(answer == .prevented)
@@ -73,7 +73,7 @@ struct GraphRunRegressionTests {
                 for _ in 0..<Int.random(in: 0...6, using: &generator) { await Task.yield() }
                 run.cancel()
                 log.markStopped()
-                return await run.report().outcome
+                return try await run.report().outcome
             }
             if !log.beginsAfterStop.isEmpty { late[seed] = log.beginsAfterStop }
         }
@@ -93,7 +93,7 @@ struct GraphRunRegressionTests {
         while run.storage.recordedEventCount < 2 {}
         run.cancel()
         log.markStopped()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(log.beginsAfterStop.isEmpty, "began after cancel(): \(log.beginsAfterStop)")
         #expect(report["ui"]?.outcome.kind == .cancelled)
     }

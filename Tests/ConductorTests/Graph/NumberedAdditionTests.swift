@@ -27,7 +27,7 @@ import Testing
         // The caller that added `a` hands over its prefix after that: nothing is added twice.
         try run.storage.addLeavingWakeups(numbered: [a], now: .zero).perform()
         keeper.open()
-        let report = await run.report()
+        let report = try await run.report()
         // After the end, `a` and `b` are still in, and `c` is refused, naming it.
         try run.storage.addLeavingWakeups(numbered: [a, b], now: .zero).perform()
         let refusal = #expect(throws: GraphError.self) {

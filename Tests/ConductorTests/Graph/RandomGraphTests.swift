@@ -75,7 +75,7 @@ import Testing
             }
         }
         let run = try graph.start()
-        let report = await run.report()
+        let report = try await run.report()
         var ended: [String: Int] = [:]
         for await event in run.events {
             switch event {

@@ -89,7 +89,7 @@ import Testing
         let run = try graph.start()
         #expect(try run.remove("removed") == .prevented)
         gate.open()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report.outcome == .completed)
         #expect(report["removed"]?.outcome.kind == .cancelled)
         #expect(report["dependent"]?.outcome.kind == .skipped(dependency: "removed"))
@@ -108,7 +108,7 @@ import Testing
         let run = try graph.start()
         #expect(try run.remove("removed") == .prevented)
         gate.open()
-        let report = await run.report()
+        let report = try await run.report()
         guard case .failed(let error) = report.outcome else {
             Issue.record("the run ended \(report.outcome)")
             return
@@ -134,7 +134,7 @@ import Testing
         await began.wait()
         #expect(try run.remove("a") == .stillRunning)
         release.open()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report["a"]?.outcome.kind == .failed)
         #expect(report["b"]?.outcome.kind == .skipped(dependency: "a"))
         guard case .failed(let error) = report.outcome else {
@@ -193,7 +193,7 @@ import Testing
         } throws: { error in
             (error as? LaunchError)?.code == .taskFailed && (error as? LaunchError)?.taskName == "promo"
         }
-        #expect(await launcher.report().isSuccess == false)
+        #expect(try await launcher.report().isSuccess == false)
     }
 
     @Test func aLaunchWithARequiredTaskRemovedCompletes() async throws {
@@ -209,7 +209,7 @@ import Testing
         gate.open()
         try await launcher.run()
         #expect(ran.all == ["last"])
-        #expect(await launcher.report().outcome == .completed)
+        #expect(try await launcher.report().outcome == .completed)
     }
 
     // MARK: - The critical path of a failed run
@@ -233,7 +233,7 @@ import Testing
         let recorder = EventRecorder(run.events)
         _ = await recorder.first { if case .taskFailed("fails", _, _) = $0 { true } else { false } }
         release.open()
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report["slow"]!.endedAt >= report["fails"]!.endedAt)
         #expect(report.criticalPath == ["root", "fails"])
     }
@@ -256,7 +256,7 @@ import Testing
                 await release.wait()
             })
         try launcher.start()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         release.open()
         #expect(report["slow"]!.endedAt >= report["fails"]!.endedAt)
         #expect(report.criticalPath == ["root", "fails"])

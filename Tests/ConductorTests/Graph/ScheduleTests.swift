@@ -62,7 +62,7 @@ import Testing
             let expectedEnded = stageOf.values.filter { $0 < stage }.count
             #expect(earlierEnds.filter { $0 < stage }.count == expectedEnded)
         }
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report.milestones.map(\.name) == ["firstScreen", "secondScreen"])
         #expect(report["saleInfo"]?.stage == "second")
     }
@@ -105,7 +105,7 @@ import Testing
         let run = try schedule.start()
         let error = await #expect(throws: GraphError.self) { try await run.reached("firstScreen") }
         #expect(error?.code == .milestoneMissed)
-        let report = await run.report()
+        let report = try await run.report()
         #expect("\(report["comments"]!.outcome)" == "cancelled")
     }
 

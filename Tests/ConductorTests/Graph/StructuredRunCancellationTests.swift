@@ -74,7 +74,7 @@ import Testing
         }
         #expect(began.all.isEmpty, "tasks began: \(began.all)")
         #expect(error?.code == .cancelled)
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.outcome == .cancelled)
         #expect(report.tasks.allSatisfy { $0.startedAt == nil })
     }
@@ -117,7 +117,7 @@ import Testing
         try launcher.add(TestStartupTask("config", dependencies: []) { began.append("config") })
         try await launcher.run()
         #expect(began.all == ["config", "home"])
-        #expect(await launcher.report().outcome == .completed)
+        #expect(try await launcher.report().outcome == .completed)
     }
 
     /// The hook changes nothing for a caller that is not cancelled: it only waits.

@@ -36,7 +36,7 @@ import Testing
         let fromStep = try run.add("fromStep", dependsOn: ["sum"]) { context in try context.value(of: sum) * 2 }
         let recorder = Recorder<Int>()
         try run.add("read", dependsOn: ["fromStep"]) { context in recorder.append(try context.value(of: fromStep)) }
-        let report = await run.report()
+        let report = try await run.report()
         #expect(recorder.all == [84])
         #expect(report[failing.id]?.outcome.kind == .cancelled)
         #expect(report.tasks.filter { $0.id != failing.id }.allSatisfy { $0.outcome.isSuccess })
@@ -78,7 +78,7 @@ import Testing
         for await event in run.events {
             if case .taskFailed("fails", _, _) = event { sawFailure = true }
         }
-        let report = await run.report()
+        let report = try await run.report()
         #expect(sawFailure)
         guard case .failed(let error) = report.outcome else {
             Issue.record("expected a failed run, got \(report.outcome)")
@@ -129,7 +129,7 @@ import Testing
         for await event in run.events {
             if case .taskStarted("blocker", _, _) = event { gate.open() }
         }
-        _ = await run.report()
+        _ = try await run.report()
         #expect(order.all == ["high", "high2", "medium", "low"])
     }
 
@@ -149,7 +149,7 @@ import Testing
             order.append("afterMedium")
         }
         let run = try graph.start(concurrencyLimit: 1)
-        #expect(await run.report().isSuccess)
+        #expect(try await run.report().isSuccess)
         #expect(order.all == ["first", "afterHigh", "rootMedium", "afterMedium", "rootLow"])
     }
 
@@ -173,7 +173,7 @@ import Testing
         graph.add("a") { _ in }
         graph.add("b", dependsOn: ["a"]) { _ in }
         let run = try graph.start()
-        _ = await run.report()
+        _ = try await run.report()
         var descriptions: [String] = []
         for await event in run.events {
             switch event {
@@ -217,7 +217,7 @@ import Testing
         let run = try graph.start(clock: clock)
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report.criticalPath == ["long", "join"])
         #expect(report.duration == .seconds(2))
         #expect(report["long"]?.runTime == .seconds(2))

@@ -139,7 +139,7 @@ import Testing
         let run = try Probe.$value.withValue("caller") { try first.start(clock: ManualClock()) }
         try Probe.$value.withValue("adder") { try run.add(Self.graph(recording: sightings)) }
         hold.open()
-        #expect(await run.report().outcome.description == "completed")
+        #expect(try await run.report().outcome.description == "completed")
         Self.expectInherited(
             sightings.all, bodies: Self.bodiesPerGraph, probe: "caller", priority: Self.graphPriority)
     }
@@ -199,7 +199,7 @@ import Testing
             try Probe.$value.withValue("caller") { try launcher.start() }
         }
         try await started.value
-        #expect(await launcher.report().outcome.description == "completed")
+        #expect(try await launcher.report().outcome.description == "completed")
         Self.expectInherited(sightings.all, bodies: 10, probe: "caller", priority: { _ in .medium })
     }
 

@@ -21,17 +21,17 @@ import Testing
         #expect(avatar.participantName == nil)
 
         #expect(avatar.stash("avatar.png", as: "avatar"))
-        #expect(avatar.countDown())
-        #expect(feed.countDown())
+        #expect(avatar.leave())
+        #expect(feed.leave())
         #expect(registry.count("page") == 1)
         #expect(recorder.received.isEmpty)
-        #expect(feed.countDown())
+        #expect(feed.leave())
         #expect(recorder.received.count == 1)
         #expect(recorder.received.first?.stash?["avatar"] as? String == "avatar.png")
         #expect(registry.waitingNames.isEmpty, "the name is freed at zero, as by name")
 
-        #expect(!avatar.countDown())
-        #expect(!feed.countUp())
+        #expect(!avatar.leave())
+        #expect(!feed.enter())
         #expect(recorder.received.count == 1)
         #expect(reports.all.map(\.code) == [.harmonizerEnded, .harmonizerEnded])
     }
@@ -43,11 +43,11 @@ import Testing
         let recorder = OutcomeRecorder()
         try registry.create("page", count: 0, on: .immediate, completion: recorder.record)
         let page = try registry.participant(of: "page")
-        #expect(!page.countDown(), "nobody has arrived")
-        #expect(page.countUp())
-        #expect(page.countDown())
+        #expect(!page.leave(), "nobody has arrived")
+        #expect(page.enter())
+        #expect(page.leave())
         #expect(recorder.received.count == 1)
-        #expect(reports.all.map(\.code) == [.extraCountDown])
+        #expect(reports.all.map(\.code) == [.extraLeave])
         #expect(reports.all.first?.name == "page")
     }
 
@@ -57,11 +57,11 @@ import Testing
         try registry.create("page", count: 1, on: .immediate) { _ in }
         let page = try registry.participant(of: "page")
         #expect(registry.cancel("page"))
-        #expect(!page.countDown())
-        #expect(!page.countDown())
+        #expect(!page.leave())
+        #expect(!page.leave())
         #expect(
             handler.lines.all.map(\.message) == [
-                "countDown() ignored: harmonizer 'page', which this participant was made for, has ended"
+                "leave() ignored: harmonizer 'page', which this participant was made for, has ended"
             ])
     }
 
@@ -76,20 +76,20 @@ import Testing
         #expect(first.cancel())
         let second = try registry.create("page", count: 2, on: .immediate) { _ in }
 
-        #expect(!stale.countDown())
-        #expect(!stale.countUp())
+        #expect(!stale.leave())
+        #expect(!stale.enter())
         #expect(!stale.stash(1, as: "late"))
         #expect(second.count == 2, "the harmonizer now under the name is untouched")
         #expect(await first.outcome.isCancelled)
         #expect(reports.all.map(\.code) == [.harmonizerEnded, .harmonizerEnded, .harmonizerEnded])
         #expect(
             reports.all.map(\.message) == [
-                "countDown() ignored: harmonizer 'page', which this participant was made for, has ended",
-                "countUp() ignored: harmonizer 'page', which this participant was made for, has ended",
+                "leave() ignored: harmonizer 'page', which this participant was made for, has ended",
+                "enter() ignored: harmonizer 'page', which this participant was made for, has ended",
                 "stash(as: 'late') ignored: harmonizer 'page', which this participant was made for, has ended",
             ])
         let fresh = try registry.participant(of: "page")
-        #expect(fresh.countDown())
+        #expect(fresh.leave())
         #expect(second.count == 1)
     }
 
@@ -98,7 +98,7 @@ import Testing
         let never = #expect(throws: HarmonizerError.self) { try registry.participant(of: "page") }
         #expect(never?.code == .unknownName)
         try registry.create("page", count: 1, on: .immediate) { _ in }
-        #expect(registry.countDown("page"))
+        #expect(registry.leave("page"))
         let finished = #expect(throws: HarmonizerError.self) { try registry.participant("lead", of: "page") }
         #expect(finished?.code == .unknownName)
         #expect(finished?.name == "page")
@@ -118,10 +118,10 @@ import Testing
 
         let lead = try registry.participant("lead", of: "sing-along")
         #expect(lead.participantName == "lead")
-        #expect(lead.countDown())
-        #expect(!lead.countDown(), "'lead' has left")
+        #expect(lead.leave())
+        #expect(!lead.leave(), "'lead' has left")
         #expect(registry.harmonizer(named: "sing-along")?.missingParticipants == ["prompt"])
-        #expect(try registry.participant("prompt", of: "sing-along").countDown())
+        #expect(try registry.participant("prompt", of: "sing-along").leave())
         #expect(recorder.received.count == 1)
         #expect(reports.all.map(\.code) == [.absentParticipant])
     }
@@ -145,7 +145,7 @@ import Testing
                 for index in Bool.random(using: &generator) ? [0, 1] : [1, 0] {
                     group.addTask {
                         var counted = 0
-                        for _ in 0..<attempts[index] where handles[index].countDown() { counted += 1 }
+                        for _ in 0..<attempts[index] where handles[index].leave() { counted += 1 }
                         return counted
                     }
                 }
@@ -157,7 +157,7 @@ import Testing
             #expect(await harmonizer.outcome.isCompleted, "seed \(seed)")
             #expect(reports.all.count == attempts.reduce(0, +) - 2, "seed \(seed)")
             #expect(
-                reports.all.allSatisfy { $0.code == .harmonizerEnded || $0.code == .extraCountDown }, "seed \(seed)")
+                reports.all.allSatisfy { $0.code == .harmonizerEnded || $0.code == .extraLeave }, "seed \(seed)")
             #expect(registry.waitingCount == 0, "seed \(seed)")
         }
     }
@@ -187,9 +187,9 @@ import Testing
                     while arrived.load(ordering: .acquiring) < 2 {}
                     let didCount =
                         switch (index, oneByName) {
-                        case (0, _): first.countDown()
-                        case (_, true): registry.countDown("race")
-                        case (_, false): second.countDown()
+                        case (0, _): first.leave()
+                        case (_, true): registry.leave("race")
+                        case (_, false): second.leave()
                         }
                     if didCount { counted.add(1, ordering: .relaxed) }
                     finished.leave()
@@ -203,7 +203,7 @@ import Testing
             #expect(reports.all.count == 1, "round \(round)")
             #expect(
                 reports.all.allSatisfy {
-                    [HarmonizerError.Code.harmonizerEnded, .extraCountDown, .unknownName].contains($0.code)
+                    [HarmonizerError.Code.harmonizerEnded, .extraLeave, .unknownName].contains($0.code)
                 },
                 "round \(round): \(reports.all)")
             #expect(registry.waitingCount == 0, "round \(round)")

@@ -51,8 +51,8 @@ import Testing
                 group.addTask {
                     var ups = 0
                     var downs = 0
-                    for _ in 0..<50 where registry.countUp("fan-in") { ups += 1 }
-                    for _ in 0..<250 where registry.countDown("fan-in") { downs += 1 }
+                    for _ in 0..<50 where registry.enter("fan-in") { ups += 1 }
+                    for _ in 0..<250 where registry.leave("fan-in") { downs += 1 }
                     return (ups, downs)
                 }
             }
@@ -119,7 +119,7 @@ import Testing
                 group.addTask {
                     for step in 0..<50 {
                         let name = "t\(task)-\(step)"
-                        harmonizer.arrive(name)
+                        harmonizer.enter(name)
                         harmonizer.leave(name)
                     }
                 }

@@ -12,10 +12,10 @@ import Testing
     @Test func aCountDownAfterRecreationReachesTheNewHarmonizer() throws {
         let registry = HarmonizerRegistry()
         let first = try registry.create("feed", count: 3, on: .immediate) { _ in }
-        #expect(registry.countDown("feed"), "this thread now remembers the first harmonizer")
+        #expect(registry.leave("feed"), "this thread now remembers the first harmonizer")
         #expect(first.cancel())
         let second = try registry.create("feed", count: 2, on: .immediate) { _ in }
-        #expect(registry.countDown("feed"))
+        #expect(registry.leave("feed"))
         #expect(second.count == 1, "counted into the new harmonizer")
         #expect(first.count == 0)
     }
@@ -25,10 +25,10 @@ import Testing
         let reports = Lock<[HarmonizerError.Code]>([])
         registry.onMisuse { error in reports.withLock { $0.append(error.code) } }
         try registry.create("feed", count: 2, on: .immediate) { _ in }
-        #expect(registry.countDown("feed"))
-        #expect(registry.countDown("feed"), "completes and removes the name")
-        #expect(!registry.countDown("feed"))
-        #expect(!registry.countDown("feed"))
+        #expect(registry.leave("feed"))
+        #expect(registry.leave("feed"), "completes and removes the name")
+        #expect(!registry.leave("feed"))
+        #expect(!registry.leave("feed"))
         #expect(reports.withLock { $0 } == [.unknownName, .unknownName])
     }
 
@@ -38,16 +38,16 @@ import Testing
         let leftHarmonizer = try left.create("feed", count: 5, on: .immediate) { _ in }
         let rightHarmonizer = try right.create("feed", count: 5, on: .immediate) { _ in }
         for _ in 0..<2 {
-            #expect(left.countDown("feed"))
-            #expect(right.countDown("feed"))
+            #expect(left.leave("feed"))
+            #expect(right.leave("feed"))
         }
-        #expect(left.countDown("feed"))
+        #expect(left.leave("feed"))
         #expect(leftHarmonizer.count == 2)
         #expect(rightHarmonizer.count == 3)
         let log = CapturingLogHandler()
         let fresh = HarmonizerRegistry(logger: Logger(label: "test") { _ in log })
-        #expect(!fresh.countDown("feed"), "a new registry knows no names")
-        #expect(log.lines.all.map(\.message) == ["countDown('feed') ignored: no harmonizer named 'feed' is waiting"])
+        #expect(!fresh.leave("feed"), "a new registry knows no names")
+        #expect(log.lines.all.map(\.message) == ["leave('feed') ignored: no harmonizer named 'feed' is waiting"])
     }
 
     /// The completion runs inside the count-down that completed it, while that count-down is
@@ -60,17 +60,17 @@ import Testing
         // Not kept here: only the registry and this thread's memory hold the first harmonizer.
         try registry.create("feed", count: 1, on: .immediate) { _ in
             let again = try? registry.create("feed", count: 3, on: .immediate) { _ in }
-            #expect(registry.countDown("feed"))
-            #expect(!registry.countDown("other"))
+            #expect(registry.leave("feed"))
+            #expect(!registry.leave("other"))
             recreated.withLock { $0 = again }
         }
         #expect(registry.count("feed") == 1, "this thread now remembers the first harmonizer")
-        #expect(registry.countDown("feed"), "completes the first; its completion counts the second down")
+        #expect(registry.leave("feed"), "completes the first; its completion counts the second down")
         let second = try #require(recreated.withLock { $0 })
         #expect(second.count == 2)
-        #expect(registry.countDown("feed"))
+        #expect(registry.leave("feed"))
         #expect(second.count == 1)
-        #expect(log.lines.all.map(\.message) == ["countDown('other') ignored: no harmonizer named 'other' is waiting"])
+        #expect(log.lines.all.map(\.message) == ["leave('other') ignored: no harmonizer named 'other' is waiting"])
     }
 
     // MARK: - Races
@@ -110,7 +110,7 @@ import Testing
                     // The workers themselves complete each generation (and run the completion
                     // that creates the next), so looping until the last one is done cannot starve.
                     while !done.isRaised, counted + refused < 1_000_000 {
-                        if registry.countDown("fan-in") { counted += 1 } else { refused += 1 }
+                        if registry.leave("fan-in") { counted += 1 } else { refused += 1 }
                     }
                     return (counted, refused)
                 }
@@ -154,7 +154,7 @@ import Testing
                     var counted = 0
                     var refused = 0
                     for step in 0..<3_000 {
-                        if registry.countDown("page") { counted += 1 } else { refused += 1 }
+                        if registry.leave("page") { counted += 1 } else { refused += 1 }
                         if step.isMultiple(of: 100) { await Task.yield() }
                     }
                     return (counted, refused, 0)

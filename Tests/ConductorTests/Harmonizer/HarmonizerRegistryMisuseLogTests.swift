@@ -10,17 +10,17 @@ import Testing
         let registry = HarmonizerRegistry(logger: Logger(label: "test") { _ in handler })
         try registry.create("page", count: 0, on: .immediate) { _ in }
 
-        #expect(!registry.countDown("nobody"))
-        #expect(!registry.countDown("nobody"))
-        #expect(!registry.countUp("nobody"))
-        #expect(!registry.countDown("page"))
-        #expect(!registry.countDown("page"))
+        #expect(!registry.leave("nobody"))
+        #expect(!registry.leave("nobody"))
+        #expect(!registry.enter("nobody"))
+        #expect(!registry.leave("page"))
+        #expect(!registry.leave("page"))
 
         let lines = handler.lines.all
         #expect(
             lines.map(\.message) == [
-                "countDown('nobody') ignored: no harmonizer named 'nobody' is waiting",
-                "countDown('page') ignored: its counter is already zero",
+                "leave('nobody') ignored: no harmonizer named 'nobody' is waiting",
+                "leave('page') ignored: its counter is already zero",
             ])
         #expect(lines.map(\.level) == [.warning, .warning])
         #expect(lines.first?.metadata["harmonizer"] == "nobody")
@@ -33,9 +33,9 @@ import Testing
         let logger = Logger(label: "test") { _ in handler }
         let first = HarmonizerRegistry(logger: logger)
         let second = HarmonizerRegistry(logger: logger)
-        #expect(!first.countDown("nobody"))
-        #expect(!second.countDown("nobody"))
-        #expect(!first.countDown("nobody"))
+        #expect(!first.leave("nobody"))
+        #expect(!second.leave("nobody"))
+        #expect(!first.leave("nobody"))
         #expect(handler.lines.all.count == 2)
     }
 
@@ -44,8 +44,8 @@ import Testing
         let registry = HarmonizerRegistry(logger: Logger(label: "test") { _ in handler })
         let reports = Recorder<HarmonizerError>()
         registry.onMisuse { reports.append($0) }
-        #expect(!registry.countDown("nobody"))
-        #expect(!registry.countDown("nobody"))
+        #expect(!registry.leave("nobody"))
+        #expect(!registry.leave("nobody"))
         #expect(reports.all.count == 2)
         #expect(handler.lines.all.isEmpty)
     }

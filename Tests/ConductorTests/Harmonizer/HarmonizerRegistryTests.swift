@@ -15,7 +15,7 @@ import Testing
             MainActor.assertIsolated()
             recorder.record(outcome)
         }
-        #expect(registry.countDown("feed"))
+        #expect(registry.leave("feed"))
         #expect(await recorder.next()?.isCompleted == true)
     }
 
@@ -37,7 +37,7 @@ import Testing
             let again = try? registry.create("feed", count: 5, on: .immediate) { _ in }
             recreated.withLock { $0 = again != nil }
         }
-        registry.countDown("feed")
+        registry.leave("feed")
         #expect(recreated.withLock { $0 })
         #expect(registry.count("feed") == 5)
     }
@@ -57,13 +57,13 @@ import Testing
         let registry = HarmonizerRegistry()
         let recorder = OutcomeRecorder()
         try registry.create("feed", count: 0, on: .immediate, completion: recorder.record)
-        #expect(registry.countUp("feed"))
-        #expect(registry.countUp("feed"))
+        #expect(registry.enter("feed"))
+        #expect(registry.enter("feed"))
         #expect(registry.count("feed") == 2)
-        #expect(registry.countDown("feed"))
+        #expect(registry.leave("feed"))
         #expect(registry.count("feed") == 1)
         #expect(recorder.received.isEmpty)
-        #expect(registry.countDown("feed"))
+        #expect(registry.leave("feed"))
         #expect(recorder.received.count == 1)
         #expect(registry.count("feed") == 0)
         #expect(registry.harmonizer(named: "feed") == nil, "the entry is removed at zero")
@@ -77,19 +77,19 @@ import Testing
         try registry.create("named", participants: ["avatar"], on: .immediate) { _ in }
         try registry.create("once", count: 1, on: .immediate) { _ in }
 
-        #expect(!registry.countDown("zero"))
-        #expect(!registry.countDown("named", participant: "feed"))
-        #expect(registry.countDown("once"))
-        #expect(!registry.countDown("once"))
-        #expect(!registry.countDown("never-created"))
-        #expect(!registry.countUp("never-created"))
+        #expect(!registry.leave("zero"))
+        #expect(!registry.leave("named", participant: "feed"))
+        #expect(registry.leave("once"))
+        #expect(!registry.leave("once"))
+        #expect(!registry.leave("never-created"))
+        #expect(!registry.enter("never-created"))
         #expect(!registry.stash(1, as: "x", in: "once"))
 
         let codes = reports.withLock { $0.map(\.code) }
-        #expect(codes == [.extraCountDown, .absentParticipant, .unknownName, .unknownName, .unknownName, .unknownName])
+        #expect(codes == [.extraLeave, .absentParticipant, .unknownName, .unknownName, .unknownName, .unknownName])
         #expect(
             reports.withLock { $0[3].message }
-                == "countDown('never-created') ignored: no harmonizer named 'never-created' is waiting")
+                == "leave('never-created') ignored: no harmonizer named 'never-created' is waiting")
         #expect(registry.count("zero") == 0)
     }
 
@@ -101,15 +101,15 @@ import Testing
         registry.onMisuse { reports.append($0) }
         let recorder = OutcomeRecorder()
         try registry.create("page", participants: ["avatar", "feed"], on: .immediate, completion: recorder.record)
-        #expect(!registry.countDown("page"))
-        #expect(!registry.countDown("page"))
-        #expect(!registry.countUp("page"))
+        #expect(!registry.leave("page"))
+        #expect(!registry.leave("page"))
+        #expect(!registry.enter("page"))
         #expect(registry.count("page") == 2)
         #expect(recorder.received.isEmpty)
         #expect(reports.all.map(\.code) == [.anonymousParticipant, .anonymousParticipant, .anonymousParticipant])
         #expect(reports.all.allSatisfy { $0.name == "page" })
-        #expect(registry.countDown("page", participant: "avatar"))
-        #expect(registry.countDown("page", participant: "feed"))
+        #expect(registry.leave("page", participant: "avatar"))
+        #expect(registry.leave("page", participant: "feed"))
         #expect(recorder.received.count == 1)
     }
 
@@ -127,14 +127,14 @@ import Testing
         #expect(registry.waitingNames == ["avatar", "banner", "feed", "sing-along"])
         #expect(registry.waitingCount == 4)
 
-        registry.countDown("avatar")
+        registry.leave("avatar")
         registry.cancel("banner")
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(1))
         _ = await registry.harmonizer(named: "feed")?.outcome
         #expect(registry.waitingNames == ["sing-along"], "completed, cancelled and timed out are gone")
         #expect(registry.waitingCount == 1)
-        registry.countDown("sing-along", participant: "prompt")
+        registry.leave("sing-along", participant: "prompt")
         #expect(registry.harmonizer(named: "sing-along")?.missingParticipants == ["lead"])
     }
 
@@ -147,8 +147,8 @@ import Testing
         try registry.create("inbox", count: 2, on: .immediate, completion: recorder.record)
         #expect(registry.stash(["a", "b"], as: "messages", in: "inbox"))
         #expect(registry.stash(3, as: unread, in: "inbox"))
-        registry.countDown("inbox")
-        registry.countDown("inbox")
+        registry.leave("inbox")
+        registry.leave("inbox")
         let stash = try #require(recorder.received.first?.stash)
         #expect(stash["messages"] as? [String] == ["a", "b"])
         #expect(stash[unread] == 3)
@@ -165,11 +165,11 @@ import Testing
         #expect(registry.cancel("page"))
         #expect(!registry.cancel("page"), "cancelling a name that is gone is a no-op")
         #expect(!registry.cancel("never-created"))
-        #expect(!registry.countDown("page"))
+        #expect(!registry.leave("page"))
         #expect(await harmonizer.outcome.isCancelled)
         #expect(recorder.received.isEmpty, "the completion is dropped, never called")
         #expect(registry.harmonizer(named: "page") == nil)
-        #expect(log.lines.all.map(\.message) == ["countDown('page') ignored: no harmonizer named 'page' is waiting"])
+        #expect(log.lines.all.map(\.message) == ["leave('page') ignored: no harmonizer named 'page' is waiting"])
     }
 
     // MARK: - timeout
@@ -183,15 +183,15 @@ import Testing
             recorder.record(outcome)
         }
         registry.stash(1, as: "a", in: "page")
-        registry.countDown("page", participant: "a")
+        registry.leave("page", participant: "a")
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
         let outcome = try #require(await recorder.next())
         #expect(outcome.missing == ["b"])
         #expect(outcome.stash?["a"] as? Int == 1)
         #expect(registry.harmonizer(named: "page") == nil)
-        #expect(!registry.countDown("page", participant: "b"))
-        #expect(log.lines.all.map(\.message) == ["countDown('page') ignored: no harmonizer named 'page' is waiting"])
+        #expect(!registry.leave("page", participant: "b"))
+        #expect(log.lines.all.map(\.message) == ["leave('page') ignored: no harmonizer named 'page' is waiting"])
     }
 
     /// Every harmonizer of a registry times out on the registry's one timer: one sleeper
@@ -210,7 +210,7 @@ import Testing
         }
         await clock.sleepers(atLeast: 1)
         #expect(clock.sleeperCount == 1)
-        for index in stride(from: 0, to: 10, by: 2) { #expect(registry.countDown("h\(index)")) }
+        for index in stride(from: 0, to: 10, by: 2) { #expect(registry.leave("h\(index)")) }
         #expect(recorder.received.filter(\.isCompleted).count == 5)
         let done = try await clock.advance(by: .seconds(1)) { recorder.received.count == 10 }
         #expect(done)

@@ -92,7 +92,7 @@ import Testing
     @Test func aTimeoutListsWhoIsStillPresentSortedWithRepeats() {
         var machine = HarmonizerStateMachine(participants: ["feed", "ads", "feed", "avatar"])
         _ = machine.leave("avatar", count: 3)
-        _ = machine.arrive("comments", count: 4)
+        _ = machine.enter("comments", count: 4)
         _ = machine.leave("nobody", count: 4)
         #expect(machine.isPresent("feed"))
         #expect(!machine.isPresent("avatar"))
@@ -119,14 +119,14 @@ import Testing
     @Test func misuseIsLoggedOncePerNameUntilTheBound() {
         var state = HarmonizerRegistryState()
         func logs(_ name: String) -> Bool {
-            if case .log = state.misuse(.extraCountDown(name)) { return true }
+            if case .log = state.misuse(.extraLeave(name)) { return true }
             return false
         }
         #expect(logs("a"))
         #expect(!logs("a"))
         #expect(logs("b"))
         for index in 2..<(HarmonizerRegistryState.loggedNamesLimit - 1) { _ = logs("name-\(index)") }
-        let last = state.misuse(.extraCountDown("last"))
+        let last = state.misuse(.extraLeave("last"))
         guard case .log(isLastName: true) = last else {
             Issue.record("the name that reaches the bound is logged, saying it is the last: \(last)")
             return
@@ -136,10 +136,10 @@ import Testing
 
     @Test func aMisuseHandlerTakesEveryMisuse() {
         var state = HarmonizerRegistryState()
-        _ = state.misuse(.extraCountDown("a"))
+        _ = state.misuse(.extraLeave("a"))
         state.setMisuseHandler(.init(target: .immediate) { _ in })
         for _ in 0..<3 {
-            guard case .handle = state.misuse(.extraCountDown("a")) else {
+            guard case .handle = state.misuse(.extraLeave("a")) else {
                 Issue.record("the handler hears every misuse")
                 return
             }
@@ -153,12 +153,12 @@ import Testing
     /// outcome published to the tasks awaiting it.
     @Test func theJournalRecordsNamedCountsThenTheOutcomeWhichIsPublishedLast() {
         var machine = HarmonizerStateMachine(participants: ["feed"])
-        _ = machine.arrive("ads", count: 2)
+        _ = machine.enter("ads", count: 2)
         _ = machine.leave("nobody", count: 2)
         _ = machine.leave("feed", count: 1)
         _ = machine.decide(.cancelled)
-        _ = machine.arrive("late", count: 0)
-        #expect(machine.journal.snapshot.map { "\($0)" } == ["arrived(ads, count: 2)", "left(feed, count: 1)"])
+        _ = machine.enter("late", count: 0)
+        #expect(machine.journal.snapshot.map { "\($0)" } == ["entered(ads, count: 2)", "left(feed, count: 1)"])
         #expect(machine.publishedOutcome == nil, "decided, not yet carried out")
         let readers = machine.journalOutcome()
         #expect(readers.isEmpty)

@@ -35,8 +35,8 @@ private enum Keys {
         harmonizer.onOutcome(on: .immediate, recorder.record)
         #expect(!harmonizer.leave(), "nothing to count down yet")
         #expect(recorder.received.isEmpty)
-        #expect(harmonizer.arrive())
-        #expect(harmonizer.arrive())
+        #expect(harmonizer.enter())
+        #expect(harmonizer.enter())
         #expect(harmonizer.count == 2)
         #expect(harmonizer.leave())
         #expect(recorder.received.isEmpty)
@@ -47,8 +47,8 @@ private enum Keys {
     @Test func nothingCountsAfterTheOutcome() async throws {
         let harmonizer = try Harmonizer(count: 1)
         harmonizer.leave()
-        #expect(!harmonizer.arrive())
-        #expect(!harmonizer.arrive("late"))
+        #expect(!harmonizer.enter())
+        #expect(!harmonizer.enter("late"))
         #expect(!harmonizer.stash(1, as: "late"))
         #expect(!harmonizer.cancel())
         #expect(harmonizer.count == 0)
@@ -62,7 +62,7 @@ private enum Keys {
         #expect(harmonizer.leave("feed"))
         #expect(harmonizer.leave("feed"))
         #expect(!harmonizer.leave("feed"), "'feed' was listed twice and has left twice")
-        #expect(harmonizer.arrive("profile"))
+        #expect(harmonizer.enter("profile"))
         #expect(harmonizer.leave("profile"))
         #expect(harmonizer.count == 1)
         #expect(harmonizer.leave("avatar"))
@@ -77,7 +77,7 @@ private enum Keys {
         harmonizer.onOutcome(on: .immediate, recorder.record)
         #expect(!harmonizer.leave())
         #expect(!harmonizer.leave())
-        #expect(!harmonizer.arrive(), "an anonymous arrival could only be balanced by an anonymous leave")
+        #expect(!harmonizer.enter(), "an anonymous arrival could only be balanced by an anonymous leave")
         #expect(harmonizer.count == 2)
         #expect(recorder.received.isEmpty)
         #expect(harmonizer.leave("avatar"))
@@ -88,8 +88,8 @@ private enum Keys {
 
     @Test func anEmptyListOfParticipantsStillWaitsForNamedOnes() async throws {
         let harmonizer = try Harmonizer(participants: [])
-        #expect(!harmonizer.arrive())
-        #expect(harmonizer.arrive("late-joiner"))
+        #expect(!harmonizer.enter())
+        #expect(harmonizer.enter("late-joiner"))
         #expect(!harmonizer.leave())
         #expect(harmonizer.count == 1)
         #expect(harmonizer.leave("late-joiner"))
@@ -100,7 +100,7 @@ private enum Keys {
         let harmonizer = try Harmonizer(participants: ["feed", "avatar", "feed"])
         #expect(harmonizer.missingParticipants == ["avatar", "feed", "feed"])
         harmonizer.leave("feed")
-        harmonizer.arrive("banner")
+        harmonizer.enter("banner")
         #expect(harmonizer.missingParticipants == ["avatar", "banner", "feed"])
         harmonizer.cancel()
         #expect(harmonizer.missingParticipants.isEmpty, "nobody is expected once it has ended")
@@ -184,15 +184,15 @@ private enum Keys {
 
     @Test func eventsJournalNamedParticipantsAndTheOutcome() async throws {
         let harmonizer = try Harmonizer(count: 1)
-        harmonizer.arrive("feed")
-        harmonizer.arrive()
+        harmonizer.enter("feed")
+        harmonizer.enter()
         harmonizer.leave("feed")
         harmonizer.leave()
         harmonizer.leave()
         var events: [String] = []
         for await event in harmonizer.events { events.append("\(event)") }
         #expect(
-            events == ["arrived(feed, count: 2)", "left(feed, count: 2)", "finished(completed(0 stashed))"]
+            events == ["entered(feed, count: 2)", "left(feed, count: 2)", "finished(completed(0 stashed))"]
         )
     }
 

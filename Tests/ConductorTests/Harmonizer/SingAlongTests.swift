@@ -33,7 +33,7 @@ import Testing
             )
             prompt = Task { [clock, registry] in
                 try? await clock.sleep(for: .seconds(3))
-                return registry.countDown(page, participant: "prompt")
+                return registry.leave(page, participant: "prompt")
             }
         }
 
@@ -43,7 +43,7 @@ import Testing
         /// A download finishing, from whichever module performs it.
         func download(_ participant: String, file: String?) {
             if let file { registry.stash(file, as: participant, in: page) }
-            registry.countDown(page, participant: participant)
+            registry.leave(page, participant: participant)
         }
     }
 
@@ -64,7 +64,7 @@ import Testing
         scene.clock.advance(by: .seconds(1))
         #expect(await scene.prompt.value == false, "the prompt finishing late is harmless")
         #expect(scene.curtain.received.count == 1)
-        #expect(scene.warnings == ["countDown('sing-along') ignored: no harmonizer named 'sing-along' is waiting"])
+        #expect(scene.warnings == ["leave('sing-along') ignored: no harmonizer named 'sing-along' is waiting"])
     }
 
     @Test func onAWeakNetworkTheTimeoutNamesTheDownloadStillMissing() async throws {
@@ -76,7 +76,7 @@ import Testing
         #expect(await scene.curtain.next()?.missing == ["lead-song", "prompt"])
         scene.clock.advance(by: .seconds(1))
         #expect(await scene.prompt.value == false)
-        #expect(scene.warnings == ["countDown('sing-along') ignored: no harmonizer named 'sing-along' is waiting"])
+        #expect(scene.warnings == ["leave('sing-along') ignored: no harmonizer named 'sing-along' is waiting"])
     }
 
     @Test func aPatientPageRaisesTheCurtainWhenThePromptEnds() async throws {

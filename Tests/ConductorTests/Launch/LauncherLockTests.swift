@@ -120,7 +120,7 @@ import Testing
         #expect(addCalls.allSatisfy { !$0.hasSuffix("under the lock") }, "\(addCalls)")
 
         hold.open()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.outcome.description == "completed")
         #expect(report["late"]?.outcome.isSuccess == true)
     }
@@ -178,7 +178,7 @@ import Testing
             try await group.waitForAll()
         }
         hold.open()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.outcome == .completed)
         let order = ran.all
         #expect(order.count == callers * perCaller)

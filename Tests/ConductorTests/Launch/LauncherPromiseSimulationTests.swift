@@ -106,7 +106,7 @@ struct LauncherPromiseSimulationTests {
                 log.markStopped()
             }
         }
-        let report = await launcher.report()
+        let report = try await launcher.report()
         return Ending(
             report: report.run, events: await launcher.events.collected(), removals: removals, names: names,
             cancelledBeforeStart: cancelledBeforeStart)

@@ -54,9 +54,9 @@ import Testing
         #expect(shutdown.isSuccess)
         #expect(shutdown.undos.count == 4)
         #expect(shutdown["pool"].map { "\($0.outcome)" } == "undone")
-        #expect(shutdown.startedAt >= (await launcher.report()).duration)
+        #expect(shutdown.startedAt >= (try await launcher.report()).duration)
 
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.outcome == .completed)
         #expect(report.shutdown?.undos.map(\.task) == shutdown.undos.map(\.task))
         let timeline = TimelineRenderer(width: 20).render(report)
@@ -125,7 +125,7 @@ import Testing
         let report = await shutdown.value
         #expect(undone.all == ["config"])
         #expect(report.undos.map(\.task) == ["pool", "config"])
-        #expect(report["pool"].map { "\($0.outcome)" } == "timed out after 5.0 seconds")
+        #expect(report["pool"].map { "\($0.outcome)" } == "timed out after 5.00 s")
         #expect(report["pool"]?.duration == .seconds(5))
         #expect(report["config"]?.startedAt == report["pool"]?.endedAt)
         never.open()
@@ -178,7 +178,7 @@ import Testing
         #expect(report.failures.isEmpty)
         #expect(report.isSuccess)
         #expect("\(report)".hasSuffix("0 undone, 3 cut short"))
-        #expect((await launcher.report()).shutdown?.cutShort.count == 3)
+        #expect((try await launcher.report()).shutdown?.cutShort.count == 3)
         never.open()
         await cacheUndoEnded.wait()
         #expect(configCalls.all.isEmpty, "config's undo was called")
@@ -201,7 +201,7 @@ import Testing
         await poolUndoStarted.wait()
         undo.cancel()
         try await undo.value
-        #expect(await launcher.report().shutdown?.cutShort.map(\.task) == ["pool"])
+        #expect(try await launcher.report().shutdown?.cutShort.map(\.task) == ["pool"])
     }
 
     // MARK: - Only what succeeded
@@ -233,7 +233,7 @@ import Testing
         let shutdown = await launcher.shutdown()
         #expect(undone.all == ["config"])
         #expect(shutdown.undos.map(\.task) == ["config"])
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.outcome == .cancelled)
         #expect(report["pool"]?.outcome.kind == .cancelled)
         #expect(report["version"]?.outcome.kind == .failed)
@@ -250,7 +250,7 @@ import Testing
         #expect(shutdown.undos.isEmpty)
         #expect(shutdown.isSuccess)
         try launcher.start()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.outcome == .cancelled)
         #expect(ran.all.isEmpty)
     }
@@ -306,7 +306,7 @@ import Testing
         #expect(undone.all == ["outer.cache", "inner.b", "inner.a", "outer.config"])
         #expect(shutdown.undos.map(\.task) == ["outer.cache", "inner", "outer.config"])
         #expect(shutdown.isSuccess)
-        #expect((await inner.report()).shutdown?.undos.map(\.task) == ["inner.b", "inner.a"])
+        #expect((try await inner.report()).shutdown?.undos.map(\.task) == ["inner.b", "inner.a"])
     }
 
     /// A nested launcher whose undo failed fails its own undo in the outer shutdown, with an

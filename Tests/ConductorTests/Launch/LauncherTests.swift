@@ -36,7 +36,7 @@ import Testing
             default: break
             }
         }
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.tasks.map(\.id) == ["Manager1", "Manager2", "Manager3", "Manager4", "Manager5"])
         #expect(report.criticalPath == ["Manager1", "Manager2", "Manager3", "Manager4", "Manager5"])
     }
@@ -65,7 +65,7 @@ import Testing
         #expect(error?.code == .taskFailed)
         #expect(error?.taskName == "config")
         #expect(error?.message == "required task 'config' failed: offline")
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect("\(report["home"]!.outcome)" == "cancelled")
     }
 
@@ -81,7 +81,7 @@ import Testing
         try launcher.start()
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(1))
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(attempts.all == [1, 2])
         #expect(report["config"]?.attempts == 2)
         #expect(!report.isSuccess)
@@ -103,7 +103,7 @@ import Testing
         }
         try launcher.add(MainActorStartupTask(name: "home", ran: ran))
         try await launcher.run()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(ran.all == ["home"])
         #expect(report["home"]?.placement == "main actor")
         #expect(report.isSuccess)
@@ -194,7 +194,7 @@ import Testing
         try launcher.start()
         await cRan.wait()
         bGate.open()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         let aEnded = try #require(report["a"]?.endedAt)
         let bEnded = try #require(report["b"]?.endedAt)
         let cStarted = try #require(report["c"]?.startedAt)
@@ -231,7 +231,7 @@ import Testing
         await launcher.event { if case .taskStarted("first", _, _) = $0 { true } else { false } }
         #expect(launcher.remove("middle") == .prevented)
         gate.open()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(order.all == ["first", "last"])
         #expect(report["middle"]?.startedAt == nil)
         #expect(launcher.remove("middle") == .alreadyEnded)
@@ -245,7 +245,7 @@ import Testing
         try launcher.start()
         await launcher.event { if case .taskStarted("stuck", _, _) = $0 { true } else { false } }
         #expect(launcher.remove("stuck") == .abandoned)
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect("\(report["stuck"]!.outcome)" == "cancelled")
         #expect(report["next"]?.outcome.isSuccess == true)
         never.open()
@@ -293,7 +293,7 @@ import Testing
             }
         }
         keeper.open()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         var started: Set<String> = []
         var ends: [String: Int] = [:]
         for await event in launcher.events {
@@ -391,7 +391,7 @@ import Testing
         #expect(error.code == .notStarted)
         #expect(
             error.message
-                == "the wait for 'firstScreen' timed out after 2.0 seconds: launcher 'app' has not been started")
+                == "the wait for 'firstScreen' timed out after 2.00 s: launcher 'app' has not been started")
         #expect(
             try await launcher.ready("firstScreen", timeout: .zero)
                 == .failed(.notStarted("app", waitingFor: "firstScreen", after: .zero)),
@@ -436,7 +436,7 @@ import Testing
         launcher.cancel()
         try launcher.add(TestStartupTask("home") { ran.append("home") })
         try launcher.start()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.outcome == .cancelled)
         #expect(report["config"].map { "\($0.outcome)" } == "cancelled")
         #expect(report["home"].map { "\($0.outcome)" } == "cancelled")
@@ -477,7 +477,7 @@ import Testing
             let calls = cancelFirst ? [cancel(), start()] : [start(), cancel()]
             for call in calls { try await call.value }
             bothCalled.open()
-            let outcome = await launcher.report().outcome
+            let outcome = try await launcher.report().outcome
             #expect(outcome == .cancelled, "round \(round), cancel issued first: \(cancelFirst)")
         }
     }
@@ -495,7 +495,7 @@ import Testing
         try outer.add(TestStartupTask("home") { order.append("home") })
         try await outer.run()
         #expect(order.all == ["channel", "db", "cache", "home"])
-        #expect(await outer.report()["services"]?.outcome.isSuccess == true)
+        #expect(try await outer.report()["services"]?.outcome.isSuccess == true)
     }
 
     @Test func aNestedFailureNamesTheInnerTask() async throws {

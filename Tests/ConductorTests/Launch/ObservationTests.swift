@@ -104,7 +104,7 @@ import Testing
         #expect(await handle.finished())
         let heardAtCancel = heard.all.count
         hold.open()
-        _ = await run.report()
+        _ = try await run.report()
         #expect(heard.all.count == heardAtCancel)
     }
 

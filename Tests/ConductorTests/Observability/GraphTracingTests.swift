@@ -83,7 +83,7 @@ import Tracing
         let run = try graph.start(clock: clock, telemetry: Telemetry(tracer: tracer))
         await clock.sleepers(atLeast: 2)  // the body and the run's timeout
         clock.advance(by: .seconds(1))
-        let report = await run.report()
+        let report = try await run.report()
         guard case .failed = report.outcome else {
             Issue.record("expected the run to fail, got \(report.outcome)")
             return

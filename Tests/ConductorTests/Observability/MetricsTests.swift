@@ -25,7 +25,7 @@ import Testing
         let run = try graph.start(clock: clock, telemetry: Telemetry(metrics: metrics))
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
-        _ = await run.report()
+        _ = try await run.report()
 
         let graphKind = ("kind", "graph")
         #expect(

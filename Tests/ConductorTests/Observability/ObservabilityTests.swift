@@ -26,7 +26,7 @@ import Testing
         clock.advance(by: .seconds(1))
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
-        return await launcher.report().run
+        return try await launcher.report().run
     }
 
     @Test func chromeTraceIsValidJSONWithOneCompleteEventPerTask() async throws {
@@ -110,7 +110,7 @@ import Testing
         let run = try graph.start()
         let sink = GraphEventLogger(logger)
         for await event in run.events { sink.log(event) }
-        sink.log(await run.report())
+        sink.log(try await run.report())
         let messages = handler.lines.all.map(\.message)
         #expect(messages == ["task queued", "task started", "task succeeded", "run finished", "run report"])
         #expect(handler.lines.all[2].metadata["task"] == "a")

@@ -116,7 +116,7 @@ import Testing
         clock.advance(by: .seconds(1))
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
-        let written = await launcher.report()
+        let written = try await launcher.report()
         let read = try roundTrip(written)
         expectSame(read, written)
         #expect(TimelineRenderer().render(read) == TimelineRenderer().render(written))
@@ -131,7 +131,7 @@ import Testing
         try launcher.add(ClosureStartupTask("pool", run: {}, undo: { throw Offline() }))
         try await launcher.run()
         await launcher.shutdown()
-        let written = await launcher.report()
+        let written = try await launcher.report()
         let read = try roundTrip(written)
         expectSame(read, written)
         let saved = try #require(read.shutdown)
@@ -188,6 +188,57 @@ import Testing
         #expect(report.tasks.map(\.id) == ["channel", "config", "home"])
     }
 
+    /// A failed launch and its shutdown, written by format 1.1 before the errors kept their
+    /// underlying values (issue #34), committed as a file: a failed task, a skipped one, a
+    /// failed undo and a timed-out one read back with their names, codes, messages and times.
+    /// What a task or undo threw is a ``RecordedFailure`` now, and the run's error has no
+    /// ``GraphError/underlyingError``: a file keeps the message, not the value.
+    @Test func theCommittedFailedLaunchFixtureIsRead() throws {
+        let report = try JSONDecoder().decode(
+            LaunchReport.self, from: Data(contentsOf: Self.fixture("launch-report-failed-1.1.json")))
+        guard case .failed(let error) = report.outcome else {
+            Issue.record("expected a failed launch, got \(report.outcome)")
+            return
+        }
+        #expect(error.code == .taskFailed)
+        #expect(error.taskID == "config")
+        #expect(error.message == "required task 'config' failed: offline")
+        #expect(report.identity?.name == "coldStart")
+        #expect(report.tasks.map(\.id) == ["database", "cache", "config", "home"])
+        #expect(report.duration == .nanoseconds(1_939_014))
+        #expect(report.criticalPath == ["cache", "config"])
+        guard case .failed(let failure as RecordedFailure) = report["config"]?.outcome else {
+            Issue.record("expected a recorded failure for config")
+            return
+        }
+        #expect(failure.typeName == "ConductorTests.ZZFixtureGen.ConfigError")
+        #expect(failure.code == nil)
+        #expect(failure.message == "offline")
+        #expect(report["home"]?.outcome.kind == .cancelled)
+        #expect(report["home"]?.dependencies == ["config"])
+
+        let shutdown = try #require(report.shutdown)
+        #expect(shutdown.startedAt == .nanoseconds(3_645_965))
+        #expect(shutdown.endedAt == .nanoseconds(104_195_332))
+        #expect(shutdown.undos.map(\.task) == ["database", "cache"])
+        #expect(!shutdown.isSuccess)
+        guard case .failed(let undo as RecordedFailure) = shutdown["database"]?.outcome else {
+            Issue.record("expected a recorded failure for database's undo")
+            return
+        }
+        #expect(undo.message == "pool still busy")
+        #expect(undo.typeName == "ConductorTests.ZZFixtureGen.PoolError")
+        guard case .timedOut(let after) = shutdown["cache"]?.outcome else {
+            Issue.record("expected cache's undo to have timed out")
+            return
+        }
+        #expect(after == .milliseconds(100))
+        // Written again, it reads back the same.
+        let again = try roundTrip(report)
+        #expect(again.outcome == report.outcome)
+        #expect(again.shutdown?.undos.map(\.task) == ["database", "cache"])
+    }
+
     /// A launch's report names its launcher; a graph's run has no name; every run has an id of
     /// its own and its start by the wall clock; all of it survives a round trip.
     @Test func aReportSaysWhatRan() async throws {
@@ -195,7 +246,7 @@ import Testing
         let launcher = Launcher("coldStart")
         try launcher.add(ClosureStartupTask("config", run: {}))
         try await launcher.run()
-        let launch = await launcher.report().run
+        let launch = try await launcher.report().run
         var graph = TaskGraph()
         graph.add("a") { _ in }
         let first = try await graph.run()
@@ -238,13 +289,15 @@ import Testing
         #expect(RunIdentity.time("yesterday") == nil)
     }
 
-    /// A launcher cancelled before its launch started still says what it was.
+    /// A launcher cancelled before its launch started still says what it was. (A waiter
+    /// cancelled before the start no longer gets a made-up cancelled report: it stops waiting
+    /// with `CancellationError`; see `ReportWaitingTests`.)
     @Test func aLaunchCancelledBeforeItStartedIsNamed() async throws {
         let launcher = Launcher("coldStart")
-        let report = await Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return await launcher.report()
-        }.value
+        try launcher.add(ClosureStartupTask("config", run: {}))
+        launcher.cancel()
+        try launcher.start()
+        let report = try await launcher.report()
         #expect(report.outcome == .cancelled)
         #expect(report.identity?.name == "coldStart")
     }

@@ -60,7 +60,7 @@ import Testing
             }
         default: break
         }
-        let report = await run.report()
+        let report = try await run.report()
         ticker.cancel()
         _ = try? await ticker.value
         var ends: [String: Int] = [:]

@@ -29,7 +29,7 @@ import Testing
                     let cancels = Int.random(in: 0..<4, using: &generator) == 0
                     let extra = Int.random(in: 0...3, using: &generator)
                     group.addTask {
-                        for _ in 0..<(8 + extra) { _ = registry.countDown(name) }
+                        for _ in 0..<(8 + extra) { _ = registry.leave(name) }
                     }
                     if cancels { group.addTask { _ = registry.cancel(name) } }
                 }

@@ -67,7 +67,7 @@ import Testing
             watched.watch("storage", run.storage)
             watched.watch("storage", in: run.storage, label: "timer")
             try await run.reached("ready")
-            #expect(await run.report().outcome == .completed)
+            #expect(try await run.report().outcome == .completed)
             #expect(await observer.finished())
         }
         try await watched.expectReleased()
@@ -83,7 +83,7 @@ import Testing
             let run = try graph.start()
             _ = run.observe(on: .immediate) { _ in }
             watched.watch("storage", run.storage)
-            _ = await run.report()
+            _ = try await run.report()
         }
         try await watched.expectReleased()
     }
@@ -98,7 +98,7 @@ import Testing
             watched.watch("storage", run.storage)
             watched.watch("storage", in: run.storage, label: "timer")
             run.cancel()
-            _ = await run.report()
+            _ = try await run.report()
         }
         hold.open()
         try await watched.expectReleased()
@@ -115,7 +115,7 @@ import Testing
             let run = try schedule.start()
             let observer = run.observe(on: .immediate) { _ in }
             watched.watch("storage", run.storage)
-            #expect(await run.report().outcome == .completed)
+            #expect(try await run.report().outcome == .completed)
             #expect(await observer.finished())
         }
         try await watched.expectReleased()
@@ -182,7 +182,7 @@ import Testing
         let delivered = Latch()
         _ = try registry.create("page", count: 1, timeout: .seconds(60), on: .immediate) { _ in delivered.open() }
         watched.watch("harmonizer", registry.harmonizer(named: "page"))
-        #expect(registry.countDown("page"))
+        #expect(registry.leave("page"))
         // This thread's lookup cache moves on (see the next test).
         #expect(registry.count("another") == 0)
         await delivered.wait()
@@ -197,7 +197,7 @@ import Testing
             _ = try registry.create("page", count: 1, timeout: .seconds(60), on: .immediate) { _ in }
             watched.watch("registry", registry)
             watched.watch("registry", in: registry, label: "timer")
-            #expect(registry.countDown("page"))
+            #expect(registry.leave("page"))
             // Each thread remembers the last harmonizer it looked up, and with it the
             // registry's timer, until it looks up another name (HarmonizerLookupCache): with
             // no suspension in between, this lookup runs on the same thread and moves it on.

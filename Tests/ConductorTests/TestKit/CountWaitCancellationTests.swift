@@ -54,6 +54,6 @@ struct CountWaitCancellationTests {
         #expect(await endsWhenCancelled { _ = await recorder.finished() })
         #expect(!recorder.isFinished)
         release.open()
-        #expect(await run.report().outcome == .completed)
+        #expect(try await run.report().outcome == .completed)
     }
 }

@@ -137,7 +137,7 @@ import Testing
         simulation.traceTasks(of: launcher)
         try launcher.start()
         let readiness = try await launcher.ready("ready")
-        let launchReport = await launcher.report()
+        let launchReport = try await launcher.report()
 
         // The page.
         var configuration = GateConfiguration(
@@ -191,7 +191,7 @@ import Testing
         let run = try schedule.start(clock: clock)
         simulation.traceTasks(of: run)
         let firstScreen = (try? await run.reached("firstScreen")).map { "\($0)" } ?? "missed"
-        let pageReport = await run.report()
+        let pageReport = try await run.report()
         gate.shutdown()
         return [
             "launch \(launchReport.outcome)", "ready \(readiness.isReady)", "page \(pageReport.outcome)",

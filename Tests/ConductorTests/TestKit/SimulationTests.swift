@@ -33,7 +33,7 @@ import Testing
         }
         graph.add("render", dependsOn: ["profile", "feed", "ads"]) { _ in log.append("render") }
         let run = try graph.start(clock: simulation.clock)
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report.outcome == .completed)
         var events: [String] = []
         for await event in run.events { events.append("\(event)") }

@@ -59,7 +59,7 @@ struct TestKitTests {
         #expect(recorder.isFinished)
         #expect(all.contains { if case .taskSucceeded("after", _) = $0 { true } else { false } })
         #expect(await recorder.first { _ in false } == nil)  // ended: no match, no hang
-        #expect(await run.report().outcome == .completed)
+        #expect(try await run.report().outcome == .completed)
     }
 
     // MARK: - Equatable outcomes
@@ -171,7 +171,7 @@ struct TestKitTests {
         #expect(clock.sleeperCount(for: .unspecified) == 0)
         #expect(clock.sleeperPurposes.contains(.retryBackoff))
         clock.advance(by: .seconds(1))
-        #expect(await run.report().outcome == .completed)
+        #expect(try await run.report().outcome == .completed)
 
         // A sleep by the test itself has no purpose.
         let own = Task { try await clock.sleep(for: .seconds(5)) }

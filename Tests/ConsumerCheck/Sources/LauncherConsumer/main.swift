@@ -5,4 +5,4 @@ import ConductorLaunch
 let launcher = Launcher()
 try launcher.add(ClosureStartupTask("config", run: {}))
 try await launcher.run()
-print("launcher-only consumer: \(await launcher.report())")
+print("launcher-only consumer: \(try await launcher.report())")
