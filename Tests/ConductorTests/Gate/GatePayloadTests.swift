@@ -95,7 +95,7 @@ import Testing
             }
         }
         let transport = FailsOnce()
-        var configuration = GateConfiguration(initialBackoff: .zero, maxBackoff: .zero, jitterSeed: 1)
+        var configuration = GateConfiguration(retry: .automatic(.attempts(3, backoff: .zero, maxBackoff: .zero)), jitterSeed: 1)
         configuration.refreshWindow = nil
         let gate = try RequestGate<String>(
             transport: transport, credential: "t0", configuration: configuration,
@@ -199,7 +199,7 @@ import Testing
 
         let offline = MemoryTransport(validToken: "t0")
         offline.state.withLock { $0.failuresToThrow = 10 }
-        var configuration = GateConfiguration(maxAttempts: 1, jitterSeed: 1)
+        var configuration = GateConfiguration(retry: .automatic(.attempts(1)), jitterSeed: 1)
         configuration.refreshWindow = nil
         let gate = try RequestGate<String>(
             transport: offline, credential: "t0", configuration: configuration, cache: cache,

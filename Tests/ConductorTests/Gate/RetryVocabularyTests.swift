@@ -89,7 +89,7 @@ struct RetryVocabularyTests {
         clock.advance(by: .seconds(1))
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(3))
-        let report = await run.report()
+        let report = try await run.report()
         #expect(report["config"]?.attempts == 3)
         var taskDelays: [Duration] = []
         for await case .taskRetried(_, _, _, let delay, _) in run.events { taskDelays.append(delay) }
@@ -199,7 +199,7 @@ struct RetryVocabularyTests {
         #expect(error?.status == 429)
         #expect(
             error?.message
-                == "GET /feed: gave up after 1 attempt(s); last: Retry-After 3.0 seconds exceeds the cap of 2.0 seconds"
+                == "GET /feed: gave up after 1 attempt(s); last: Retry-After 3.00 s exceeds the cap of 2.00 s"
         )
         #expect(transport.sends.count == 1)
     }

@@ -40,7 +40,7 @@ import Testing
         await dRan.wait()
         #expect(!order.all.contains("c"), "c follows a, which is still running")
         holdA.open()
-        let report = await launcher.report()
+        let report = try await launcher.report()
         #expect(report.run.outcome == .completed)
         let all = order.all
         #expect(all.firstIndex(of: "b")! < all.firstIndex(of: "d")!)
@@ -72,8 +72,8 @@ import Testing
         try launcher.start()
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(2))
-        let report = await launcher.report().run
-        #expect(report["config"].map { "\($0.outcome)" } == "timed out after 2.0 seconds")
+        let report = try await launcher.report().run
+        #expect(report["config"].map { "\($0.outcome)" } == "timed out after 2.00 s")
         guard case .failed(let error) = report.outcome else {
             Issue.record("expected the required task's timeout to fail the launch, got \(report.outcome)")
             return
@@ -104,7 +104,7 @@ import Testing
         try launcher.add(
             ClosureStartupTask("c", dependsOn: ["a"], options: TaskOptions(failure: .optional)) { ran.append("c") })
         try await launcher.run()
-        let report = await launcher.report().run
+        let report = try await launcher.report().run
         #expect(ran.all == ["b"])
         #expect(report["b"]?.outcome.isSuccess == true)
         #expect(report["c"].map { "\($0.outcome)" }?.hasPrefix("skipped") == true)
@@ -118,7 +118,7 @@ import Testing
         let outer = Launcher("outer")
         try outer.add(inner)
         try await outer.run()
-        let report = await outer.report().run
+        let report = try await outer.report().run
         #expect(report.outcome == .completed)
         #expect(report["inner"]?.outcome.isSuccess == false)
     }
@@ -129,7 +129,7 @@ import Testing
             try launcher.add(ClosureStartupTask("config", options: TaskOptions(timeout: .seconds(-1))) {})
         }
         #expect(error.code == .negativeDuration)
-        #expect(error.message == "task 'config' has a negative timeout (-1.0 seconds)")
+        #expect(error.message == "task 'config' has a negative timeout (-1.00 s)")
         #expect(error.taskName == "config")
         try launcher.add(ClosureStartupTask("config", options: TaskOptions(timeout: .zero)) {})
     }
@@ -158,6 +158,6 @@ import Testing
         let missing = try await #require(throws: GraphError.self) { try await run.reached("home") }
         #expect(missing.code == .unknownMilestone)
         #expect(missing.message == "no milestone named 'home'")
-        _ = await run.report()
+        _ = try await run.report()
     }
 }
