@@ -292,7 +292,8 @@ struct GateRequestAttempts {
             guard retryAfter <= maximum else {
                 storage.releaseSlot(slot)
                 throw GateError.retriesExhausted(
-                    name, attempts: sent, last: "Retry-After \(retryAfter.shortDescription) exceeds the cap of \(maximum.shortDescription)",
+                    name, attempts: sent,
+                    last: "Retry-After \(retryAfter.shortDescription) exceeds the cap of \(maximum.shortDescription)",
                     status: status, lastError: lastTransportError)
             }
             honoured = retryAfter

@@ -55,7 +55,10 @@ struct AppLaunch {
                 state.withLock { $0.token = token }
             })
         try launcher.add(
-            Startup("loadConfig", dependsOn: ["signIn"], options: TaskOptions(retry: .attempts(2, backoff: .milliseconds(50)))) {
+            Startup(
+                "loadConfig", dependsOn: ["signIn"],
+                options: TaskOptions(retry: .attempts(2, backoff: .milliseconds(50)))
+            ) {
                 let (authority, token) = state.withLock { ($0.authority, $0.token) }
                 let config = try await fetchOrRecall(
                     "loadConfig", .get, "/config", authority: authority, token: token, notes: notes,

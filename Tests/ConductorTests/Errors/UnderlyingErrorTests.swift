@@ -29,7 +29,9 @@ import Testing
 
     @Test func aSkippedOrTimedOutTaskHasNoUnderlyingError() async throws {
         var graph = TaskGraph()
-        graph.add("slow", options: TaskOptions(timeout: .milliseconds(1))) { _ in try await Task.sleep(for: .seconds(3600)) }
+        graph.add("slow", options: TaskOptions(timeout: .milliseconds(1))) { _ in
+            try await Task.sleep(for: .seconds(3600))
+        }
         let timedOut = try await graph.run()
         guard case .failed(let error) = timedOut.outcome else {
             Issue.record("expected a failed run, got \(timedOut.outcome)")

@@ -95,7 +95,8 @@ import Testing
             }
         }
         let transport = FailsOnce()
-        var configuration = GateConfiguration(retry: .automatic(.attempts(3, backoff: .zero, maxBackoff: .zero)), jitterSeed: 1)
+        var configuration = GateConfiguration(
+            retry: .automatic(.attempts(3, backoff: .zero, maxBackoff: .zero)), jitterSeed: 1)
         configuration.refreshWindow = nil
         let gate = try RequestGate<String>(
             transport: transport, credential: "t0", configuration: configuration,
