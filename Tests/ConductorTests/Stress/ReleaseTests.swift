@@ -73,6 +73,30 @@ import Testing
         try await watched.expectReleased()
     }
 
+    /// Bodies that used their run through their context (added a task, awaited a milestone,
+    /// removed a task) hold it only while they run: the run is released after its report.
+    @Test func aRunWhoseBodiesUsedTheirContextsRunIsReleased() async throws {
+        let watched = Watched()
+        do {
+            var graph = TaskGraph()
+            graph.add("first") { context in
+                try context.run.add("added", dependsOn: ["first"]) { context in
+                    try context.run.remove("removed")
+                }
+                try context.run.add("removed", dependsOn: ["added"]) { _ in }
+            }
+            graph.addMilestone("ready", after: ["first"])
+            graph.add("waiter") { context in try await context.run.reached("ready") }
+            let run = try graph.start()
+            watched.watch("run", run)
+            watched.watch("storage", run.storage)
+            let report = try await run.report()
+            #expect(report.outcome == .completed)
+            #expect(report.tasks.map(\.id).sorted() == ["added", "first", "removed", "waiter"])
+        }
+        try await watched.expectReleased()
+    }
+
     /// The handle of an observer is dropped before the run starts: its delivery task still
     /// ends with the run.
     @Test func aRunWhoseObserverHandleWasDroppedBeforeItStartedIsReleased() async throws {
