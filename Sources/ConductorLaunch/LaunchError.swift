@@ -70,7 +70,7 @@ public struct LaunchError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The task the error is about, if any.
     public let taskName: String?
     /// The error behind this one, as it was thrown, so a caller — or a `ServiceGroup`'s caller,
-    /// which gets this error from ``LauncherService`` — can match it rather than read the message:
+    /// which gets this error from `LauncherService` — can match it rather than read the message:
     ///
     /// - ``Code/taskFailed``: what the required task's ``StartupTask/run()`` threw; `nil` when
     ///   the task timed out, was skipped or ended cancelled.
