@@ -61,7 +61,7 @@ public struct RequestRetryPolicy: Hashable, Sendable, CustomStringConvertible {
         /// Honoured up to two minutes.
         public static let `default` = RetryAfter.honoured(upTo: .seconds(120))
 
-        public var description: String { maximum.map { "honoured up to \($0)" } ?? "ignored" }
+        public var description: String { maximum.map { "honoured up to \($0.shortDescription)" } ?? "ignored" }
     }
 
     private let condition: Condition

@@ -42,6 +42,7 @@ import Testing
         #expect(
             "\(GateEvent.refreshWindowExceeded(refreshes: 5, period: .seconds(30)))"
                 == "refresh refused: 5 within 30.00 s")
+        #expect("\(RequestRetryPolicy.RetryAfter.honoured(upTo: .seconds(120)))" == "honoured up to 120.00 s")
         let clock = ManualClock()
         #expect("\(clock.now.advanced(by: at))" == "493.4 ms")
     }
