@@ -17,7 +17,9 @@ struct GraphNodeTable {
     }
 
     struct Flags: OptionSet {
-        let rawValue: UInt8
+        // Sixteen bits: the node keeps its 48-byte stride (four Int32, three Int64, the phase,
+        // the rank and these two bytes), checked by a test.
+        let rawValue: UInt16
         static let isTask = Flags(rawValue: 1 << 0)
         /// A task that appears in events and reports (not a marker, not hidden).
         static let isReported = Flags(rawValue: 1 << 1)
@@ -32,6 +34,10 @@ struct GraphNodeTable {
         /// Removed while its body ran on a worker: that body ends as it will, and no attempt
         /// follows it.
         static let removedWhileRunning = Flags(rawValue: 1 << 7)
+        /// Its spec names limits: it must hold a place in each before it is ready.
+        static let needsAdmission = Flags(rawValue: 1 << 8)
+        /// Someone outside the run waits for its value: its end wakes them.
+        static let isAwaited = Flags(rawValue: 1 << 9)
     }
 
     /// The changing state of one node: plain integers. Read from the definition once, so the
