@@ -63,13 +63,15 @@
 #endif
 #define N 3
 #define NONE 255
+#define BIT(n) (1 << (n))
 
-/* GraphStateMachine.Phase */
+/* GraphStateMachine.Phase (admitting lies between waiting and ready, as in GraphNodeTable) */
 #define WAITING 0
-#define READY 1
-#define RUNNING 2
+#define ADMITTING 1
+#define READY 2
+#define RUNNING 3
 /* an ended node's phase: how it ended (GraphNodeTable.Phase keeps a node's end there alone) */
-#define ENDED_AS(outcome) (3 + outcome)
+#define ENDED_AS(outcome) (4 + outcome)
 #define HAS_ENDED(n) (phase[n] > RUNNING)
 
 /* TaskOutcome */
@@ -99,11 +101,58 @@ bool finished = false;
 bool cancelledAll = false;
 /* GraphWorkers.running */
 byte running = 0;
+/* a removal cancelled the worker task that runs the node's body (design §5: that worker's task
+ * stays cancelled, so the worker retires after the body; here the worker goes on, which is
+ * what the fresh worker the driver starts in its place does) */
+bool cancelledBody[N];
 
 /* the AttemptInTask of each node: whether the worker claimed it, its result, its number */
 bool attClaimed[N];
 byte attResult[N];
 byte attGen[N];
+
+#ifdef PAUSE
+/* GraphPause.isPaused: set by pause(), cleared by resume() or a stop */
+bool paused = false;
+#else
+#define paused false
+#endif
+
+#ifdef LIMIT
+/* One TaskLimit of capacity CAP, named by A and C, and used by another run (OTHER). */
+#define CAP 1
+#define OTHER N
+#define QMAX 5
+bool limited[N + 1];
+/* TaskLimitStateMachine: places in use and the queue of requests (by requester; FIFO, as
+ * requests of one priority are) */
+byte inUse = 0;
+byte queue[QMAX];
+byte qLen = 0;
+/* GraphAdmissions: the node holds its place (from admit to its end); its place waits for
+ * its abandoned body (`lingering`); pause withdrew its request or its place (`withdrawn`) */
+bool holds[N];
+bool lingering[N];
+bool withdrawn[N];
+/* AttemptInTask.bodyReturned, negated: a body in a task of its own has begun or may begin
+ * and has not returned */
+bool bodyOut[N];
+/* the other run's admit: the grant reached it */
+bool otherGranted = false;
+/* Attempt processes alive (the end waits for them: an abandoned body may hold a place) */
+byte bodies = 0;
+/* ghosts: bodies of limited tasks running now; grants made and not yet given back, by
+ * requester (never given back more often than granted: never below 0) */
+byte inside = 0;
+byte held[N + 1];
+/* what a transition leaves to do after the run's lock (GraphEffects.Lists: permitRequests,
+ * cancelTickets, permitReleases), one bit per node, and a grant in hand (`g`, NONE when
+ * none): every process that runs transitions has them, as the thread that ran a transition
+ * performs its effects */
+#define EFFECT_LOCALS byte req, canc, rel, e; byte g = NONE; bool back;
+#else
+#define EFFECT_LOCALS
+#endif
 
 /* ghost state, for the properties */
 byte endCount[N];
@@ -113,29 +162,223 @@ bool prevented[N];
 bool removedRunning[N];
 /* a body returned (succeeded) in the task's latest attempt */
 bool returnedOnWorker[N];
-/* processes (workers, remover, canceller) that have ended */
+/* processes (workers, remover, canceller, pauser, the other run) that have ended */
 byte exited = 0;
+#ifdef EXCLUSIVE
+/* -DEXCLUSIVE: the remover or the canceller acts, not both (chosen at the start) */
+byte actor = 0;
+#define REMOVER_ACTS (actor == 1)
+#define CANCELLER_ACTS (actor == 2)
+#else
+#define REMOVER_ACTS true
+#ifdef NO_CANCEL
+/* -DNO_CANCEL: nobody cancels the run (a configuration about removal, pause or timeouts) */
+#define CANCELLER_ACTS false
+#else
+#define CANCELLER_ACTS true
+#endif
+#endif
+
+#ifdef LIMIT
+/* The limit's lock: the queue's head gets a place if one is free; the grant is in flight (in
+ * `g`) until it reaches its run's admit. */
+inline limitGrant() {
+    if
+    :: inUse < CAP && qLen > 0 ->
+        g = queue[0];
+        queue[0] = queue[1];
+        queue[1] = queue[2];
+        queue[2] = queue[3];
+        queue[3] = queue[4];
+        queue[4] = 0;
+        qLen--;
+        inUse++;
+        held[g]++;
+        /* the other run's admit is not modelled: its grant reaches it at once, and its
+         * body is counted from there (a window no shorter than its body's) */
+        if
+        :: g == OTHER -> otherGranted = true; g = NONE; bodyBegins(OTHER)
+        :: else -> skip
+        fi
+    :: else -> g = NONE
+    fi
+}
+
+/* TaskLimit.acquire, under the limit's lock: queued behind any waiting request (no barging),
+ * granted at once if a place is free */
+inline requestPermit(who) {
+    assert(qLen < QMAX);
+    queue[qLen] = who;
+    qLen++;
+    limitGrant()
+}
+
+/* TaskLimit.cancel, under the limit's lock: removedFromQueue, or alreadyGranted — the limit
+ * does nothing then, and the grant in flight reaches admit, which gives it back. (A cancel
+ * may also overtake its request, performed by another thread: the request is then queued
+ * after it, granted in turn and given back by admit the same way.) */
+inline limitCancel(who) {
+    if
+    :: qLen > 0 && queue[0] == who ->
+        queue[0] = queue[1]; queue[1] = queue[2]; queue[2] = queue[3]; queue[3] = queue[4]; queue[4] = 0; qLen--
+    :: else ->
+        if
+        :: qLen > 1 && queue[1] == who ->
+            queue[1] = queue[2]; queue[2] = queue[3]; queue[3] = queue[4]; queue[4] = 0; qLen--
+        :: else ->
+            if
+            :: qLen > 2 && queue[2] == who -> queue[2] = queue[3]; queue[3] = queue[4]; queue[4] = 0; qLen--
+            :: qLen > 3 && queue[3] == who -> queue[3] = queue[4]; queue[4] = 0; qLen--
+            :: qLen > 4 && queue[4] == who -> queue[4] = 0; qLen--
+            :: else -> skip
+            fi
+        fi
+    fi
+}
+
+/* TaskLimit.release(1), under the limit's lock: the place goes back (property 7: once per
+ * grant) and to the queue's head if one waits */
+inline limitRelease(who) {
+    assert(inUse > 0);
+    inUse--;
+    assert(held[who] > 0);
+    held[who]--;
+    limitGrant()
+}
+
+/* GraphStateMachine.admit, under the run's lock: a node still admitting in a run that runs
+ * and is not paused holds the place and becomes ready; anything else gives the grant back */
+inline admit() {
+    if
+#ifdef BUG_ADMIT_AFTER_END
+    :: isRunning && !paused && !holds[g] ->
+#else
+    :: phase[g] == ADMITTING && isRunning && !paused ->
+#endif
+        holds[g] = true;
+        phase[g] = READY;
+        g = NONE
+    :: else -> back = true
+    fi
+}
+
+/* The grant in hand, after the limit's lock: to the other run, or to this run's admit; a
+ * grant admit refuses goes back to the limit, which may hand it to the next in line. */
+inline deliver() {
+    do
+    :: g == NONE -> break
+    :: g != NONE ->
+        atomic { admit() };
+        if
+        :: back -> atomic { back = false; limitRelease(g) }
+        :: else -> skip
+        fi
+    od
+}
+
+/* The lowest node whose bit is set in `mask`, in `e` (limited nodes are 0 and 2). */
+inline lowest(mask) {
+    if
+    :: mask & BIT(0) -> e = 0
+    :: else -> if :: mask & BIT(1) -> e = 1 :: else -> e = 2 fi
+    fi
+}
+
+/* GraphRunStorage.perform: the effects of the transitions just run, in order (cancels,
+ * releases, requests), one limit step each */
+inline performEffects() {
+    do
+    :: atomic { canc != 0 -> lowest(canc); canc = canc & ~BIT(e); limitCancel(e); e = 0 }
+    :: atomic { canc == 0 && rel != 0 -> lowest(rel); rel = rel & ~BIT(e); limitRelease(e); e = 0 }; deliver()
+    :: atomic { canc == 0 && rel == 0 && req != 0 -> lowest(req); req = req & ~BIT(e); requestPermit(e); e = 0 }; deliver()
+    :: else -> break
+    od
+}
+
+/* A body of a limited task begins (property 6) or returns. */
+inline bodyBegins(n) {
+    if
+    :: n == OTHER || limited[n] -> inside++; assert(inside <= CAP)
+    :: else -> skip
+    fi
+}
+inline bodyEnds(n) {
+    if
+    :: n == OTHER || limited[n] -> inside--
+    :: else -> skip
+    fi
+}
+
+/* storage.bodyReturned: a body in a task of its own returned (or never began); a lingering
+ * place goes back now */
+inline bodyReturned(n) {
+    bodyOut[n] = false;
+    if
+    :: lingering[n] -> lingering[n] = false; rel = rel | BIT(n)
+    :: else -> skip
+    fi
+}
+#else
+#define bodyBegins(n) skip
+#define bodyEnds(n) skip
+#endif
+
+/* A node whose dependencies are met: ready, or admitting (requesting its place) if it names
+ * the limit; in a paused run its request waits for resume (it is withdrawn at once). */
+inline becomeReady(n) {
+#ifdef LIMIT
+    if
+    :: limited[n] && paused -> phase[n] = ADMITTING; withdrawn[n] = true
+    :: limited[n] && !paused -> phase[n] = ADMITTING; req = req | BIT(n)
+    :: else -> phase[n] = READY
+    fi
+#else
+    phase[n] = READY
+#endif
+}
 
 inline endQuietly(n, outcome) {
     assert(!HAS_ENDED(n));
     endCount[n]++;
     assert(endCount[n] == 1);
+#ifdef LIMIT
+    /* its request is cancelled; its place goes back, or waits for its abandoned body */
+    if
+    :: phase[n] == ADMITTING && !withdrawn[n] -> canc = canc | BIT(n)
+    :: else -> skip
+    fi;
+    withdrawn[n] = false;
+    if
+    :: holds[n] ->
+        holds[n] = false;
+        if
+#ifndef BUG_NO_LINGER
+        :: detachedSpec[n] && bodyOut[n] -> lingering[n] = true
+#endif
+        :: else -> rel = rel | BIT(n)
+        fi
+    :: else -> skip
+    fi;
+#endif
     phase[n] = ENDED_AS(outcome);
     ended++
 }
 
 /* GraphStateMachine.stop: pending tasks end cancelled, open attempts are settled as cancelled
- * (abandoned) in the same transition, the driver cancels its group. */
+ * (abandoned) in the same transition, the driver cancels its group, a pause is cleared. */
 inline stop() {
     if
     :: isRunning ->
         isRunning = false;
         stopped = true;
+#ifdef PAUSE
+        paused = false;
+#endif
         i = 0;
         do
         :: i < N ->
             if
-            :: phase[i] == WAITING || phase[i] == READY -> endQuietly(i, CANCELLED)
+            :: phase[i] == WAITING || phase[i] == ADMITTING || phase[i] == READY -> endQuietly(i, CANCELLED)
             :: else -> skip
             fi;
             if
@@ -174,7 +417,7 @@ inline end(n, outcome) {
                     endQuietly(s, SKIPPED);
                     cur = s;
                     out = SKIPPED
-                :: remaining[s] == 0 && isRunning && !blocked[s] -> phase[s] = READY; break
+                :: remaining[s] == 0 && isRunning && !blocked[s] -> becomeReady(s); break
                 :: else -> break
                 fi
             :: else -> break
@@ -199,16 +442,24 @@ inline finishIfDone() {
 /* Attempt `gen` of `n`'s body, in a task of its own once the worker claimed the attempt. The
  * task first asks whether the attempt is still open (attemptIsOpen), and begins the body only
  * then; the body settles the attempt once it returns, unless the timer or abandonment did
- * first. A settlement for an attempt already replaced (attGen moved on) goes nowhere. */
+ * first. A settlement for an attempt already replaced (attGen moved on) goes nowhere. With
+ * LIMIT, the body's return (or the task's end without one) is storage.bodyReturned, which
+ * gives back a place that waited for it. */
 proctype Attempt(byte n; byte gen) {
     bool open;
+    EFFECT_LOCALS
     atomic {
         open = attGen[n] == gen && attResult[n] == UNSET;
         if
         /* (2) and (4): a body begins only in an open attempt, never after a stop or a removal
          * that prevented it */
-        :: open -> assert(!stopped && !prevented[n])
-        :: else -> skip
+        :: open -> assert(!stopped && !prevented[n]); bodyBegins(n)
+        :: else ->
+#ifdef LIMIT
+            bodyReturned(n)
+#else
+            skip
+#endif
         fi
     };
     if
@@ -222,10 +473,22 @@ proctype Attempt(byte n; byte gen) {
                 :: cancelledAll -> attResult[n] = CANCELLED
                 fi
             :: else -> skip
-            fi
+            fi;
+            bodyEnds(n);
+#ifdef LIMIT
+            bodyReturned(n)
+#else
+            skip
+#endif
         }
     :: else -> skip
-    fi
+    fi;
+#ifdef LIMIT
+    performEffects();
+    bodies--
+#else
+    skip
+#endif
 }
 
 /* The run's DeadlineTimer for attempt `gen` of `n`: it settles the attempt as timed out
@@ -239,22 +502,43 @@ proctype Timer(byte n; byte gen) {
     }
 }
 
+#ifdef BUG_TAKE_WHILE_PAUSED
+#define TAKE_MAY_START isRunning
+#else
+#define TAKE_MAY_START (isRunning && !paused)
+#endif
+#ifdef BUG_RETRY_WHILE_PAUSED
+#define RETRY_WAITS_FOR_RESUME false
+#else
+#define RETRY_WAITS_FOR_RESUME paused
+#endif
+
 proctype Worker() {
     byte n, att, outcome, cur, out, s, i;
-    bool ok;
+    bool ok, waitForResume;
+    EFFECT_LOCALS
 take:
-    /* takeNext (in complete, or the driver's nextForDriver), under the run's lock */
+    /* takeNext (in complete, or the driver's nextForDriver), under the run's lock; a paused
+     * run hands nothing out (GraphWorkers.startLimit is 0) */
     atomic {
         if
         :: finished -> goto done
-        :: isRunning && phase[0] == READY -> n = 0
-        :: isRunning && phase[1] == READY -> n = 1
-        :: isRunning && phase[2] == READY -> n = 2
+        :: TAKE_MAY_START && phase[0] == READY -> n = 0
+        :: TAKE_MAY_START && phase[1] == READY -> n = 1
+        :: TAKE_MAY_START && phase[2] == READY -> n = 2
         fi;
-        /* (2) the start is won under the lock, only while running */
-        assert(!stopped);
+        /* (2) the start is won under the lock, only while running; (8) and not paused */
+        assert(!stopped && !paused);
+#ifdef LIMIT
+        /* a task naming the limit starts only holding its place */
+        assert(!limited[n] || holds[n]);
+#endif
         phase[n] = RUNNING;
         running++;
+        if
+        :: !detachedSpec[n] -> bodyBegins(n)
+        :: else -> skip
+        fi;
         if
         :: detachedSpec[n] ->
             registered[n] = true;
@@ -271,7 +555,15 @@ attempt:
         /* runAttemptBody: claimAttempt, unless the attempt settled (abandoned) first */
         atomic {
             if
-            :: registered[n] && attResult[n] == UNSET && !attClaimed[n] -> attClaimed[n] = true; ok = true
+            :: registered[n] && attResult[n] == UNSET && !attClaimed[n] ->
+                attClaimed[n] = true;
+                ok = true;
+#ifdef LIMIT
+                bodyOut[n] = true;
+                bodies++
+#else
+                skip
+#endif
             :: else -> ok = false
             fi
         };
@@ -289,13 +581,14 @@ attempt:
             outcome = attResult[n]
         }
     :: else ->
-        /* The body, on this worker: one step, since nothing it does touches the run. */
+        /* The body, on this worker: one step, since nothing it does touches the run. A
+         * removal (cancelledBody) or a stop (cancelledAll) cancels the worker's task. */
         atomic {
             assert(!prevented[n]);
             if
             :: outcome = SUCCEEDED
             :: outcome = FAILED
-            :: cancelledAll -> outcome = CANCELLED
+            :: cancelledAll || cancelledBody[n] -> outcome = CANCELLED
             fi;
             /* a failure while cancelled is reported cancelled (outcome(of:)) */
             if
@@ -303,7 +596,9 @@ attempt:
             :: else -> skip
             fi;
             /* (3) is about bodies that returned: a throw is not one */
-            returnedOnWorker[n] = outcome == SUCCEEDED
+            returnedOnWorker[n] = outcome == SUCCEEDED;
+            /* counted (6) from its take or its retry's start, the step before it */
+            bodyEnds(n)
         }
     fi;
     /* execute: retry a failure or a timeout while attempts remain and nothing cancelled */
@@ -324,6 +619,9 @@ attempt:
             :: else -> ok = false
             fi
         };
+#ifdef LIMIT
+        performEffects();
+#endif
         if
         :: !ok -> outcome = CANCELLED; goto complete
         :: else -> skip
@@ -334,13 +632,31 @@ attempt:
         :: skip
         fi;
         att++;
+#ifdef LIMIT
+#ifndef BUG_RETRY_NO_WAIT
+        /* storage.awaitBodyReturned: a retry of a limited task waits for its abandoned body,
+         * so two bodies of one task never share one place */
+        if
+        :: limited[n] && detachedSpec[n] -> (!bodyOut[n])
+        :: else -> skip
+        fi;
+#endif
+#endif
+retryStarting:
         atomic {
-            /* retryStarting: the one place a retry wins the right to start */
+            /* retryStarting: the one place a retry wins the right to start; in a paused run
+             * the attempt loop waits for resume (awaitResume) and asks again */
             if
-            :: isRunning && phase[n] == RUNNING ->
-                assert(!stopped && !prevented[n] && !removedRunning[n]);
+            :: isRunning && phase[n] == RUNNING && RETRY_WAITS_FOR_RESUME -> ok = false; waitForResume = true
+            :: isRunning && phase[n] == RUNNING && !RETRY_WAITS_FOR_RESUME ->
+                /* (2), (4), and (8): no attempt begins in a paused run */
+                assert(!stopped && !prevented[n] && !removedRunning[n] && !paused);
                 backingOff[n] = false;
                 ok = true;
+                if
+                :: !detachedSpec[n] -> bodyBegins(n)
+                :: else -> skip
+                fi;
                 if
                 :: detachedSpec[n] ->
                     registered[n] = true;
@@ -353,6 +669,10 @@ attempt:
             fi
         };
         if
+        :: waitForResume -> atomic { !paused; waitForResume = false }; goto retryStarting
+        :: else -> skip
+        fi;
+        if
         :: ok -> goto attempt
         :: else -> outcome = CANCELLED
         fi
@@ -360,19 +680,28 @@ attempt:
     fi;
 complete:
     atomic {
-        /* complete: ends the node unless a removal during the backoff already has, and
-         * gives the slot back unless that removal did */
+        /* complete: ends the node unless a removal during the backoff already has (a node
+         * removed while its body ran ends cancelled, whatever the body returned), and gives
+         * the slot back unless that removal did */
         registered[n] = false;
         if
         :: HAS_ENDED(n) && backingOff[n] -> skip
         :: else -> assert(running > 0); running--
         fi;
         if
+#ifdef BUG_REMOVED_KEEPS_OUTCOME
         :: !HAS_ENDED(n) -> end(n, outcome)
+#else
+        :: !HAS_ENDED(n) && removedRunning[n] -> end(n, CANCELLED)
+        :: !HAS_ENDED(n) && !removedRunning[n] -> end(n, outcome)
+#endif
         :: else -> skip
         fi;
         finishIfDone()
     };
+#ifdef LIMIT
+    performEffects();
+#endif
     atomic {
         n = 0;
         att = 0;
@@ -386,6 +715,14 @@ done:
 
 proctype Remover() {
     byte r, cur, out, s, i;
+    EFFECT_LOCALS
+#ifdef EXCLUSIVE
+    actor != 0;
+#endif
+    if
+    :: !REMOVER_ACTS -> goto removed
+    :: else -> skip
+    fi;
 #ifdef REMOVE
     r = REMOVE;
 #else
@@ -416,21 +753,30 @@ proctype Remover() {
             running--;
             end(r, CANCELLED);
             prevented[r] = true
-        /* stillRunning: the body ends as it will; no attempt follows it */
-        :: phase[r] == RUNNING && !registered[r] && !backingOff[r] -> removedRunning[r] = true
-        :: phase[r] == WAITING || phase[r] == READY ->
+        /* stillRunning: the body's worker task is cancelled (cancelWorker), and the task ends
+         * cancelled when the body ends; no attempt follows it */
+        :: phase[r] == RUNNING && !registered[r] && !backingOff[r] ->
+            removedRunning[r] = true;
+            cancelledBody[r] = true
+        /* prevented (an admitting task's request is cancelled, a place it holds goes back) */
+        :: phase[r] == WAITING || phase[r] == ADMITTING || phase[r] == READY ->
             end(r, CANCELLED);
             prevented[r] = true
         fi;
         finishIfDone()
     };
+#ifdef LIMIT
+    performEffects();
+#endif
+removed:
     exited++
 }
 
 proctype Canceller() {
     byte i;
+    EFFECT_LOCALS
     if
-    :: atomic {
+    :: CANCELLER_ACTS -> atomic {
            stop();
            if
            :: ended == N -> finished = true
@@ -438,12 +784,108 @@ proctype Canceller() {
            fi;
            i = 0
        };
+#ifdef LIMIT
+        performEffects();
+#endif
         /* storage.cancel(): the driver's task is cancelled, and with it every worker */
         cancelledAll = true
     :: skip
     fi;
     exited++
 }
+
+#ifdef PAUSE
+/* pause(), then resume(); a stop in between clears the pause, and resume does nothing. With
+ * LIMIT, pause withdraws the run's requests and gives back the places of tasks not yet
+ * started (they wait admitting again); resume requests them again. */
+proctype Pauser() {
+    byte i;
+    EFFECT_LOCALS
+    atomic {
+        if
+        :: isRunning && !finished && !paused ->
+            paused = true;
+#ifdef LIMIT
+            i = 0;
+            do
+            :: i < N ->
+                if
+                :: phase[i] == ADMITTING && !withdrawn[i] -> withdrawn[i] = true; canc = canc | BIT(i)
+#ifndef BUG_PAUSE_KEEPS_PLACES
+                :: phase[i] == READY && holds[i] ->
+                    holds[i] = false;
+                    phase[i] = ADMITTING;
+                    withdrawn[i] = true;
+                    rel = rel | BIT(i)
+#endif
+                :: else -> skip
+                fi;
+                i++
+            :: else -> i = 0; break
+            od
+#else
+            skip
+#endif
+        :: else -> skip
+        fi
+    };
+#ifdef LIMIT
+    performEffects();
+#endif
+    atomic {
+        if
+        :: paused ->
+            paused = false;
+#ifdef LIMIT
+            i = 0;
+            do
+            :: i < N ->
+                if
+#ifndef BUG_RESUME_FORGETS
+                :: withdrawn[i] -> withdrawn[i] = false; req = req | BIT(i)
+#endif
+                :: else -> skip
+                fi;
+                i++
+            :: else -> i = 0; break
+            od
+#else
+            skip
+#endif
+        :: else -> skip
+        fi
+    };
+#ifdef LIMIT
+    performEffects();
+#endif
+    exited++
+}
+#endif
+
+#ifdef LIMIT
+/* Another run with one task naming the limit: it requests a place, runs its body holding it
+ * and gives it back. */
+proctype OtherRun() {
+    EFFECT_LOCALS
+#ifndef OTHER_FIRST
+    atomic { requestPermit(OTHER) };
+    deliver();
+#endif
+    /* its body returns, and its place goes back */
+    atomic { otherGranted -> otherGranted = false; bodyEnds(OTHER); limitRelease(OTHER) };
+    deliver();
+    exited++
+}
+#define OTHERS 1
+#else
+#define OTHERS 0
+#endif
+
+#ifdef PAUSE
+#define PAUSERS 1
+#else
+#define PAUSERS 0
+#endif
 
 /* The driver: after a stop, cancels its task group (driverMustCancelAll). */
 proctype Driver() {
@@ -455,6 +897,7 @@ endWaitingForAStop:
 
 init {
     byte w;
+    EFFECT_LOCALS
     maxAttempts[0] = 2;
     maxAttempts[1] = 1;
     maxAttempts[2] = 1;
@@ -468,12 +911,39 @@ init {
 #ifdef DETACHED_C
     detachedSpec[2] = true;
 #endif
+#ifdef LIMIT
+    limited[0] = true;
+    limited[2] = true;
+#endif
     remaining[1] = 1;
+#ifdef EXCLUSIVE
+    if
+    :: actor = 1
+    :: actor = 2
+    fi;
+#endif
     atomic {
-        /* insert: roots are ready */
-        phase[0] = READY;
+        /* insert: roots are ready (or admitting) */
+        becomeReady(0);
         phase[1] = WAITING;
-        phase[2] = READY;
+        becomeReady(2);
+#ifdef LIMIT
+#ifdef OTHER_FIRST
+        /* -DOTHER_FIRST: the other run holds the place when this run starts */
+        requestPermit(OTHER);
+#endif
+        run OtherRun()
+#else
+        skip
+#endif
+    };
+#ifdef LIMIT
+    /* GraphRunStorage.init applies the insert's effects (the roots' requests, and the admits
+     * of what they are granted) before start() starts the driver and returns the run: only
+     * the other run goes on meanwhile */
+    performEffects();
+#endif
+    atomic {
         w = 0;
         do
         :: w < WORKERS -> run Worker(); w++
@@ -481,21 +951,40 @@ init {
         od;
         run Remover();
         run Canceller();
+#ifdef PAUSE
+        run Pauser();
+#endif
         run Driver()
     };
-    /* The workers, the remover and the canceller have ended (the driver waits for a stop that
-     * may never come; a timer or an abandoned body may still run). */
-    (exited == WORKERS + 2);
+    /* The workers, the remover, the canceller (and the pauser, the other run, every body in a
+     * task of its own with LIMIT) have ended (the driver waits for a stop that may never
+     * come; a timer or, without LIMIT, an abandoned body may still run). */
+    (exited == WORKERS + 2 + PAUSERS + OTHERS);
+#ifdef LIMIT
+    (bodies == 0);
+#endif
     assert(finished);
     /* (1) */
     assert(endCount[0] == 1 && endCount[1] == 1 && endCount[2] == 1);
     /* (5) every slot taken was given back exactly once */
     assert(running == 0);
-    /* (3) a body that returned on a worker in the task's last attempt is reported succeeded */
+#ifdef PAUSE
+    assert(!paused);
+#endif
+#ifdef LIMIT
+    /* (7) every grant was given back exactly once, nothing waits in the limit */
+    assert(inUse == 0 && qLen == 0 && inside == 0);
+#endif
     w = 0;
     do
     :: w < N ->
-        assert(!returnedOnWorker[w] || phase[w] == ENDED_AS(SUCCEEDED));
+        /* (3) a body that returned in the task's last attempt is reported succeeded, unless a
+         * removal cancelled it while it ran: that task ends cancelled */
+        assert(!returnedOnWorker[w] || removedRunning[w] || phase[w] == ENDED_AS(SUCCEEDED));
+        assert(!removedRunning[w] || phase[w] == ENDED_AS(CANCELLED));
+#ifdef LIMIT
+        assert(held[w] == 0 && !holds[w] && !lingering[w]);
+#endif
         w++
     :: else -> break
     od
