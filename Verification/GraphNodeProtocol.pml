@@ -349,11 +349,19 @@ inline endQuietly(n, outcome) {
     fi;
     withdrawn[n] = false;
     if
+#ifdef BUG_END_KEEPS_PLACE
+    :: holds[n] && phase[n] == RUNNING ->
+#else
     :: holds[n] ->
+#endif
         holds[n] = false;
         if
+#ifdef BUG_LINGER_RELEASES_TWICE
+        :: detachedSpec[n] && bodyOut[n] -> lingering[n] = true; rel = rel | BIT(n)
+#else
 #ifndef BUG_NO_LINGER
         :: detachedSpec[n] && bodyOut[n] -> lingering[n] = true
+#endif
 #endif
         :: else -> rel = rel | BIT(n)
         fi
@@ -811,13 +819,11 @@ proctype Pauser() {
             :: i < N ->
                 if
                 :: phase[i] == ADMITTING && !withdrawn[i] -> withdrawn[i] = true; canc = canc | BIT(i)
-#ifndef BUG_PAUSE_KEEPS_PLACES
                 :: phase[i] == READY && holds[i] ->
                     holds[i] = false;
                     phase[i] = ADMITTING;
                     withdrawn[i] = true;
                     rel = rel | BIT(i)
-#endif
                 :: else -> skip
                 fi;
                 i++
