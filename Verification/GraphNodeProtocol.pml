@@ -10,7 +10,7 @@
  *   between them. The inlines carry the Swift functions' names: takeNext, complete, end,
  *   endQuietly, release (GraphTopology.releaseSuccessors), stop, remove, attemptFailed,
  *   retryStarting, finishIfDone.
- * - A node's phase is GraphNodeTable.Phase: waiting, ready, running, or how it ended (a
+ * - A node's phase is GraphNodeTable.Phase: waiting, admitting, ready, running, or how it ended (a
  *   node's end is kept there alone, as in the Swift code: ENDED_AS(outcome)).
  * - `running` is GraphWorkers.running, the slots taken: a task takes one when it is handed
  *   to a worker, and gives it back when its worker records its end (complete) — or at once
@@ -32,6 +32,26 @@
  *   (`cancelledAll`). A worker's wait for an attempt in a task of its own is not cancellable:
  *   the stop settles every open attempt in the same transition, which the model checks by
  *   letting that wait block until the attempt has settled.
+ * - Removing a task whose body runs on a worker (`stillRunning`) cancels that worker's task
+ *   (cancelledBody: the body may then end cancelled), and `complete` ends the task cancelled
+ *   whatever its body returned.
+ * - With -DLIMIT, one TaskLimit of capacity 1 is named by A and C, and another run
+ *   (OtherRun) takes a place and gives it back. Its lock and the run's are never held
+ *   together: requestPermit, limitGrant, limitCancel and limitRelease are atomic blocks of
+ *   their own (the limit's lock), `admit` one under the run's lock, and the grant between
+ *   them is in flight (`g`), carried by the thread that released or requested. A node whose
+ *   dependencies are met is ADMITTING and requests its place; admit makes it READY holding
+ *   its place only if it is still admitting and the run runs and is not paused, and gives the
+ *   grant back otherwise. Removal and stop cancel an admitting node's request
+ *   (removedFromQueue, or nothing when the grant is in flight or the request has not
+ *   arrived yet: admit then gives that grant back). A task gives its place back when it ends
+ *   — or, if its body in a task of its own was abandoned and has not returned, when that
+ *   body returns (`lingering`, storage.bodyReturned); a retry of such a task waits for that
+ *   body first. Each thread performs the effects of its transitions after them, in order.
+ * - With -DPAUSE, a Pauser pauses (takeNext and retryStarting refuse; a retry waits for
+ *   resume) and later resumes; a stop clears the pause. With LIMIT too, pause withdraws the
+ *   run's requests and gives back the places of tasks not yet started (ADMITTING again), and
+ *   resume requests them again; a task that becomes ready while paused waits withdrawn.
  *
  * Left out:
  * - The hops: a helper's first task, a task of another priority than its worker's (run in a
@@ -41,21 +61,42 @@
  *   keeps more bodies from beginning after a stop, which (2) does not claim for bodies on
  *   workers (their start is won at the take).
  * - The driver's park and its spawning of workers (a fixed set of workers here), the
- *   concurrency limit, priorities, markers and milestones, a run's additions, and the
- *   one-pass release of a succeeded task's successors (GraphReleasePathTests checks that it
- *   records what the general path records).
+ *   concurrency limit, priorities, markers and milestones (joins and `value(of:)` are markers
+ *   and waiters), a run's additions, and the one-pass release of a succeeded task's
+ *   successors (GraphReleasePathTests checks that it records what the general path records).
+ * - Of limits: priorities across runs (one FIFO queue), a task naming several limits (one
+ *   here, so no order of acquisition and no partly held set), tickets (a request is known by
+ *   its node: admit counts any grant that finds its node admitting, and a stale one then
+ *   finds it ready and is given back), capacities above 1, and the other run's own protocol
+ *   (its grant reaches it at once; its body is counted from its grant to its release, a
+ *   window no shorter than the body's). A worker's body is one step: it is counted (6) from
+ *   its take (or its retry's start) to its return.
+ * - To keep the search small, -DNO_CANCEL leaves the canceller out and -DOTHER_FIRST has the
+ *   other run hold the place when this run starts (scripts/protocol-check says which
+ *   configuration uses them; the stop is checked with the limit in `-DLIMIT -DREMOVE=0`); a
+ *   pause happens once.
  *
  * The graph: A (2 attempts, optional; with -DDETACHED_A its body has a timeout) → B (requires
  * A's success, skipped otherwise) and C (required: its failure stops the run; with
  * -DDETACHED_C it has a timeout). A remover removes one task of its choice, a canceller may
- * cancel the run at any moment, and WORKERS workers (2 or 3) run the tasks.
+ * cancel the run at any moment, and WORKERS workers (2 or 3) run the tasks; with -DLIMIT,
+ * A and C name a limit of capacity 1 that another run uses too; with -DPAUSE, a pauser
+ * pauses the run once and resumes it.
  *
  * Checked: (1) every node ends exactly once and the run finishes (no invalid end state:
  * nothing waits forever); (2) no attempt wins its start after the run stopped, and no body in
  * a task of its own begins after it; (3) a body that returned (succeeded) in the task's last
- * attempt, on a worker or in a task of its own, is reported succeeded; (4) `remove` returning
- * `prevented` means no body of that task begins afterwards; (5) every slot a task took is
- * given back exactly once (by a removal during its backoff, or else by its worker).
+ * attempt, on a worker or in a task of its own, is reported succeeded unless a removal
+ * cancelled it while it ran (that task ends cancelled, whatever its body returned); (4)
+ * `remove` returning `prevented` means no body of that task begins afterwards; (5) every slot
+ * a task took is given back exactly once (by a removal during its backoff, or else by its
+ * worker). With -DLIMIT: (6) whenever a body of a task naming the limit begins, at most
+ * capacity such bodies (of this run or the other, abandoned ones included) run; a task naming
+ * it starts only holding its place; (7) every grant is given back exactly once (never more
+ * often than granted, per requester; at the end nothing is in use, nothing queued, nothing
+ * held or lingering). With -DPAUSE: (8) no task is handed out and no retry begins while the
+ * run is paused, and the run ends unpaused. scripts/protocol-check's mutants show each of
+ * these can fail.
  */
 
 #ifndef WORKERS
@@ -164,19 +205,11 @@ bool removedRunning[N];
 bool returnedOnWorker[N];
 /* processes (workers, remover, canceller, pauser, the other run) that have ended */
 byte exited = 0;
-#ifdef EXCLUSIVE
-/* -DEXCLUSIVE: the remover or the canceller acts, not both (chosen at the start) */
-byte actor = 0;
-#define REMOVER_ACTS (actor == 1)
-#define CANCELLER_ACTS (actor == 2)
-#else
-#define REMOVER_ACTS true
 #ifdef NO_CANCEL
 /* -DNO_CANCEL: nobody cancels the run (a configuration about removal, pause or timeouts) */
 #define CANCELLER_ACTS false
 #else
 #define CANCELLER_ACTS true
-#endif
 #endif
 
 #ifdef LIMIT
@@ -724,13 +757,6 @@ done:
 proctype Remover() {
     byte r, cur, out, s, i;
     EFFECT_LOCALS
-#ifdef EXCLUSIVE
-    actor != 0;
-#endif
-    if
-    :: !REMOVER_ACTS -> goto removed
-    :: else -> skip
-    fi;
 #ifdef REMOVE
     r = REMOVE;
 #else
@@ -776,7 +802,6 @@ proctype Remover() {
 #ifdef LIMIT
     performEffects();
 #endif
-removed:
     exited++
 }
 
@@ -922,12 +947,6 @@ init {
     limited[2] = true;
 #endif
     remaining[1] = 1;
-#ifdef EXCLUSIVE
-    if
-    :: actor = 1
-    :: actor = 2
-    fi;
-#endif
     atomic {
         /* insert: roots are ready (or admitting) */
         becomeReady(0);
