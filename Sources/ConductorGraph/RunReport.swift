@@ -118,12 +118,16 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
     public let attempts: Int
     /// Where it ran: `"main actor"`, or `"global"` for the default executors.
     public let placement: String
+    /// Whether a removal ended it (``GraphRun/remove(_:)``): before it started, between
+    /// attempts, or while its body ran — then it is cancelled whatever its body did.
+    public let wasRemoved: Bool
 
     /// The time from being queued to starting.
     package init(
         id: String, stage: String?, dependencies: [String], outcome: TaskOutcome, queuedAt: Duration?,
-        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String
+        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String, wasRemoved: Bool = false
     ) {
+        self.wasRemoved = wasRemoved
         self.id = id
         self.stage = stage
         self.dependencies = dependencies
