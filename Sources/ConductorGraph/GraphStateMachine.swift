@@ -179,11 +179,22 @@ struct GraphStateMachine {
             return .cancelAll
         }
         if isFinished { return .finish }
-        if let assignment = takeNext(now: now) {
+        if let assignment = takeNext(now: now, worker: -1) {
+            // A fresh worker: its id is kept in the node, where it reads it when it registers.
+            table.nodes[assignment.node].remaining = workers.registry.open()
             return .spawn(assignment, inline: workers.startWorker())
         }
         workers.noTaskToStart()
         return .wait
+    }
+
+    /// A worker registers its task before its first body (`node`'s), so a removal can cancel
+    /// it (``WorkerRegistry``). Returns its id, and whether that body may begin: not if it was
+    /// removed before (no task to cancel then), nor after a helper's hop if the run stopped.
+    mutating func registerWorker(running node: Int, task: WorkerTask?, helper: Bool) -> (Int32, starts: Bool) {
+        workers.registry.register(table.nodes[node].remaining, task: task)
+        let starts = !table.nodes[node].flags.contains(.removedWhileRunning) && (!helper || isRunning)
+        return (table.nodes[node].remaining, starts)
     }
 
     /// Parks the driver, or lets it go on at once if there is already work for it.
@@ -226,28 +237,32 @@ struct GraphStateMachine {
         effects: inout GraphEffects
     ) -> Assignment? {
         let hasEnded = table.nodes[node].phase.hasEnded
+        // Removed while its body ran: it ends cancelled whatever the body did, and the worker,
+        // cancelled for good, retires (the driver starts a fresh one for what waits).
+        let removed = table.nodes[node].flags.contains(.removedWhileRunning)
+        let worker = table.nodes[node].remaining
         // A task removed while it backed off gave its slot back at the removal (`remove`): only
         // a removal ends a task between its attempts, before its worker wakes to record it.
         if !hasEnded || !table.nodes[node].flags.contains(.backingOff) { workers.running -= 1 }
         if !attempts.isEmpty { attempts.forget(node) }
         if !hasEnded {
-            if case .succeeded = outcome {
+            if case .succeeded = outcome, !removed {
                 endSucceeded(node, startedAt: startedAt, now: now, effects: &effects)
             } else {
                 if startedAt != Node.never { table.nodes[node].startedAt = startedAt }
-                end(node, outcome: outcome, now: now, effects: &effects)
+                end(node, outcome: removed ? .cancelled : outcome, now: now, effects: &effects)
             }
         }
         let next: Assignment?
-        switch workers.bodyEnded(startedAt: startedAt, now: now, helper: helper) {
+        switch removed ? .retire : workers.bodyEnded(startedAt: startedAt, now: now, helper: helper) {
         case .takeNext:
-            next = takeNext(now: now)
+            next = takeNext(now: now, worker: worker)
         case .giveThreadBackIfTasksWait:
             if isRunning, !readyQueue.isEmpty {
                 workers.giveThreadBack()
                 next = nil
             } else {
-                next = takeNext(now: now)
+                next = takeNext(now: now, worker: worker)
             }
         case .retire:
             next = nil
@@ -292,7 +307,8 @@ struct GraphStateMachine {
         return true
     }
 
-    private mutating func takeNext(now: Int64) -> Assignment? {
+    /// Hands the next ready task to `worker`, whose id the running node keeps.
+    private mutating func takeNext(now: Int64, worker: Int32) -> Assignment? {
         guard isRunning, workers.hasSlot else { return nil }
         while let entry = readyQueue.popFirst() {
             let index = Int(entry)
@@ -301,6 +317,7 @@ struct GraphStateMachine {
             table.nodes[index].phase = .running
             table.nodes[index].startedAt = now
             table.nodes[index].attempts = 1
+            table.nodes[index].remaining = worker
             workers.running += 1
             journal.append(.started(node: entry, attempt: 1, at: now))
             if runsInOwnTask { attempts.start(index, number: 1) }

@@ -67,11 +67,10 @@ public enum TaskOutcome: Sendable, CustomStringConvertible {
 /// ```
 public enum RunOutcome: Hashable, Sendable, CustomStringConvertible {
     /// Every required task succeeded (optional ones may have failed), except those a removal
-    /// ended (``GraphRun/remove(_:)`` or ``Launcher/remove(_:)``) and those skipped because
-    /// they needed one: removing is deliberate, not a failure. A task removed while its body
-    /// ran on a worker (``TaskRemoval/stillRunning``) is excused only if it ends cancelled
-    /// because the removal prevented its next attempt; otherwise its body's end counts like
-    /// any task's, even a `CancellationError` it threw.
+    /// ended (``GraphRun/remove(_:)`` or ``Launcher/remove(_:)``; ``TaskRecord/wasRemoved``)
+    /// and those skipped because they needed one: removing is deliberate, not a failure. That
+    /// includes a task removed while its body ran on a worker (``TaskRemoval/stillRunning``),
+    /// whatever that cancelled body then did.
     case completed
     /// A required task did not succeed, which ended the run: it failed or timed out, was
     /// skipped because a dependency did not succeed (other than by a removal), or its body
