@@ -188,9 +188,9 @@ struct GraphStateMachine {
         return .wait
     }
 
-    /// A worker registers its task before its first body (`node`'s), so a removal can cancel
-    /// it (``WorkerRegistry``). Returns its id, and whether that body may begin: not if it was
-    /// removed before (no task to cancel then), nor after a helper's hop if the run stopped.
+    /// A worker registers its task before its first body (`node`'s), for removals to cancel
+    /// (``WorkerRegistry``); returns its id and whether that body may begin (not removed yet, and
+    /// for a helper, after its hop, the run not stopped).
     mutating func registerWorker(running node: Int, task: WorkerTask?, helper: Bool) -> (Int32, starts: Bool) {
         workers.registry.register(table.nodes[node].remaining, task: task)
         let starts = !table.nodes[node].flags.contains(.removedWhileRunning) && (!helper || isRunning)
@@ -236,14 +236,14 @@ struct GraphStateMachine {
         helper: Bool = false,
         effects: inout GraphEffects
     ) -> Assignment? {
-        let hasEnded = table.nodes[node].phase.hasEnded
-        // Removed while its body ran: it ends cancelled whatever the body did, and the worker,
-        // cancelled for good, retires (the driver starts a fresh one for what waits).
-        let removed = table.nodes[node].flags.contains(.removedWhileRunning)
-        let worker = table.nodes[node].remaining
+        // Removed while its body ran: it ends cancelled whatever the body did; its worker retires.
+        let (hasEnded, flags, worker) = table.nodes.withUnsafeBufferPointer {
+            ($0[node].phase.hasEnded, $0[node].flags, $0[node].remaining)
+        }
+        let removed = flags.contains(.removedWhileRunning)
         // A task removed while it backed off gave its slot back at the removal (`remove`): only
         // a removal ends a task between its attempts, before its worker wakes to record it.
-        if !hasEnded || !table.nodes[node].flags.contains(.backingOff) { workers.running -= 1 }
+        if !hasEnded || !flags.contains(.backingOff) { workers.running -= 1 }
         if !attempts.isEmpty { attempts.forget(node) }
         if !hasEnded {
             if case .succeeded = outcome, !removed {
@@ -314,10 +314,12 @@ struct GraphStateMachine {
             let index = Int(entry)
             guard table.nodes[index].phase == .ready, let spec = topology.specs[index] else { continue }
             let runsInOwnTask = spec._withUnsafeGuaranteedRef { $0.runsInOwnTask }
-            table.nodes[index].phase = .running
-            table.nodes[index].startedAt = now
-            table.nodes[index].attempts = 1
-            table.nodes[index].remaining = worker
+            table.nodes.withUnsafeMutableBufferPointer { nodes in
+                nodes[index].phase = .running
+                nodes[index].startedAt = now
+                nodes[index].attempts = 1
+                nodes[index].remaining = worker
+            }
             workers.running += 1
             journal.append(.started(node: entry, attempt: 1, at: now))
             if runsInOwnTask { attempts.start(index, number: 1) }
