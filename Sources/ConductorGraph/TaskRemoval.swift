@@ -30,7 +30,7 @@ public enum TaskRemoval: Sendable, Hashable, CustomStringConvertible {
     /// `withTaskCancellationHandler` handlers run — and the run waits for it to return. The
     /// task then ends as `cancelled`, removed, whatever the body did: a value it returns is
     /// discarded, an error it throws is not a failure, and no further attempt follows. A body
-    /// handed out but not yet begun does not begin. (Before, this answer left the body to run
+    /// handed out but not yet begun never begins, or begins cancelled. (Before, this answer left the body to run
     /// uncancelled, and the task ended with what its body did.)
     case stillRunning
     /// The task had already ended (or ended while being removed); nothing changed.
