@@ -16,6 +16,8 @@ struct GraphEffects {
         /// Tasks to resume: workers that waited for an attempt abandonment settled, and
         /// tasks that waited for a milestone now reached or missed.
         var resumeWaiters: [WaiterSet<Void>.Waiter] = []
+        /// Workers a removal pinned, whose tasks to cancel, then unpin (``WorkerRegistry``).
+        var cancelWorkers: [(task: WorkerTask, id: Int32)] = []
     }
 
     private(set) var isEmpty = true
@@ -28,6 +30,7 @@ struct GraphEffects {
     var reachedMilestones: [(name: String, at: Duration)] { lists?.reachedMilestones ?? [] }
     var cancelBodies: [Task<Void, Never>] { lists?.cancelBodies ?? [] }
     var resumeWaiters: [WaiterSet<Void>.Waiter] { lists?.resumeWaiters ?? [] }
+    var cancelWorkers: [(task: WorkerTask, id: Int32)] { lists?.cancelWorkers ?? [] }
 
     private mutating func madeLists() -> Lists {
         isEmpty = false
@@ -48,6 +51,11 @@ struct GraphEffects {
         let lists = madeLists()
         if let body { lists.cancelBodies.append(body) }
         if let worker { lists.resumeWaiters.append(worker) }
+    }
+
+    /// A removal pinned worker `id`: its task is cancelled, then the worker unpinned.
+    mutating func cancelWorker(_ task: WorkerTask, id: Int32) {
+        madeLists().cancelWorkers.append((task, id))
     }
 
     mutating func resume(_ waiters: [WaiterSet<Void>.Waiter]) {

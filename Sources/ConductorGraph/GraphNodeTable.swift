@@ -31,8 +31,8 @@ struct GraphNodeTable {
         static let returnsVoid = Flags(rawValue: 1 << 5)
         /// Some node depends on this one: its end has successors to release.
         static let hasSuccessors = Flags(rawValue: 1 << 6)
-        /// Removed while its body ran on a worker: that body ends as it will, and no attempt
-        /// follows it.
+        /// Removed while its body ran on a worker: that worker's task is cancelled, the task
+        /// ends cancelled when the body returns, no attempt follows it, and the worker retires.
         static let removedWhileRunning = Flags(rawValue: 1 << 7)
         /// Its spec names limits: it must hold a place in each before it is ready.
         static let needsAdmission = Flags(rawValue: 1 << 8)
@@ -43,6 +43,9 @@ struct GraphNodeTable {
     /// The changing state of one node: plain integers. Read from the definition once, so the
     /// hot paths never copy its payload out to ask.
     struct Node {
+        /// While waiting: how many dependencies have not ended. While running: the id of the
+        /// worker its body runs on (``WorkerRegistry``), which a removal cancels. Read for no
+        /// other phase.
         var remaining: Int32 = 0
         /// The first required dependency that did not succeed.
         var blockedBy: Int32 = -1
@@ -124,11 +127,24 @@ struct GraphNodeTable {
 
     mutating func markRemoved(_ index: Int) { removed.insert(Int32(index)) }
 
+    /// Marks running `index` removed while its body runs (``Flags/removedWhileRunning``): it
+    /// ends cancelled when that body returns. Returns its worker, whose task to cancel; `nil`
+    /// if it was marked already.
+    mutating func markRemovedWhileRunning(_ index: Int) -> Int32? {
+        guard !nodes[index].flags.contains(.removedWhileRunning) else { return nil }
+        nodes[index].flags.insert(.removedWhileRunning)
+        removed.insert(Int32(index))
+        return nodes[index].remaining
+    }
+
     /// Keeps the result of a task that succeeded, for dependents to read, unless it returns
-    /// nothing or has ended already (removed, or its run stopped, while its body ran). Call it
+    /// nothing, has ended already (its run stopped while its body ran) or was removed while its
+    /// body ran (it ends cancelled). Call it
     /// just before ``GraphStateMachine/complete(_:outcome:startedAt:now:helper:effects:)``.
     mutating func keep(_ result: any Sendable, of node: Int) {
-        guard !nodes[node].phase.hasEnded, !nodes[node].flags.contains(.returnsVoid) else { return }
+        // A task removed while its body ran ends cancelled: its value is discarded.
+        guard !nodes[node].phase.hasEnded, nodes[node].flags.isDisjoint(with: [.returnsVoid, .removedWhileRunning])
+        else { return }
         if results.isEmpty { results = Array(repeating: nil, count: nodes.count) }
         results[node] = result
     }
@@ -252,7 +268,7 @@ struct GraphNodeTable {
 
     /// A record of each reported task, made from a copy of the final state.
     static func taskRecords(
-        nodes: [Node], endings: [Int32: TaskOutcome], topology: GraphTopology
+        nodes: [Node], endings: [Int32: TaskOutcome], removed: Set<Int32>, topology: GraphTopology
     ) -> [TaskRecord] {
         var records: [TaskRecord] = []
         records.reserveCapacity(nodes.count)
@@ -278,7 +294,8 @@ struct GraphNodeTable {
                     startedAt: node.startedAt == Node.never ? nil : .nanoseconds(node.startedAt),
                     endedAt: .nanoseconds(node.endedAt),
                     attempts: Int(node.attempts),
-                    placement: spec.placement
+                    placement: spec.placement,
+                    wasRemoved: removed.contains(Int32(index))
                 )
             )
         }

@@ -103,13 +103,12 @@ public final class GraphRun: Sendable {
     /// Removes a task that has not ended, and says what that did (see ``TaskRemoval``): a
     /// task that has not started, or waits between attempts, never runs again (`prevented`);
     /// a running one with a timeout runs in a task of its own and is cancelled and abandoned
-    /// (`abandoned`); a running one without a timeout cannot be stopped and ends with what its
-    /// body does (`stillRunning`). A task the removal ends is cancelled, and its dependents
-    /// see that. Removing is deliberate, so that is no failure, even of a required task: the run
-    /// goes on and can still end ``RunOutcome/completed``, and so can a required task skipped
-    /// because it needed the removed one. A `stillRunning` task is excused only if it ends
-    /// cancelled because the removal prevented its next attempt; otherwise its body's end
-    /// counts like any task's, even a `CancellationError` it threw.
+    /// (`abandoned`); a running one without a timeout has its body cancelled, and the run waits
+    /// for that body to return (`stillRunning`). A task the removal ends — all three — is
+    /// reported cancelled and removed (``TaskRecord/wasRemoved``), whatever its body did, and
+    /// its dependents see a cancelled dependency. Removing is deliberate, so that is no failure,
+    /// even of a required task: the run goes on and can still end ``RunOutcome/completed``, and
+    /// so can a required task skipped because it needed the removed one.
     /// Throws ``GraphError/Code/unknownTask`` for an id the run does not have.
     @discardableResult
     public func remove(_ id: String) throws(GraphError) -> TaskRemoval {

@@ -111,6 +111,12 @@ package final class GraphRunStorage: Sendable {
         effects.resumeDriver?.resume(returning: ())
         for body in effects.cancelBodies { body.cancel() }
         for waiter in effects.resumeWaiters { waiter.resume(returning: ()) }
+        // Outside every lock: cancelling runs the body's cancellation handlers (user code).
+        // The worker is pinned until the unpin, so its task is alive here (`WorkerRegistry`).
+        for (task, id) in effects.cancelWorkers {
+            task.cancel()
+            state.withLock { $0.workers.registry.unpin(id) }?.resume(returning: ())
+        }
         if let instruments {
             for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
         }
@@ -191,11 +197,14 @@ package final class GraphRunStorage: Sendable {
     /// `helper` says whether this worker was started on a thread of its own (see
     /// ``GraphStateMachine/nextForDriver(now:)``).
     private func work(_ first: GraphStateMachine.Assignment, helper: Bool) async {
-        // A helper starts on a thread of its own, after a hop: a stop that came meanwhile must
-        // not see the body of the task it was handed begin.
-        if helper, !isRunning {
+        // Registered before any body, so a removal can cancel this worker's task. A helper
+        // starts on a thread of its own, after a hop: a stop that came meanwhile must not see
+        // the body of the task it was handed begin; nor must a removal that came before this.
+        let task = withUnsafeCurrentTask { $0.map(WorkerTask.init) }
+        let (worker, starts) = state.withLock { $0.registerWorker(running: first.node, task: task, helper: helper) }
+        guard starts else {
             _ = endUnstarted(first, helper: helper)
-            return
+            return await close(worker)
         }
         let workerPriority = first.spec.priorityRank
         var assignment = first
@@ -247,8 +256,17 @@ package final class GraphRunStorage: Sendable {
             } else {
                 next = await runInChild(assignment, helper: helper)
             }
-            guard let next else { return }
+            guard let next else { return await close(worker) }
             assignment = next
+        }
+    }
+
+    /// The worker's last act: it closes its entry in the registry, and waits there while a
+    /// removal that pinned it has yet to cancel its task (see ``WorkerRegistry``).
+    private func close(_ worker: Int32) async {
+        guard state.withLock({ $0.workers.registry.close(worker) }) else { return }
+        await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
+            machine.workers.registry.awaitUnpinned(worker, waiter)
         }
     }
 

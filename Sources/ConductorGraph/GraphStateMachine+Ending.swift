@@ -17,11 +17,11 @@ extension GraphStateMachine {
     ///   body cancelled (`abandoned`); its worker records the end. One that settled with a
     ///   failure its worker has not recorded yet, with attempts left, ends here as cancelled:
     ///   the next attempt is prevented. One that settled otherwise has ended (`alreadyEnded`).
-    /// - A body running on a worker cannot be stopped and is left to end (`stillRunning`); no
-    ///   attempt follows it (`attemptFailed`).
+    /// - A body running on a worker is cancelled — its worker's task is — and the task ends
+    ///   cancelled and removed when that body returns, whatever it returns; no attempt follows
+    ///   it (`stillRunning`; the worker retires after it, see ``WorkerRegistry``).
     ///
-    /// Only a task the removal ends is marked removed; a body left running ends the task
-    /// with what it does, and is excused only if the removal prevents its next attempt.
+    /// A task the removal ends, now or when its body returns, is marked removed: excused.
     mutating func remove(_ id: String, now: Int64, effects: inout GraphEffects) -> TaskRemoval? {
         guard let index = topology.indexByID[id].map(Int.init), !topology.definitions[index].isHidden else {
             return nil
@@ -38,7 +38,9 @@ extension GraphStateMachine {
                 }
                 guard mayRetry(index, after: attempt.result) else { return .alreadyEnded }
             } else if !table.nodes[index].flags.contains(.backingOff) {
-                table.nodes[index].flags.insert(.removedWhileRunning)
+                if let worker = table.markRemovedWhileRunning(index), let task = workers.registry.pin(worker) {
+                    effects.cancelWorker(task, id: worker)
+                }
                 return .stillRunning
             } else {
                 workers.running -= 1

@@ -179,11 +179,22 @@ struct GraphStateMachine {
             return .cancelAll
         }
         if isFinished { return .finish }
-        if let assignment = takeNext(now: now) {
+        if let assignment = takeNext(now: now, worker: -1) {
+            // A fresh worker: its id is kept in the node, where it reads it when it registers.
+            table.nodes[assignment.node].remaining = workers.registry.open()
             return .spawn(assignment, inline: workers.startWorker())
         }
         workers.noTaskToStart()
         return .wait
+    }
+
+    /// A worker registers its task before its first body (`node`'s), for removals to cancel
+    /// (``WorkerRegistry``); returns its id and whether that body may begin (not removed yet, and
+    /// for a helper, after its hop, the run not stopped).
+    mutating func registerWorker(running node: Int, task: WorkerTask?, helper: Bool) -> (Int32, starts: Bool) {
+        workers.registry.register(table.nodes[node].remaining, task: task)
+        let starts = !table.nodes[node].flags.contains(.removedWhileRunning) && (!helper || isRunning)
+        return (table.nodes[node].remaining, starts)
     }
 
     /// Parks the driver, or lets it go on at once if there is already work for it.
@@ -225,29 +236,33 @@ struct GraphStateMachine {
         helper: Bool = false,
         effects: inout GraphEffects
     ) -> Assignment? {
-        let hasEnded = table.nodes[node].phase.hasEnded
+        // Removed while its body ran: it ends cancelled whatever the body did; its worker retires.
+        let (hasEnded, flags, worker) = table.nodes.withUnsafeBufferPointer {
+            ($0[node].phase.hasEnded, $0[node].flags, $0[node].remaining)
+        }
+        let removed = flags.contains(.removedWhileRunning)
         // A task removed while it backed off gave its slot back at the removal (`remove`): only
         // a removal ends a task between its attempts, before its worker wakes to record it.
-        if !hasEnded || !table.nodes[node].flags.contains(.backingOff) { workers.running -= 1 }
+        if !hasEnded || !flags.contains(.backingOff) { workers.running -= 1 }
         if !attempts.isEmpty { attempts.forget(node) }
         if !hasEnded {
-            if case .succeeded = outcome {
+            if case .succeeded = outcome, !removed {
                 endSucceeded(node, startedAt: startedAt, now: now, effects: &effects)
             } else {
                 if startedAt != Node.never { table.nodes[node].startedAt = startedAt }
-                end(node, outcome: outcome, now: now, effects: &effects)
+                end(node, outcome: removed ? .cancelled : outcome, now: now, effects: &effects)
             }
         }
         let next: Assignment?
-        switch workers.bodyEnded(startedAt: startedAt, now: now, helper: helper) {
+        switch removed ? .retire : workers.bodyEnded(startedAt: startedAt, now: now, helper: helper) {
         case .takeNext:
-            next = takeNext(now: now)
+            next = takeNext(now: now, worker: worker)
         case .giveThreadBackIfTasksWait:
             if isRunning, !readyQueue.isEmpty {
                 workers.giveThreadBack()
                 next = nil
             } else {
-                next = takeNext(now: now)
+                next = takeNext(now: now, worker: worker)
             }
         case .retire:
             next = nil
@@ -292,15 +307,19 @@ struct GraphStateMachine {
         return true
     }
 
-    private mutating func takeNext(now: Int64) -> Assignment? {
+    /// Hands the next ready task to `worker`, whose id the running node keeps.
+    private mutating func takeNext(now: Int64, worker: Int32) -> Assignment? {
         guard isRunning, workers.hasSlot else { return nil }
         while let entry = readyQueue.popFirst() {
             let index = Int(entry)
             guard table.nodes[index].phase == .ready, let spec = topology.specs[index] else { continue }
             let runsInOwnTask = spec._withUnsafeGuaranteedRef { $0.runsInOwnTask }
-            table.nodes[index].phase = .running
-            table.nodes[index].startedAt = now
-            table.nodes[index].attempts = 1
+            table.nodes.withUnsafeMutableBufferPointer { nodes in
+                nodes[index].phase = .running
+                nodes[index].startedAt = now
+                nodes[index].attempts = 1
+                nodes[index].remaining = worker
+            }
             workers.running += 1
             journal.append(.started(node: entry, attempt: 1, at: now))
             if runsInOwnTask { attempts.start(index, number: 1) }

@@ -30,7 +30,8 @@ struct GraphWorkers {
         /// the next one in a helper; takes the next task otherwise.
         case giveThreadBackIfTasksWait
         /// A helper whose bodies got short again ends: the run goes back to the workers it
-        /// had, and a parked driver starts an inline one if tasks wait.
+        /// had, and a parked driver starts an inline one if tasks wait. So does any worker
+        /// whose task a removal cancelled (``WorkerRegistry``).
         case retire
     }
 
@@ -74,6 +75,8 @@ struct GraphWorkers {
     private var parkedDriver: WaiterSet<Void>.Waiter?
     /// The run stopped: the driver cancels its task group next.
     var driverMustCancelAll = false
+    /// Each worker's task, by id, for a removal to cancel (GraphWorkers+Registry.swift).
+    var registry = WorkerRegistry()
 
     /// `concurrencyLimit` has been checked by whoever started the run (`TaskGraph.check`):
     /// below 1 it would start nothing, so it is a bug here, not a value to round up.

@@ -67,11 +67,10 @@ public enum TaskOutcome: Sendable, CustomStringConvertible {
 /// ```
 public enum RunOutcome: Hashable, Sendable, CustomStringConvertible {
     /// Every required task succeeded (optional ones may have failed), except those a removal
-    /// ended (``GraphRun/remove(_:)`` or ``Launcher/remove(_:)``) and those skipped because
-    /// they needed one: removing is deliberate, not a failure. A task removed while its body
-    /// ran on a worker (``TaskRemoval/stillRunning``) is excused only if it ends cancelled
-    /// because the removal prevented its next attempt; otherwise its body's end counts like
-    /// any task's, even a `CancellationError` it threw.
+    /// ended (``GraphRun/remove(_:)`` or ``Launcher/remove(_:)``; ``TaskRecord/wasRemoved``)
+    /// and those skipped because they needed one: removing is deliberate, not a failure. That
+    /// includes a task removed while its body ran on a worker (``TaskRemoval/stillRunning``),
+    /// whatever that cancelled body then did.
     case completed
     /// A required task did not succeed, which ended the run: it failed or timed out, was
     /// skipped because a dependency did not succeed (other than by a removal), or its body
@@ -118,12 +117,16 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
     public let attempts: Int
     /// Where it ran: `"main actor"`, or `"global"` for the default executors.
     public let placement: String
+    /// Whether a removal ended it (``GraphRun/remove(_:)``): before it started, between
+    /// attempts, or while its body ran — then it is cancelled whatever its body did.
+    public let wasRemoved: Bool
 
     /// The time from being queued to starting.
     package init(
         id: String, stage: String?, dependencies: [String], outcome: TaskOutcome, queuedAt: Duration?,
-        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String
+        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String, wasRemoved: Bool = false
     ) {
+        self.wasRemoved = wasRemoved
         self.id = id
         self.stage = stage
         self.dependencies = dependencies

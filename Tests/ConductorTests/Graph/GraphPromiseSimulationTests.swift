@@ -13,7 +13,8 @@ import Testing
 /// begins after `cancel()` returned; the attempts a task's body made are the attempts it is
 /// reported with (at most those, for a timed task, whose attempt may time out before its body
 /// begins); succeeded means the last attempt's body returned, failed that it threw; no body of
-/// a task begins after `remove` answered anything but `alreadyEnded`; a task added after
+/// a task begins after `remove` answered anything but `alreadyEnded`, and each such task ends
+/// cancelled and removed (`stillRunning` too: its body is cancelled); a task added after
 /// `cancel()` is refused; the events agree with the report (``checkEvents(_:against:context:)``).
 ///
 /// `CONDUCTOR_REPLAY=<seed> swift test --filter GraphPromiseSimulationTests` replays a seed.
@@ -276,6 +277,7 @@ struct GraphPromiseSimulationTests {
             let last = log.end(of: id, attempt: record.attempts)
             switch record.outcome.kind {
             case .succeeded:
+                #expect(!record.wasRemoved, "\(context): \(id) reported succeeded and removed")
                 #expect(
                     last == .returned,
                     "\(context): \(id) reported succeeded; its last body: \(String(describing: last))")
@@ -286,7 +288,9 @@ struct GraphPromiseSimulationTests {
             case .skipped:
                 #expect(attempts.isEmpty, "\(context): \(id) was skipped, yet its body began")
             case .cancelled:
-                if !ending.timed.contains(id), !attempts.isEmpty, attempts.count == record.attempts {
+                // A removal while its body ran on a worker ends it cancelled whatever the body did.
+                if !ending.timed.contains(id), !attempts.isEmpty, attempts.count == record.attempts, !record.wasRemoved
+                {
                     #expect(last != .returned, "\(context): \(id)'s body returned on a worker, yet it is cancelled")
                 }
             }
@@ -302,12 +306,12 @@ struct GraphPromiseSimulationTests {
                 late.isEmpty,
                 "\(context): remove(\(removal.id)) answered \(removal.answer), then \(late) bodies began\n\(story(ending, log))"
             )
-            if removal.answer != .stillRunning {
-                #expect(
-                    report[removal.id]?.outcome.kind == .cancelled,
-                    "\(context): remove(\(removal.id)) answered \(removal.answer); reported \(report[removal.id]!.outcome)"
-                )
-            }
+            // Every answer but `alreadyEnded` means the removal ended the task: `stillRunning`
+            // too, once its body returned, whatever that body did.
+            #expect(
+                report[removal.id]?.outcome.kind == .cancelled && report[removal.id]?.wasRemoved == true,
+                "\(context): remove(\(removal.id)) answered \(removal.answer); reported \(report[removal.id]!.outcome)"
+            )
         }
         switch ending.milestone {
         case .success(let at):

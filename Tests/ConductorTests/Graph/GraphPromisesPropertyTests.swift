@@ -16,8 +16,12 @@ import Testing
 /// 1. Nothing starts after the run has stopped: no attempt begins after the stop (a required
 ///    failure or timeout, or `cancel()`), and every body that ran had won its start.
 /// 2. The report agrees with what the body did: a body that ran on a worker (no timeout) and
-///    returned is never reported cancelled; `remove` returning `prevented` means no body ran
-///    after it; `report()` returns only once every such body has returned.
+///    returned is never reported cancelled, unless a removal that answered `stillRunning`
+///    cancelled it (the task then ends cancelled and removed, whatever its body did); `remove`
+///    returning `prevented` means no body ran after it; `report()` returns only once every such
+///    body has returned; in a run that completed, no body on a worker saw a cancellation that
+///    no removal of its own task made (a removal's worker retires, its next task gets a fresh
+///    one).
 /// `CONDUCTOR_REPLAY=<seed> swift test --filter GraphPromisesPropertyTests` replays a failure.
 // Serialized: at stress sizes, hundreds of cases at once would share two threads and each
 // case's time limit would measure the crowd, not the case.
@@ -128,13 +132,28 @@ struct GraphPromisesPropertyTests {
             #expect(late.isEmpty, "seed \(seed): attempts started after the stop: \(late.map { "\($0.1)#\($0.2)" })")
         }
         // 2. What the report says agrees with what the bodies did.
+        let cancelledWhileRunning = Set(removals.filter { $0.result == .stillRunning }.map(\.id))
         for record in report.tasks {
             let runs = finished.all.filter { $0.id == record.id }
             if "\(record.outcome)" == "cancelled", !timed.contains(record.id),
+                !cancelledWhileRunning.contains(record.id),
                 let last = runs.last, last.attempt == record.attempts, last.returned
             {
                 Issue.record("seed \(seed): \(record.id)'s body returned on a worker, yet it was reported cancelled")
             }
+            #expect(
+                record.wasRemoved == removals.contains { $0.id == record.id && $0.result != .alreadyEnded },
+                "seed \(seed): \(record.id) removed: \(record.wasRemoved)")
+            if report.outcome == .completed, !timed.contains(record.id), !cancelledWhileRunning.contains(record.id) {
+                // Only a cancellation makes a body here end without returning (`finished`).
+                #expect(
+                    runs.allSatisfy { $0.returned },
+                    "seed \(seed): \(record.id)'s body on a worker was cancelled, yet no removal or stop did it")
+            }
+        }
+        for removal in removals where removal.result == .stillRunning {
+            #expect(
+                "\(report[removal.id]!.outcome)" == "cancelled", "seed \(seed): \(removal.id) answered stillRunning")
         }
         // An attempt starts in the same transition that records its start event, so a
         // prevented task has no start event after the removal returned.

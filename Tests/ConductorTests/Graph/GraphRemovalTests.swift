@@ -8,9 +8,10 @@ import Testing
 @testable import ConductorLaunch
 @testable import ConductorReports
 
-/// Removing a task with retries whose body runs on one of the run's workers (no timeout): the
-/// body cannot be stopped, but no attempt follows it. The state machine alone, so the removal
-/// lands exactly while the body runs.
+/// Removing a task with retries whose body runs on one of the run's workers (no timeout): its
+/// worker is cancelled, no attempt follows the body, and the task ends cancelled and removed
+/// whatever the body does. The state machine alone, so the removal lands exactly while the body
+/// runs.
 @Suite struct GraphRemovalTests {
     private struct Failure: Error {}
 
@@ -39,12 +40,18 @@ import Testing
         #expect(machine.outcome != nil)
     }
 
-    @Test func aBodyThatSucceedsAfterTheRemovalIsReportedSucceeded() throws {
+    /// Before, a body that returned after the removal was reported succeeded: the removal
+    /// cancelled nothing. Now it cancels the body, and the task ends cancelled and removed.
+    @Test func aBodyThatSucceedsAfterTheRemovalIsReportedCancelledAndRemoved() throws {
         var (machine, node) = try started()
         var effects = GraphEffects()
         let removal = machine.remove("sync", now: 1, effects: &effects)
         #expect(removal == .stillRunning)
         _ = machine.complete(node, outcome: .succeeded, startedAt: 0, now: 2, effects: &effects)
-        #expect(RunReport(of: machine)["sync"]?.outcome.kind == .succeeded)
+        let report = RunReport(of: machine)
+        #expect(report["sync"]?.outcome.kind == .cancelled)
+        #expect(report["sync"]?.wasRemoved == true)
+        #expect(report["after"]?.outcome.kind == .skipped(dependency: "sync"))
+        #expect(machine.outcome == .completed)
     }
 }
