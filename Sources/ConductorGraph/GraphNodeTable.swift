@@ -252,7 +252,7 @@ struct GraphNodeTable {
 
     /// A record of each reported task, made from a copy of the final state.
     static func taskRecords(
-        nodes: [Node], endings: [Int32: TaskOutcome], topology: GraphTopology
+        nodes: [Node], endings: [Int32: TaskOutcome], removed: Set<Int32>, topology: GraphTopology
     ) -> [TaskRecord] {
         var records: [TaskRecord] = []
         records.reserveCapacity(nodes.count)
@@ -278,7 +278,8 @@ struct GraphNodeTable {
                     startedAt: node.startedAt == Node.never ? nil : .nanoseconds(node.startedAt),
                     endedAt: .nanoseconds(node.endedAt),
                     attempts: Int(node.attempts),
-                    placement: spec.placement
+                    placement: spec.placement,
+                    wasRemoved: removed.contains(Int32(index))
                 )
             )
         }

@@ -118,11 +118,21 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
     public let attempts: Int
     /// Where it ran: `"main actor"`, or `"global"` for the default executors.
     public let placement: String
+    /// Whether a removal (``GraphRun/remove(_:)``) ended it: its outcome is then
+    /// ``TaskOutcome/cancelled``, and neither that end nor the skips it causes fails the run.
+    /// `false` for a task that ended otherwise, also one whose removal left its body running
+    /// to end as it would.
+    ///
+    /// ```swift
+    /// try run.remove("prefetch")
+    /// let report = try await run.report()
+    /// #expect(report["prefetch"]?.wasRemoved == true)
+    /// ```
+    public let wasRemoved: Bool
 
-    /// The time from being queued to starting.
     package init(
         id: String, stage: String?, dependencies: [String], outcome: TaskOutcome, queuedAt: Duration?,
-        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String
+        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String, wasRemoved: Bool = false
     ) {
         self.id = id
         self.stage = stage
@@ -133,8 +143,10 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
         self.endedAt = endedAt
         self.attempts = attempts
         self.placement = placement
+        self.wasRemoved = wasRemoved
     }
 
+    /// The time from being queued to starting.
     public var waitTime: Duration? {
         guard let queuedAt, let startedAt else { return nil }
         return startedAt - queuedAt
