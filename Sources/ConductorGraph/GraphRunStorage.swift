@@ -40,9 +40,11 @@ package final class GraphRunStorage: Sendable {
         compiled: CompiledGraph? = nil,
         concurrencyLimit: Int?,
         clock: ClockSource,
-        instruments: RunInstruments? = nil
+        instruments: RunInstruments? = nil,
+        staysOpen: Bool = false
     ) {
-        self.init(concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments, name: nil)
+        self.init(
+            concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments, name: nil, staysOpen: staysOpen)
         var effects = GraphEffects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: 0, effects: &effects) }
         apply(effects)
@@ -52,14 +54,19 @@ package final class GraphRunStorage: Sendable {
     /// may have come earlier, wait in its ``GraphEventLog`` until then) and adds the first
     /// nodes with ``addLeavingWakeups(_:now:)``. Until something is added, the run neither
     /// starts nor finishes.
-    package init(concurrencyLimit: Int?, clock: ClockSource, instruments: RunInstruments? = nil, name: String?) {
+    package init(
+        concurrencyLimit: Int?, clock: ClockSource, instruments: RunInstruments? = nil, name: String?,
+        staysOpen: Bool = false
+    ) {
         self.identity = RunIdentity(name: name)
         self.clock = clock
         self.instruments = instruments
         self.tracesAttempts = instruments?.tracer != nil
         self.timer = DeadlineTimer(clock: clock.purpose(.taskTimeout))
         self.state = Lock(
-            GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers))
+            GraphStateMachine(
+                concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers, staysOpen: staysOpen)
+        )
     }
 
     /// Workers started on threads of their own: one per core but the driver's.
@@ -407,6 +414,13 @@ package final class GraphRunStorage: Sendable {
         driver.withLock { $0 }?.cancel()
     }
 
+    func close() {
+        let now = clock.nanoseconds
+        var effects = GraphEffects()
+        transition { $0.close(now: now, effects: &effects) }
+        apply(effects)
+    }
+
     func add(_ definitions: [NodeDefinition]) throws(GraphError) {
         try addLeavingWakeups(definitions, now: clock.now).perform()
     }
@@ -526,17 +540,28 @@ package final class GraphRunStorage: Sendable {
     /// it, under the run's lock.
     package func waitForMilestone(_ name: String) async -> MilestoneWait {
         if let decided = milestoneOutcome(name) { return decided }
-        await state.suspend(
-            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in
-                machine.milestones.wait(for: name, waiter)
-            },
-            cancelledNow: { _ in ((), ()) },
-            cancelled: { @Sendable machine, id in
-                guard let waiter = machine.milestones.removeWaiter(name, id: id) else { return nil }
-                return { waiter.resume(returning: ()) }
-            })
+        await suspendCancellably(
+            { $0.milestones.wait(for: name, $1) }, remove: { $0.milestones.removeWaiter(name, id: $1) })
         // Decided, or cancelled (still undecided unless the outcome came first).
         return milestoneOutcome(name) ?? .cancelled
+    }
+
+    /// Reads the machine under the lock.
+    func read<Value>(_ body: (borrowing GraphStateMachine) -> Value) -> Value { state.withLock { body($0) } }
+
+    /// Waits for a part of the machine to resume the waiter `register` registers; a
+    /// cancellation takes it out with `remove` and resumes it. Either way the caller then reads
+    /// what happened under the lock.
+    func suspendCancellably(
+        _ register: (inout GraphStateMachine, WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void>,
+        remove: @escaping @Sendable (inout GraphStateMachine, UInt64) -> WaiterSet<Void>.Waiter?
+    ) async {
+        await state.suspend(
+            register, cancelledNow: { _ in ((), ()) },
+            cancelled: { @Sendable machine, id in
+                guard let waiter = remove(&machine, id) else { return nil }
+                return { waiter.resume(returning: ()) }
+            })
     }
 
     // MARK: - Report

@@ -8,6 +8,7 @@
 /// - ``GraphWorkers``: how many tasks run, the workers alive, the helper policy, the driver.
 /// - ``GraphMilestones``: each milestone's outcome and waiters.
 /// - ``AttemptsInTasks``: the attempt of each task whose body runs in a task of its own.
+/// - ``GraphResultWaiters``: who waits from outside for a task's end.
 ///
 /// This value holds what ties them together: the run's phase, the ready queue and the journal,
 /// and the transitions, each of which may touch several parts.
@@ -34,6 +35,8 @@ struct GraphStateMachine {
     /// wait, read the result — touches nothing else: the storage calls those directly. The
     /// machine alone starts, forgets and abandons attempts.
     var attempts = AttemptsInTasks()
+    /// Waiting for a task's value touches the node table only: the storage calls it directly.
+    var resultWaiters = GraphResultWaiters()
     var readyQueue = ReadyQueue()
     var finishedAt: Int64 = 0
     var phase: RunPhase = .running {
@@ -46,6 +49,9 @@ struct GraphStateMachine {
     /// `phase` itself copies its payload (a `GraphError`) out and destroys it again.
     private(set) var isRunning = true
     private(set) var isFinished = false
+    /// Started to stay open (``GraphRun/close()``): the run does not finish when its nodes
+    /// have ended, until it is closed or stopped.
+    var isHeldOpen: Bool
     /// The number of the last numbered addition the run holds (see
     /// ``GraphRunStorage/addLeavingWakeups(numbered:now:)``): a caller that hands over a
     /// queue another caller has handed over already learns here which part is in.
@@ -60,8 +66,15 @@ struct GraphStateMachine {
     /// The rare events whole, by position (`.other(i)` names `rareEvents[i]`).
     private(set) var rareEvents: [GraphEvent] = []
 
-    init(concurrencyLimit: Int, parallelWorkers: Int) {
+    init(concurrencyLimit: Int, parallelWorkers: Int, staysOpen: Bool = false) {
         workers = GraphWorkers(concurrencyLimit: concurrencyLimit, parallelWorkers: parallelWorkers)
+        isHeldOpen = staysOpen
+    }
+
+    /// A run held open finishes once what it holds has ended, from now on.
+    mutating func close(now: Int64, effects: inout GraphEffects) {
+        isHeldOpen = false
+        finishIfDone(now: now, effects: &effects)
     }
 
     var outcome: RunOutcome? {
