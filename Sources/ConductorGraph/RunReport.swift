@@ -129,10 +129,14 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
     /// #expect(report["prefetch"]?.wasRemoved == true)
     /// ```
     public let wasRemoved: Bool
+    /// The task whose body added this one as a subtask (``TaskContext/addSubtask(_:dependsOn:options:_:)``);
+    /// `nil` for any other task. A report lists a task's subtasks right after it.
+    public let parent: String?
 
     package init(
         id: String, stage: String?, dependencies: [String], outcome: TaskOutcome, queuedAt: Duration?,
-        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String, wasRemoved: Bool = false
+        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String, parent: String? = nil,
+        wasRemoved: Bool = false
     ) {
         self.id = id
         self.stage = stage
@@ -144,6 +148,7 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
         self.attempts = attempts
         self.placement = placement
         self.wasRemoved = wasRemoved
+        self.parent = parent
     }
 
     /// The time from being queued to starting.
