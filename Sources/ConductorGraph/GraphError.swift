@@ -250,6 +250,11 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         GraphError(.cancelled, "waiting for the value of task '\(id)' was cancelled; the task goes on", taskID: id)
     }
 
+    /// For a parent whose ``TaskContext/join()`` the run's stop ended.
+    static func cancelled(joining id: String) -> GraphError {
+        GraphError(.cancelled, "task '\(id)' stopped waiting for its subtasks: the run was stopped", taskID: id)
+    }
+
     /// A handle whose type is not what its task returns (a handle of another graph's task of
     /// the same id).
     static func valueType(_ id: String, expected: Any.Type) -> GraphError {

@@ -19,7 +19,8 @@ import Tracing
 package final class GraphRunStorage: Sendable {
     /// The state machine and, inside it, the run's journal: one lock, never held while
     /// another is taken.
-    private let state: Lock<GraphStateMachine>
+    /// Internal only for this type's own extensions (`GraphRunStorage+*.swift`).
+    let state: Lock<GraphStateMachine>
     package let clock: ClockSource
     /// Every timed attempt's timeout, on one timer task for the run.
     let timer: DeadlineTimer
@@ -151,7 +152,9 @@ package final class GraphRunStorage: Sendable {
             await withDiscardingTaskGroup { group in
                 while true {
                     let now = clock.nanoseconds
-                    let action = transition { machine in machine.nextForDriver(now: now) }
+                    var effects = GraphEffects()
+                    let action = transition { machine in machine.nextForDriver(now: now, effects: &effects) }
+                    apply(effects)
                     switch action {
                     case .spawn(let assignment, let inline):
                         // `addImmediateTask` needs the OS 26 concurrency runtime (the 6.2 tools
@@ -414,12 +417,7 @@ package final class GraphRunStorage: Sendable {
         driver.withLock { $0 }?.cancel()
     }
 
-    func close() {
-        let now = clock.nanoseconds
-        var effects = GraphEffects()
-        transition { $0.close(now: now, effects: &effects) }
-        apply(effects)
-    }
+    func close() { update { [now = clock.nanoseconds] in $0.close(now: now, effects: &$1) } }
 
     func add(_ definitions: [NodeDefinition]) throws(GraphError) {
         try addLeavingWakeups(definitions, now: clock.now).perform()
@@ -546,12 +544,31 @@ package final class GraphRunStorage: Sendable {
         return milestoneOutcome(name) ?? .cancelled
     }
 
+    /// A transition whose effects are performed once the lock is released.
+    @discardableResult
+    func update<Value, Failure: Error>(
+        _ body: (inout GraphStateMachine, inout GraphEffects) throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        var effects = GraphEffects()
+        let value = try transition { (machine) throws(Failure) in try body(&machine, &effects) }
+        apply(effects)
+        return value
+    }
+
+    /// Parks the caller, cancelled or not, if `park` returns `true`, until a transition resumes it.
+    func park(_ park: (inout GraphStateMachine, WaiterSet<Void>.Waiter, inout GraphEffects) -> Bool) async {
+        await state.suspendIgnoringCancellation(
+            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in
+                var effects = GraphEffects()
+                return park(&machine, waiter, &effects) ? .wait(effects) : .resume((), effects)
+            }, perform: { apply($0) })
+    }
+
     /// Reads the machine under the lock.
     func read<Value>(_ body: (borrowing GraphStateMachine) -> Value) -> Value { state.withLock { body($0) } }
 
-    /// Waits for a part of the machine to resume the waiter `register` registers; a
-    /// cancellation takes it out with `remove` and resumes it. Either way the caller then reads
-    /// what happened under the lock.
+    /// Waits until a transition resumes the waiter `register` keeps, or `remove` takes it out
+    /// on cancellation; the caller then reads what happened under the lock.
     func suspendCancellably(
         _ register: (inout GraphStateMachine, WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void>,
         remove: @escaping @Sendable (inout GraphStateMachine, UInt64) -> WaiterSet<Void>.Waiter?
@@ -571,22 +588,4 @@ package final class GraphRunStorage: Sendable {
         report.identity = identity
         return report
     }
-}
-
-extension GraphRunStorage: EventBatchSource {
-    /// The run's events from `index` on, waiting until there is at least one: the records
-    /// are read under the run's lock, and turned into events after it is released.
-    package func batch(
-        from index: inout Int, limit: Int, isolation: isolated (any Actor)?
-    ) async -> [GraphEvent] {
-        let records = await state.batch(from: &index, limit: limit, journal: \.journal)
-        guard !records.isEmpty else { return [] }
-        let (definitions, rare) = state.withLock { ($0.definitions, $0.rareEvents) }
-        return GraphEventRecord.materialize(records, definitions: definitions, rare: rare)
-    }
-
-    var events: EventSequence<GraphEvent> { EventSequence(source: self, startIndex: 0) }
-
-    /// How many events the run has recorded so far.
-    var recordedEventCount: Int { state.withLock { $0.journal.endIndex } }
 }

@@ -75,6 +75,7 @@ extension GraphStateMachine {
             endQuietly(index, outcome: .cancelled, now: now, effects: &effects)
         }
         for node in attempts.nodes { _ = abandonAttempt(of: node, effects: &effects) }
+        GraphJoins.stopped(in: &self, effects: &effects)
         workers.driverMustCancelAll = true
         wakeDriverIfNeeded(&effects)
     }
@@ -237,6 +238,7 @@ extension GraphStateMachine {
         endQuietly(index, outcome: .succeeded, now: now, effects: &effects)
         let at = Duration.nanoseconds(now)
         if let startsStage { record(.stageStarted(startsStage, at: at)) }
+        if milestone == nil, startsStage == nil { GraphJoins.markerReached(index, in: &self, effects: &effects) }
         if let milestone {
             record(.milestoneReached(milestone, at: at))
             effects.reached(milestone, at: at)
@@ -247,7 +249,6 @@ extension GraphStateMachine {
     /// Inlined: every transition asks, and almost always the answer is no.
     @inline(__always)
     mutating func finishIfDone(now: Int64, effects: inout GraphEffects) {
-        // Held open is asked only once the count matched.
         guard table.ended == table.nodes.count, !isFinished, !isHeldOpen else { return }
         finish(now: now, effects: &effects)
     }

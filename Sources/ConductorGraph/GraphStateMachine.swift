@@ -9,6 +9,7 @@
 /// - ``GraphMilestones``: each milestone's outcome and waiters.
 /// - ``AttemptsInTasks``: the attempt of each task whose body runs in a task of its own.
 /// - ``GraphResultWaiters``: who waits from outside for a task's end.
+/// - ``GraphJoins``: subtasks, and the parents that wait for them without a place.
 ///
 /// This value holds what ties them together: the run's phase, the ready queue and the journal,
 /// and the transitions, each of which may touch several parts.
@@ -35,8 +36,8 @@ struct GraphStateMachine {
     /// wait, read the result — touches nothing else: the storage calls those directly. The
     /// machine alone starts, forgets and abandons attempts.
     var attempts = AttemptsInTasks()
-    /// Waiting for a task's value touches the node table only: the storage calls it directly.
     var resultWaiters = GraphResultWaiters()
+    var joins = GraphJoins()
     var readyQueue = ReadyQueue()
     var finishedAt: Int64 = 0
     var phase: RunPhase = .running {
@@ -49,8 +50,7 @@ struct GraphStateMachine {
     /// `phase` itself copies its payload (a `GraphError`) out and destroys it again.
     private(set) var isRunning = true
     private(set) var isFinished = false
-    /// Started to stay open (``GraphRun/close()``): the run does not finish when its nodes
-    /// have ended, until it is closed or stopped.
+    /// Started to stay open: not finished when its nodes have ended, until closed or stopped.
     var isHeldOpen: Bool
     /// The number of the last numbered addition the run holds (see
     /// ``GraphRunStorage/addLeavingWakeups(numbered:now:)``): a caller that hands over a
@@ -186,13 +186,13 @@ struct GraphStateMachine {
 
     /// What the driver (the task that owns the task group) should do next: see
     /// ``GraphWorkers`` for where its workers run.
-    mutating func nextForDriver(now: Int64) -> DriverAction {
+    mutating func nextForDriver(now: Int64, effects: inout GraphEffects) -> DriverAction {
         if workers.driverMustCancelAll {
             workers.driverMustCancelAll = false
             return .cancelAll
         }
         if isFinished { return .finish }
-        if let assignment = takeNext(now: now) {
+        if let assignment = takeNext(now: now, effects: &effects) {
             return .spawn(assignment, inline: workers.startWorker())
         }
         workers.noTaskToStart()
@@ -254,13 +254,13 @@ struct GraphStateMachine {
         let next: Assignment?
         switch workers.bodyEnded(startedAt: startedAt, now: now, helper: helper) {
         case .takeNext:
-            next = takeNext(now: now)
+            next = takeNext(now: now, effects: &effects)
         case .giveThreadBackIfTasksWait:
             if isRunning, !readyQueue.isEmpty {
                 workers.giveThreadBack()
                 next = nil
             } else {
-                next = takeNext(now: now)
+                next = takeNext(now: now, effects: &effects)
             }
         case .retire:
             next = nil
@@ -305,11 +305,15 @@ struct GraphStateMachine {
         return true
     }
 
-    private mutating func takeNext(now: Int64) -> Assignment? {
+    private mutating func takeNext(now: Int64, effects: inout GraphEffects) -> Assignment? {
         guard isRunning, workers.hasSlot else { return nil }
         while let entry = readyQueue.popFirst() {
             let index = Int(entry)
-            guard table.nodes[index].phase == .ready, let spec = topology.specs[index] else { continue }
+            guard table.nodes[index].phase == .ready, let spec = topology.specs[index] else {
+                // A joining parent queued for a place takes this one.
+                if GraphJoins.placeFreed(for: entry, in: &self, effects: &effects), !workers.hasSlot { return nil }
+                continue
+            }
             let runsInOwnTask = spec._withUnsafeGuaranteedRef { $0.runsInOwnTask }
             table.nodes[index].phase = .running
             table.nodes[index].startedAt = now
