@@ -217,6 +217,28 @@ import Testing
             _ = try await run.report()
         }
 
+        /// A parent joining its subtasks when the run is cancelled.
+        @Test func graphCancelledJoining() async throws {
+            let childStarted = Latch()
+            let seen = Recorder<GraphError>()
+            var graph = TaskGraph()
+            graph.add("gallery") { context in
+                try context.addSubtask("front") { _ in
+                    childStarted.open()
+                    _ = await Latch().waitCancellable()
+                }
+                do throws(GraphError) { try await context.join() } catch { seen.append(error) }
+            }
+            let run = try graph.start(concurrencyLimit: 1)
+            await childStarted.wait()
+            run.cancel()
+            _ = try await run.report()
+            let error = try #require(seen.all.first)
+            #expect(error.code == .cancelled)
+            #expect(error.message == "task 'gallery' stopped waiting for its subtasks: the run was stopped")
+            #expect(error.taskID == "gallery")
+        }
+
         /// A run whose only task, `held`, runs until the latch opens.
         static func startHeldRun(milestone: String? = nil) throws -> (GraphRun, Latch) {
             let latch = Latch()
