@@ -14,8 +14,9 @@ extension TaskContext {
     /// `"<id>#<attempt>/<name>"`, so it can add its subtasks again. It may depend on any task of
     /// the run, and is validated like a task added with ``GraphRun/add(_:dependsOn:options:_:)``
     /// (a duplicate name throws ``GraphError/Code/duplicateID``; a stopped run,
-    /// ``GraphError/Code/runFinished``). The report lists it right after its parent, with
-    /// ``TaskRecord/parent`` naming it.
+    /// ``GraphError/Code/runFinished``). A subtask that depends on its parent cannot start
+    /// before the parent ends, so joining it would wait forever. The report lists it right
+    /// after its parent, with ``TaskRecord/parent`` naming it.
     @discardableResult
     public func addSubtask<Result: Sendable>(
         _ name: String,
