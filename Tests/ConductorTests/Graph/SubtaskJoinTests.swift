@@ -149,4 +149,35 @@ import Testing
         let report = try await graph.run(concurrencyLimit: 1)
         #expect(report.tasks.map(\.id) == ["parent", "parent/child", "sibling"])
     }
+
+    // MARK: - The parts alone
+
+    /// A parent's later attempt starts a new list of subtasks: its join waits only for its own.
+    @Test func eachAttemptHasItsOwnSubtasks() {
+        var joins = GraphJoins()
+        joins.added(3, by: 0, attempt: 1)
+        joins.added(4, by: 0, attempt: 1)
+        joins.added(7, by: 1, attempt: 1)
+        #expect(joins.subtasks(of: 0, attempt: 1) == [3, 4])
+        joins.added(9, by: 0, attempt: 2)
+        #expect(joins.subtasks(of: 0, attempt: 2) == [9])
+        #expect(joins.subtasks(of: 0, attempt: 1) == [])
+        #expect(joins.subtasks(of: 1, attempt: 1) == [7])
+        #expect(joins.subtasks(of: 2, attempt: 1) == [])
+    }
+
+    /// Records come in the order added; each parent's subtasks are moved right after it, depth
+    /// first, and a report without subtasks keeps its order.
+    @Test func recordsListSubtasksDepthFirstAfterTheirParent() {
+        func record(_ id: String, _ parent: String? = nil) -> TaskRecord {
+            TaskRecord(
+                id: id, stage: nil, dependencies: [], outcome: .succeeded, queuedAt: nil, startedAt: nil,
+                endedAt: .zero, attempts: 1, placement: "global", parent: parent)
+        }
+        let added = [record("a"), record("b"), record("a/x", "a"), record("b/y", "b"), record("a/x/z", "a/x")]
+        let ordered = GraphNodeTable.subtasksAfterTheirParents(added)
+        #expect(ordered.map(\.id) == ["a", "a/x", "a/x/z", "b", "b/y"])
+        let plain = [record("c"), record("a"), record("b")]
+        #expect(GraphNodeTable.subtasksAfterTheirParents(plain).map(\.id) == ["c", "a", "b"])
+    }
 }
