@@ -52,13 +52,17 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A required task did not succeed, which ended the run: it failed, it was skipped
         /// because a dependency did not succeed, or its body threw `CancellationError` while
         /// the run went on. The message says which. A removed task is no failure (see
-        /// ``RunOutcome/completed``).
+        /// ``RunOutcome/completed``). Also what ``GraphRun/value(of:)`` throws for a task that
+        /// failed or was skipped, required or not.
         public static let taskFailed = Code(kind: .taskFailed)
-        /// A task did not finish within its timeout.
+        /// A task did not finish within its timeout (also from ``GraphRun/value(of:)``).
         public static let timedOut = Code(kind: .timedOut)
-        /// The task waiting in ``GraphRun/reached(_:)`` was cancelled; the run goes on.
+        /// The task waiting in ``GraphRun/reached(_:)`` or ``GraphRun/value(of:)`` was
+        /// cancelled (the run goes on), or the task whose value it waited for ended cancelled
+        /// (removed, or its run stopped).
         public static let cancelled = Code(kind: .cancelled)
-        /// A task read the result of a dependency that did not succeed.
+        /// A task read the result of a dependency that did not succeed, or a handle's type does
+        /// not match what its task returns.
         public static let resultUnavailable = Code(kind: .resultUnavailable)
 
         public var description: String { "\(kind)" }
@@ -222,6 +226,39 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
     /// For a waiter of a milestone whose task was cancelled: the run is not affected.
     static func cancelled(waitingFor milestone: String) -> GraphError {
         GraphError(.cancelled, "waiting for milestone '\(milestone)' was cancelled; the run goes on")
+    }
+
+    /// For ``GraphRun/value(of:)``: task `id` failed, required or not.
+    static func failed(task id: String, _ error: any Error) -> GraphError {
+        GraphError(.taskFailed, "task '\(id)' failed: \(error)", taskID: id, underlying: error)
+    }
+
+    /// For ``GraphRun/value(of:)``: task `id` was skipped, required or not.
+    static func skipped(task id: String, dependency: String) -> GraphError {
+        GraphError(.taskFailed, "task '\(id)' was skipped: '\(dependency)' did not succeed", taskID: id)
+    }
+
+    /// For ``GraphRun/value(of:)``: task `id` ended cancelled — `removed`, or its run stopped,
+    /// or its body threw `CancellationError`.
+    static func cancelled(task id: String, removed: Bool) -> GraphError {
+        let why = removed ? "was removed" : "ended cancelled"
+        return GraphError(.cancelled, "task '\(id)' \(why) and has no value", taskID: id)
+    }
+
+    /// For a waiter of a task's value whose own task was cancelled: the task is not affected.
+    static func cancelled(waitingForTask id: String) -> GraphError {
+        GraphError(.cancelled, "waiting for the value of task '\(id)' was cancelled; the task goes on", taskID: id)
+    }
+
+    /// For a parent whose ``TaskContext/join()`` the run's stop ended.
+    static func cancelled(joining id: String) -> GraphError {
+        GraphError(.cancelled, "task '\(id)' stopped waiting for its subtasks: the run was stopped", taskID: id)
+    }
+
+    /// A handle whose type is not what its task returns (a handle of another graph's task of
+    /// the same id).
+    static func valueType(_ id: String, expected: Any.Type) -> GraphError {
+        GraphError(.resultUnavailable, "task '\(id)' does not return \(expected)", taskID: id)
     }
 
     static func resultUnavailable(_ dependency: String, in task: String) -> GraphError {

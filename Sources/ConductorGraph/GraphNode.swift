@@ -25,14 +25,16 @@ package struct NodeDefinition: Sendable {
         }
     }
 
-    /// A schedule step's or stage marker's stage.
+    /// A schedule step's or stage marker's stage; a subtask's parent.
     private final class Placement: Sendable {
         let stage: String?
         let stageIndex: Int?
+        let parent: String?
 
-        init(stage: String?, stageIndex: Int?) {
+        init(stage: String?, stageIndex: Int?, parent: String?) {
             self.stage = stage
             self.stageIndex = stageIndex
+            self.parent = parent
         }
     }
 
@@ -48,7 +50,7 @@ package struct NodeDefinition: Sendable {
 
     package init(
         id: String, requires: [String], after: [String], kind: Kind, stage: String?, isHidden: Bool,
-        stageIndex: Int? = nil
+        stageIndex: Int? = nil, parent: String? = nil
     ) {
         self.id = id
         self.requires = requires
@@ -58,7 +60,9 @@ package struct NodeDefinition: Sendable {
         case .marker(let milestone, let startsStage):
             payload = .marker(Marker(milestone: milestone, startsStage: startsStage))
         }
-        placement = stage == nil && stageIndex == nil ? nil : Placement(stage: stage, stageIndex: stageIndex)
+        placement =
+            stage == nil && stageIndex == nil && parent == nil
+            ? nil : Placement(stage: stage, stageIndex: stageIndex, parent: parent)
         self.isHidden = isHidden
     }
 
@@ -84,6 +88,16 @@ package struct NodeDefinition: Sendable {
     }
 
     var stage: String? { placement?.stage }
+
+    /// The task whose body added this one as a subtask.
+    var parent: String? { placement?.parent }
+
+    /// This task, as a subtask of `parent`.
+    func withParent(_ parent: String) -> NodeDefinition {
+        NodeDefinition(
+            id: id, requires: requires, after: after, kind: kind, stage: stage, isHidden: isHidden,
+            stageIndex: stageIndex, parent: parent)
+    }
 
     /// The position of a schedule's stage, so validation can tell a dependency on a later
     /// stage (which the stage barriers would turn into a cycle) from one on an earlier stage.

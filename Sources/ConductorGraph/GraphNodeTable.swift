@@ -295,10 +295,36 @@ struct GraphNodeTable {
                     endedAt: .nanoseconds(node.endedAt),
                     attempts: Int(node.attempts),
                     placement: spec.placement,
+                    parent: definitions[index].parent,
                     wasRemoved: removed.contains(Int32(index))
                 )
             )
         }
-        return records
+        return subtasksAfterTheirParents(records)
+    }
+
+    /// `records` with each task's subtasks right after it, depth first, in the order added
+    /// within one parent. A subtask is added after its parent, so a report without subtasks
+    /// keeps its order and costs one pass.
+    static func subtasksAfterTheirParents(_ records: [TaskRecord]) -> [TaskRecord] {
+        guard records.contains(where: { $0.parent != nil }) else { return records }
+        let ids = Set(records.map(\.id))
+        var children: [String: [Int]] = [:]
+        var roots: [Int] = []
+        for (position, record) in records.enumerated() {
+            if let parent = record.parent, ids.contains(parent) {
+                children[parent, default: []].append(position)
+            } else {
+                roots.append(position)
+            }
+        }
+        var ordered: [TaskRecord] = []
+        ordered.reserveCapacity(records.count)
+        var stack = Array(roots.reversed())
+        while let position = stack.popLast() {
+            ordered.append(records[position])
+            stack.append(contentsOf: (children[records[position].id] ?? []).reversed())
+        }
+        return ordered
     }
 }

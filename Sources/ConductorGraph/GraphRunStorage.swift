@@ -19,7 +19,8 @@ import Tracing
 package final class GraphRunStorage: Sendable {
     /// The state machine and, inside it, the run's journal: one lock, never held while
     /// another is taken.
-    private let state: Lock<GraphStateMachine>
+    /// Internal only for this type's own extensions (`GraphRunStorage+*.swift`).
+    let state: Lock<GraphStateMachine>
     package let clock: ClockSource
     /// Every timed attempt's timeout, on one timer task for the run.
     let timer: DeadlineTimer
@@ -40,9 +41,11 @@ package final class GraphRunStorage: Sendable {
         compiled: CompiledGraph? = nil,
         concurrencyLimit: Int?,
         clock: ClockSource,
-        instruments: RunInstruments? = nil
+        instruments: RunInstruments? = nil,
+        staysOpen: Bool = false
     ) {
-        self.init(concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments, name: nil)
+        self.init(
+            concurrencyLimit: concurrencyLimit, clock: clock, instruments: instruments, name: nil, staysOpen: staysOpen)
         var effects = GraphEffects()
         transition { machine in machine.insert(definitions, compiled: compiled, now: 0, effects: &effects) }
         apply(effects)
@@ -52,14 +55,19 @@ package final class GraphRunStorage: Sendable {
     /// may have come earlier, wait in its ``GraphEventLog`` until then) and adds the first
     /// nodes with ``addLeavingWakeups(_:now:)``. Until something is added, the run neither
     /// starts nor finishes.
-    package init(concurrencyLimit: Int?, clock: ClockSource, instruments: RunInstruments? = nil, name: String?) {
+    package init(
+        concurrencyLimit: Int?, clock: ClockSource, instruments: RunInstruments? = nil, name: String?,
+        staysOpen: Bool = false
+    ) {
         self.identity = RunIdentity(name: name)
         self.clock = clock
         self.instruments = instruments
         self.tracesAttempts = instruments?.tracer != nil
         self.timer = DeadlineTimer(clock: clock.purpose(.taskTimeout))
         self.state = Lock(
-            GraphStateMachine(concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers))
+            GraphStateMachine(
+                concurrencyLimit: concurrencyLimit ?? .max, parallelWorkers: Self.parallelWorkers, staysOpen: staysOpen)
+        )
     }
 
     /// Workers started on threads of their own: one per core but the driver's.
@@ -150,7 +158,9 @@ package final class GraphRunStorage: Sendable {
             await withDiscardingTaskGroup { group in
                 while true {
                     let now = clock.nanoseconds
-                    let action = transition { machine in machine.nextForDriver(now: now) }
+                    var effects = GraphEffects()
+                    let action = transition { machine in machine.nextForDriver(now: now, effects: &effects) }
+                    apply(effects)
                     switch action {
                     case .spawn(let assignment, let inline):
                         // `addImmediateTask` needs the OS 26 concurrency runtime (the 6.2 tools
@@ -425,6 +435,8 @@ package final class GraphRunStorage: Sendable {
         driver.withLock { $0 }?.cancel()
     }
 
+    func close() { update { [now = clock.nanoseconds] in $0.close(now: now, effects: &$1) } }
+
     func add(_ definitions: [NodeDefinition]) throws(GraphError) {
         try addLeavingWakeups(definitions, now: clock.now).perform()
     }
@@ -544,17 +556,47 @@ package final class GraphRunStorage: Sendable {
     /// it, under the run's lock.
     package func waitForMilestone(_ name: String) async -> MilestoneWait {
         if let decided = milestoneOutcome(name) { return decided }
-        await state.suspend(
-            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in
-                machine.milestones.wait(for: name, waiter)
-            },
-            cancelledNow: { _ in ((), ()) },
-            cancelled: { @Sendable machine, id in
-                guard let waiter = machine.milestones.removeWaiter(name, id: id) else { return nil }
-                return { waiter.resume(returning: ()) }
-            })
+        await suspendCancellably(
+            { $0.milestones.wait(for: name, $1) }, remove: { $0.milestones.removeWaiter(name, id: $1) })
         // Decided, or cancelled (still undecided unless the outcome came first).
         return milestoneOutcome(name) ?? .cancelled
+    }
+
+    /// A transition whose effects are performed once the lock is released.
+    @discardableResult
+    func update<Value, Failure: Error>(
+        _ body: (inout GraphStateMachine, inout GraphEffects) throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        var effects = GraphEffects()
+        let value = try transition { (machine) throws(Failure) in try body(&machine, &effects) }
+        apply(effects)
+        return value
+    }
+
+    /// Parks the caller, cancelled or not, if `park` returns `true`, until a transition resumes it.
+    func park(_ park: (inout GraphStateMachine, WaiterSet<Void>.Waiter, inout GraphEffects) -> Bool) async {
+        await state.suspendIgnoringCancellation(
+            { (machine: inout GraphStateMachine, waiter: WaiterSet<Void>.Waiter) in
+                var effects = GraphEffects()
+                return park(&machine, waiter, &effects) ? .wait(effects) : .resume((), effects)
+            }, perform: { apply($0) })
+    }
+
+    /// Reads the machine under the lock.
+    func read<Value>(_ body: (borrowing GraphStateMachine) -> Value) -> Value { state.withLock { body($0) } }
+
+    /// Waits until a transition resumes the waiter `register` keeps, or `remove` takes it out
+    /// on cancellation; the caller then reads what happened under the lock.
+    func suspendCancellably(
+        _ register: (inout GraphStateMachine, WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void>,
+        remove: @escaping @Sendable (inout GraphStateMachine, UInt64) -> WaiterSet<Void>.Waiter?
+    ) async {
+        await state.suspend(
+            register, cancelledNow: { _ in ((), ()) },
+            cancelled: { @Sendable machine, id in
+                guard let waiter = remove(&machine, id) else { return nil }
+                return { waiter.resume(returning: ()) }
+            })
     }
 
     // MARK: - Report
@@ -564,22 +606,4 @@ package final class GraphRunStorage: Sendable {
         report.identity = identity
         return report
     }
-}
-
-extension GraphRunStorage: EventBatchSource {
-    /// The run's events from `index` on, waiting until there is at least one: the records
-    /// are read under the run's lock, and turned into events after it is released.
-    package func batch(
-        from index: inout Int, limit: Int, isolation: isolated (any Actor)?
-    ) async -> [GraphEvent] {
-        let records = await state.batch(from: &index, limit: limit, journal: \.journal)
-        guard !records.isEmpty else { return [] }
-        let (definitions, rare) = state.withLock { ($0.definitions, $0.rareEvents) }
-        return GraphEventRecord.materialize(records, definitions: definitions, rare: rare)
-    }
-
-    var events: EventSequence<GraphEvent> { EventSequence(source: self, startIndex: 0) }
-
-    /// How many events the run has recorded so far.
-    var recordedEventCount: Int { state.withLock { $0.journal.endIndex } }
 }

@@ -70,12 +70,14 @@ extension GraphStateMachine {
     mutating func stop(_ outcome: RunOutcome, now: Int64, effects: inout GraphEffects) {
         guard isRunning else { return }
         phase = .stopping(outcome)
+        isHeldOpen = false
         readyQueue.removeAll()
         for index in table.nodes.indices
         where table.nodes[index].phase == .waiting || table.nodes[index].phase == .ready {
-            endQuietly(index, outcome: .cancelled, now: now)
+            endQuietly(index, outcome: .cancelled, now: now, effects: &effects)
         }
         for node in attempts.nodes { _ = abandonAttempt(of: node, effects: &effects) }
+        GraphJoins.stopped(in: &self, effects: &effects)
         workers.driverMustCancelAll = true
         wakeDriverIfNeeded(&effects)
     }
@@ -90,7 +92,7 @@ extension GraphStateMachine {
     /// cost the graph benchmarks a sixth (independent tasks) to a quarter (a DAG) more
     /// instructions per task (`scripts/instructions --filter graph`).
     mutating func end(_ index: Int, outcome: TaskOutcome, now: Int64, effects: inout GraphEffects) {
-        endQuietly(index, outcome: outcome, now: now)
+        endQuietly(index, outcome: outcome, now: now, effects: &effects)
         if table.nodes[index].flags.contains(.failureIsRequired), isRunning {
             let id = topology.id(of: index)
             switch outcome {
@@ -139,6 +141,7 @@ extension GraphStateMachine {
         }
         table.ended += 1
         if flags.contains(.isReported) { journal.append(.succeeded(node: Int32(index), at: now)) }
+        if flags.contains(.isAwaited) { resultWaiters.ended(index, effects: &effects) }
         guard flags.contains(.hasSuccessors) else { return }
         releaseSuccessorsOfSucceeded(index, now: now, effects: &effects)
     }
@@ -182,8 +185,9 @@ extension GraphStateMachine {
     }
 
     /// Ends `index` and records its end, without releasing anything.
-    private mutating func endQuietly(_ index: Int, outcome: TaskOutcome, now: Int64) {
+    private mutating func endQuietly(_ index: Int, outcome: TaskOutcome, now: Int64, effects: inout GraphEffects) {
         guard table.end(index, outcome, at: now) else { return }
+        if table.nodes[index].flags.contains(.isAwaited) { resultWaiters.ended(index, effects: &effects) }
         let at = Duration.nanoseconds(now)
         switch outcome {
         case .succeeded: journal.append(.succeeded(node: Int32(index), at: now))
@@ -217,7 +221,7 @@ extension GraphStateMachine {
                 continue
             } else {
                 let dependency = topology.id(of: Int(node.blockedBy))
-                endQuietly(index, outcome: .skipped(dependency: dependency), now: now)
+                endQuietly(index, outcome: .skipped(dependency: dependency), now: now, effects: &effects)
                 // A required task that cannot run fails the run, like its failure would,
                 // unless a removal is what it lacks.
                 if node.flags.contains(.failureIsRequired), !table.lacksOnlyRemoved(index) {
@@ -233,9 +237,10 @@ extension GraphStateMachine {
     /// A marker whose dependencies have all ended: its stage starts, its milestone is reached.
     private mutating func reachMarker(_ index: Int, now: Int64, effects: inout GraphEffects) {
         guard case .marker(let milestone, let startsStage) = topology.definitions[index].kind else { return }
-        endQuietly(index, outcome: .succeeded, now: now)
+        endQuietly(index, outcome: .succeeded, now: now, effects: &effects)
         let at = Duration.nanoseconds(now)
         if let startsStage { record(.stageStarted(startsStage, at: at)) }
+        if milestone == nil, startsStage == nil { GraphJoins.markerReached(index, in: &self, effects: &effects) }
         if let milestone {
             record(.milestoneReached(milestone, at: at))
             effects.reached(milestone, at: at)
@@ -246,7 +251,7 @@ extension GraphStateMachine {
     /// Inlined: every transition asks, and almost always the answer is no.
     @inline(__always)
     mutating func finishIfDone(now: Int64, effects: inout GraphEffects) {
-        guard table.ended == table.nodes.count, !isFinished else { return }
+        guard table.ended == table.nodes.count, !isFinished, !isHeldOpen else { return }
         finish(now: now, effects: &effects)
     }
 

@@ -8,6 +8,8 @@
 /// - ``GraphWorkers``: how many tasks run, the workers alive, the helper policy, the driver.
 /// - ``GraphMilestones``: each milestone's outcome and waiters.
 /// - ``AttemptsInTasks``: the attempt of each task whose body runs in a task of its own.
+/// - ``GraphResultWaiters``: who waits from outside for a task's end.
+/// - ``GraphJoins``: subtasks, and the parents that wait for them without a place.
 ///
 /// This value holds what ties them together: the run's phase, the ready queue and the journal,
 /// and the transitions, each of which may touch several parts.
@@ -34,6 +36,8 @@ struct GraphStateMachine {
     /// wait, read the result — touches nothing else: the storage calls those directly. The
     /// machine alone starts, forgets and abandons attempts.
     var attempts = AttemptsInTasks()
+    var resultWaiters = GraphResultWaiters()
+    var joins = GraphJoins()
     var readyQueue = ReadyQueue()
     var finishedAt: Int64 = 0
     var phase: RunPhase = .running {
@@ -46,6 +50,8 @@ struct GraphStateMachine {
     /// `phase` itself copies its payload (a `GraphError`) out and destroys it again.
     private(set) var isRunning = true
     private(set) var isFinished = false
+    /// Started to stay open: not finished when its nodes have ended, until closed or stopped.
+    var isHeldOpen: Bool
     /// The number of the last numbered addition the run holds (see
     /// ``GraphRunStorage/addLeavingWakeups(numbered:now:)``): a caller that hands over a
     /// queue another caller has handed over already learns here which part is in.
@@ -60,8 +66,15 @@ struct GraphStateMachine {
     /// The rare events whole, by position (`.other(i)` names `rareEvents[i]`).
     private(set) var rareEvents: [GraphEvent] = []
 
-    init(concurrencyLimit: Int, parallelWorkers: Int) {
+    init(concurrencyLimit: Int, parallelWorkers: Int, staysOpen: Bool = false) {
         workers = GraphWorkers(concurrencyLimit: concurrencyLimit, parallelWorkers: parallelWorkers)
+        isHeldOpen = staysOpen
+    }
+
+    /// A run held open finishes once what it holds has ended, from now on.
+    mutating func close(now: Int64, effects: inout GraphEffects) {
+        isHeldOpen = false
+        finishIfDone(now: now, effects: &effects)
     }
 
     var outcome: RunOutcome? {
@@ -173,13 +186,13 @@ struct GraphStateMachine {
 
     /// What the driver (the task that owns the task group) should do next: see
     /// ``GraphWorkers`` for where its workers run.
-    mutating func nextForDriver(now: Int64) -> DriverAction {
+    mutating func nextForDriver(now: Int64, effects: inout GraphEffects) -> DriverAction {
         if workers.driverMustCancelAll {
             workers.driverMustCancelAll = false
             return .cancelAll
         }
         if isFinished { return .finish }
-        if let assignment = takeNext(now: now, worker: -1) {
+        if let assignment = takeNext(now: now, worker: -1, effects: &effects) {
             // A fresh worker: its id is kept in the node, where it reads it when it registers.
             table.nodes[assignment.node].remaining = workers.registry.open()
             return .spawn(assignment, inline: workers.startWorker())
@@ -256,13 +269,13 @@ struct GraphStateMachine {
         let next: Assignment?
         switch removed ? .retire : workers.bodyEnded(startedAt: startedAt, now: now, helper: helper) {
         case .takeNext:
-            next = takeNext(now: now, worker: worker)
+            next = takeNext(now: now, worker: worker, effects: &effects)
         case .giveThreadBackIfTasksWait:
             if isRunning, !readyQueue.isEmpty {
                 workers.giveThreadBack()
                 next = nil
             } else {
-                next = takeNext(now: now, worker: worker)
+                next = takeNext(now: now, worker: worker, effects: &effects)
             }
         case .retire:
             next = nil
@@ -308,11 +321,15 @@ struct GraphStateMachine {
     }
 
     /// Hands the next ready task to `worker`, whose id the running node keeps.
-    private mutating func takeNext(now: Int64, worker: Int32) -> Assignment? {
+    private mutating func takeNext(now: Int64, worker: Int32, effects: inout GraphEffects) -> Assignment? {
         guard isRunning, workers.hasSlot else { return nil }
         while let entry = readyQueue.popFirst() {
             let index = Int(entry)
-            guard table.nodes[index].phase == .ready, let spec = topology.specs[index] else { continue }
+            guard table.nodes[index].phase == .ready, let spec = topology.specs[index] else {
+                // A joining parent queued for a place takes this one.
+                if GraphJoins.placeFreed(for: entry, in: &self, effects: &effects), !workers.hasSlot { return nil }
+                continue
+            }
             let runsInOwnTask = spec._withUnsafeGuaranteedRef { $0.runsInOwnTask }
             table.nodes.withUnsafeMutableBufferPointer { nodes in
                 nodes[index].phase = .running

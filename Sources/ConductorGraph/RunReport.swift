@@ -117,16 +117,25 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
     public let attempts: Int
     /// Where it ran: `"main actor"`, or `"global"` for the default executors.
     public let placement: String
-    /// Whether a removal ended it (``GraphRun/remove(_:)``): before it started, between
-    /// attempts, or while its body ran — then it is cancelled whatever its body did.
+    /// Whether a removal (``GraphRun/remove(_:)``) ended it: before it started, between
+    /// attempts, or while its body ran — then it is cancelled whatever its body did. Its outcome
+    /// is then ``TaskOutcome/cancelled``, and neither that end nor the skips it causes fails the run.
+    ///
+    /// ```swift
+    /// try run.remove("prefetch")
+    /// let report = try await run.report()
+    /// #expect(report["prefetch"]?.wasRemoved == true)
+    /// ```
     public let wasRemoved: Bool
+    /// The task whose body added this one as a subtask (``TaskContext/addSubtask(_:dependsOn:options:_:)``);
+    /// `nil` for any other task. A report lists a task's subtasks right after it.
+    public let parent: String?
 
-    /// The time from being queued to starting.
     package init(
         id: String, stage: String?, dependencies: [String], outcome: TaskOutcome, queuedAt: Duration?,
-        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String, wasRemoved: Bool = false
+        startedAt: Duration?, endedAt: Duration, attempts: Int, placement: String, parent: String? = nil,
+        wasRemoved: Bool = false
     ) {
-        self.wasRemoved = wasRemoved
         self.id = id
         self.stage = stage
         self.dependencies = dependencies
@@ -136,8 +145,11 @@ public struct TaskRecord: Sendable, CustomStringConvertible {
         self.endedAt = endedAt
         self.attempts = attempts
         self.placement = placement
+        self.wasRemoved = wasRemoved
+        self.parent = parent
     }
 
+    /// The time from being queued to starting.
     public var waitTime: Duration? {
         guard let queuedAt, let startedAt else { return nil }
         return startedAt - queuedAt

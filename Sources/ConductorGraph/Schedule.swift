@@ -68,13 +68,14 @@ public struct Schedule: Sendable {
     /// Checks ids and dependencies without running anything.
     public func validate() throws(GraphError) { try graph.validate() }
 
-    /// Starts the schedule; see ``TaskGraph/start(concurrencyLimit:clock:telemetry:)``.
+    /// Starts the schedule; see ``TaskGraph/start(concurrencyLimit:clock:telemetry:staysOpen:)``.
     public func start(
         concurrencyLimit: Int? = nil,
         clock: some Clock<Duration> = ContinuousClock(),
-        telemetry: Telemetry = .bootstrapped
+        telemetry: Telemetry = .bootstrapped,
+        staysOpen: Bool = false
     ) throws(GraphError) -> GraphRun {
-        try graph.start(concurrencyLimit: concurrencyLimit, clock: clock, telemetry: telemetry)
+        try graph.start(concurrencyLimit: concurrencyLimit, clock: clock, telemetry: telemetry, staysOpen: staysOpen)
     }
 
     /// Runs the schedule in the current task; see ``TaskGraph/run(concurrencyLimit:clock:telemetry:)``.

@@ -1,5 +1,5 @@
 extension TaskGraph {
-    /// Test hook: a structured run (``TaskGraph/run(concurrencyLimit:clock:telemetry:_:)``,
+    /// Test hook: a structured run (``TaskGraph/run(concurrencyLimit:clock:telemetry:staysOpen:_:)``,
     /// ``Launcher/run()``) started with this set holds its caller, right after it started the
     /// run's driver, until the run has ended — the point where a caller that checked its
     /// cancellation only afterwards would let the driver hand out bodies of a run it was too

@@ -20,7 +20,7 @@
 /// ```
 ///
 /// A graph is a value: each ``run(concurrencyLimit:clock:telemetry:)`` and each
-/// ``start(concurrencyLimit:clock:telemetry:)`` is a new, independent run of its tasks, so one
+/// ``start(concurrencyLimit:clock:telemetry:staysOpen:)`` is a new, independent run of its tasks, so one
 /// graph can run many times, even at once (unlike a ``Launcher``, which launches once).
 ///
 /// Validation (``validate()``, and every way of starting) rejects an empty or duplicate id,
@@ -184,17 +184,33 @@ public struct TaskGraph: Sendable {
     ///   - clock: Measures timeouts, backoff and the report's times.
     ///   - telemetry: Receives the run's span, a span per task attempt and the run's metrics
     ///     (see <doc:Tracing> and <doc:Metrics>); by default whatever the process bootstrapped.
+    ///   - staysOpen: Whether the run stays open for more tasks once those it holds have
+    ///     ended, until ``GraphRun/close()`` (or ``GraphRun/cancel()``); by default it
+    ///     finishes then, and ``GraphRun/add(_:dependsOn:options:_:)`` throws
+    ///     ``GraphError/Code/runFinished``. An open run goes on until it is closed, even when
+    ///     nothing holds it any more.
+    ///
+    /// ```swift
+    /// let fibonacci = try TaskGraph().start(staysOpen: true)
+    /// var (a, b) = (0, 1)
+    /// for step in 0..<30 {
+    ///     let next = try fibonacci.add("fib-\(step)") { [a, b] _ in a + b }
+    ///     (a, b) = (b, try await fibonacci.value(of: next))
+    /// }
+    /// fibonacci.close()  // finishes once what it holds has ended
+    /// ```
     public func start(
         concurrencyLimit: Int? = nil,
         clock: some Clock<Duration> = ContinuousClock(),
-        telemetry: Telemetry = .bootstrapped
+        telemetry: Telemetry = .bootstrapped,
+        staysOpen: Bool = false
     ) throws(GraphError) -> GraphRun {
         try Self.check(concurrencyLimit)
         try validate()
         let run = GraphRun(
             storage: GraphRunStorage(
                 definitions: definitions, compiled: compiledIfComplete, concurrencyLimit: concurrencyLimit,
-                clock: ClockSource(clock), instruments: Self.instruments(telemetry))
+                clock: ClockSource(clock), instruments: Self.instruments(telemetry), staysOpen: staysOpen)
         )
         run.storage.startDriving()
         return run
@@ -205,7 +221,7 @@ public struct TaskGraph: Sendable {
     /// ends ``RunOutcome/cancelled`` (a graph with no tasks has nothing to cancel, and
     /// completes). Returns the report, whose ``RunReport/outcome`` says
     /// whether every required task succeeded. `concurrencyLimit` is as for
-    /// ``start(concurrencyLimit:clock:telemetry:)``: at least 1, or `nil`.
+    /// ``start(concurrencyLimit:clock:telemetry:staysOpen:)``: at least 1, or `nil`.
     public func run(
         concurrencyLimit: Int? = nil,
         clock: some Clock<Duration> = ContinuousClock(),
@@ -218,10 +234,24 @@ public struct TaskGraph: Sendable {
     /// the run's handle (to watch events, await milestones, add tasks). Returns the report
     /// once both have ended; cancelling the current task cancels the run (from a task
     /// cancelled already, no task begins).
+    ///
+    /// With `staysOpen`, the run does not finish before `body` returns, however soon its tasks
+    /// end: `body` can go on adding tasks and awaiting their values, and the run is closed
+    /// (``GraphRun/close()``) when it returns.
+    ///
+    /// ```swift
+    /// let feedReport = try await TaskGraph().run(staysOpen: true) { run in
+    ///     guard let feed = try? run.add("feed", { _ in try await api.feed() }),
+    ///         let items = try? await run.value(of: feed)
+    ///     else { return }
+    ///     for item in items { _ = try? run.add("images-\(item)") { _ in try await api.images(for: item) } }
+    /// }
+    /// ```
     public func run(
         concurrencyLimit: Int? = nil,
         clock: some Clock<Duration> = ContinuousClock(),
         telemetry: Telemetry = .bootstrapped,
+        staysOpen: Bool = false,
         _ body: @escaping @Sendable (GraphRun) async -> Void
     ) async throws(GraphError) -> RunReport {
         try Self.check(concurrencyLimit)
@@ -229,10 +259,13 @@ public struct TaskGraph: Sendable {
         let run = GraphRun(
             storage: GraphRunStorage(
                 definitions: definitions, compiled: compiledIfComplete, concurrencyLimit: concurrencyLimit,
-                clock: ClockSource(clock), instruments: Self.instruments(telemetry))
+                clock: ClockSource(clock), instruments: Self.instruments(telemetry), staysOpen: staysOpen)
         )
         await withDiscardingTaskGroup { group in
-            group.addTask { await body(run) }
+            group.addTask {
+                await body(run)
+                run.close()
+            }
             // The handler is in place before the driver exists: a caller cancelled already has
             // cancelled the run when the driver starts, so it hands out no body. Driven in a
             // task of its own (which inherits this task's task-locals and priority), so

@@ -52,10 +52,11 @@ public struct TaskContext: Sendable {
     ///
     /// The run waits for what a body adds, as for any task. A body that awaits a milestone
     /// which needs its own task, or a task that needs it, waits forever; while it waits it
-    /// holds one of the run's `concurrencyLimit` places. Use the run while the body runs:
-    /// in a task you add, read that task's own `context.run` rather than capturing this
-    /// one, since a run keeps its tasks' closures, and a closure that holds its run keeps
-    /// the run alive for good.
+    /// holds one of the run's `concurrencyLimit` places; to wait for tasks it adds without
+    /// one, add them with ``addSubtask(_:dependsOn:options:_:)`` and ``join()``. Use the run
+    /// while the body runs: in a task you add, read that task's own `context.run` rather than
+    /// capturing this one, since a run keeps its tasks' closures, and a closure that holds its
+    /// run keeps the run alive for good.
     ///
     /// A start-up task's ``StartupTask/run()`` has no context: a ``Launcher``'s tasks change
     /// the launch through the launcher.

@@ -17,7 +17,7 @@
 ///
 /// Each task that ran is one complete (`"X"`) event, its `ts` and `dur` in microseconds from
 /// the start of the run, with its outcome, wait time, attempts and executor in `args`, and
-/// `args.critical` on the tasks of the critical path. Tasks that never ran (skipped or
+/// `args.critical` on the tasks of the critical path, `args.parent` on a subtask. Tasks that never ran (skipped or
 /// removed before starting) have none. Each milestone is an instant (`"i"`) event. The `tid`
 /// is a lane, named in metadata events: lane 0 is the main actor, and tasks that overlap in
 /// time never share a lane, so parallelism shows as stacked rows.
@@ -73,9 +73,10 @@ public struct ChromeTrace: Sendable {
         var attempts: Int?
         var executor: String?
         var critical: Bool?
+        var parent: String?
 
         enum CodingKeys: String, CodingKey {
-            case name, outcome, attempts, executor, critical
+            case name, outcome, attempts, executor, critical, parent
             case waitMicroseconds = "wait_us"
         }
     }
@@ -103,7 +104,8 @@ public struct ChromeTrace: Sendable {
                     args: Args(
                         outcome: "\(task.outcome)", waitMicroseconds: task.waitTime?.microseconds,
                         attempts: task.attempts,
-                        executor: task.placement, critical: critical.contains(task.id) ? true : nil))
+                        executor: task.placement, critical: critical.contains(task.id) ? true : nil,
+                        parent: task.parent))
             )
         }
         for milestone in report.milestones {

@@ -102,7 +102,7 @@ public struct HTMLTimelineRenderer: Sendable {
         var lines = [
             #"<g class="task\#(row.isCritical ? " critical" : "")" data-task="\#(escape(row.name))" data-outcome="\#(escape(row.outcome.name))">"#,
             "<title>\(escape(title))</title>",
-            #"<text class="task-label" x="20" y="\#(f(y + 13))">\#(escape(row.name))</text>"#,
+            #"<text class="task-label" x="\#(f(20 + 12 * Double(row.depth)))" y="\#(f(y + 13))">\#(escape(row.name))</text>"#,
             #"<rect class="bar" x="\#(f(x(row.start)))" y="\#(f(y + 3))" width="\#(f(width))" height="\#(f(rowHeight - 6))" rx="3" fill="\#(escape(row.outcome.colour))"/>"#,
         ]
         // Waiting is drawn over the bar, pale: the work was not being done then.

@@ -18,8 +18,9 @@
 extension RunReport: Codable {
     /// The format's name, in every report's `format` field.
     static let formatName = "conductor.run-report"
-    /// The version this Conductor writes; it reads every `1.x`. 1.1 added `run`.
-    static let formatVersion = (major: 1, minor: 1)
+    /// The version this Conductor writes; it reads every `1.x`. 1.1 added `run`; 1.2 added a
+    /// task's `parent` and `removed`.
+    static let formatVersion = (major: 1, minor: 2)
 
     private enum CodingKeys: String, CodingKey {
         case format, version, run, outcome, durationNs, criticalPath, milestones, tasks
@@ -241,6 +242,10 @@ private struct SavedTask: Codable {
     var endedAtNs: Int64
     var attempts: Int
     var placement: String
+    /// Since 1.2; left out for a task that is nobody's subtask.
+    var parent: String?
+    /// Since 1.2; written only when true.
+    var removed: Bool?
 
     init(_ task: TaskRecord) {
         id = task.id
@@ -252,6 +257,8 @@ private struct SavedTask: Codable {
         endedAtNs = task.endedAt.nanoseconds
         attempts = task.attempts
         placement = task.placement
+        parent = task.parent
+        removed = task.wasRemoved ? true : nil
     }
 
     var record: TaskRecord {
@@ -259,7 +266,8 @@ private struct SavedTask: Codable {
             TaskRecord(
                 id: id, stage: stage, dependencies: dependencies, outcome: try outcome.outcome,
                 queuedAt: queuedAtNs.map(Duration.nanoseconds), startedAt: startedAtNs.map(Duration.nanoseconds),
-                endedAt: .nanoseconds(endedAtNs), attempts: attempts, placement: placement)
+                endedAt: .nanoseconds(endedAtNs), attempts: attempts, placement: placement, parent: parent,
+                wasRemoved: removed ?? false)
         }
     }
 }

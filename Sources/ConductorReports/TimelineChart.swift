@@ -37,20 +37,21 @@ public struct TimelineChart: Sendable {
     /// it ended.
     public init(_ report: RunReport, title: String = "Conductor run") {
         let critical = Set(report.criticalPath)
-        let rows = report.tasks.map { task in
+        let rows = zip(report.tasks, report.subtaskDepths).map { task, depth in
             let start = task.startedAt ?? task.queuedAt ?? task.endedAt
             let waitStart = task.queuedAt ?? start
             var details = [
                 "\(task.outcome)", "\(task.attempts) attempt\(task.attempts == 1 ? "" : "s")", task.placement,
             ]
             if critical.contains(task.id) { details.append("on the critical path") }
+            if let parent = task.parent { details.append("subtask of \(parent)") }
             return Row(
                 group: task.stage ?? "tasks", name: task.id, start: waitStart, end: task.endedAt,
                 outcome: Outcome(task.outcome), detail: details.joined(separator: " · "),
                 waits: task.startedAt.map { started in
                     started > waitStart ? [Wait(kind: .queued, start: waitStart, end: started)] : []
                 } ?? [],
-                isCritical: critical.contains(task.id))
+                isCritical: critical.contains(task.id), depth: depth)
         }
         self.init(
             title: title, rows: rows,
@@ -104,10 +105,12 @@ extension TimelineChart {
         public var waits: [Wait]
         /// Whether it is on the run's critical path: its label is bold.
         public var isCritical: Bool
+        /// How far its label is indented: a subtask's is one level deeper than its parent's.
+        public var depth: Int
 
         public init(
             group: String, name: String, start: Duration, end: Duration, outcome: Outcome, detail: String = "",
-            waits: [Wait] = [], isCritical: Bool = false
+            waits: [Wait] = [], isCritical: Bool = false, depth: Int = 0
         ) {
             self.group = group
             self.name = name
@@ -117,6 +120,7 @@ extension TimelineChart {
             self.detail = detail
             self.waits = waits
             self.isCritical = isCritical
+            self.depth = depth
         }
     }
 

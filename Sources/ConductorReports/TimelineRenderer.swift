@@ -18,6 +18,8 @@
 /// After a launcher's ``Launcher/shutdown()``, its undos follow on a time axis of their own,
 /// one row per task undone (▓, added to the legend).
 ///
+/// A task's subtasks (``TaskRecord/parent``) follow it, their labels indented two spaces a level.
+///
 /// The last line is the legend, so a timeline pasted into an issue explains itself.
 public struct TimelineRenderer: Sendable {
     /// The number of columns the run's whole duration spans; below 10 counts as 10, set here
@@ -42,7 +44,9 @@ public struct TimelineRenderer: Sendable {
 
     private func render(_ report: RunReport, shutdown: ShutdownReport?) -> String {
         let critical = Set(report.criticalPath)
-        let nameWidth = report.tasks.map(\.id.count).max() ?? 0
+        // A subtask's label is indented under its parent's, two spaces a level.
+        let labels = zip(report.tasks, report.subtaskDepths).map { String(repeating: "  ", count: $1) + $0.id }
+        let nameWidth = labels.map(\.count).max() ?? 0
         var lines: [String] = []
         var summary = "\(report.outcome) in \(report.duration.shortDescription)"
         if !report.criticalPath.isEmpty {
@@ -52,13 +56,13 @@ public struct TimelineRenderer: Sendable {
         let end = report.duration.shortDescription
         lines.append(
             pad("", nameWidth + 3) + "0" + String(repeating: " ", count: max(1, width + 1 - end.count)) + end)
-        for task in report.tasks {
+        for (task, label) in zip(report.tasks, labels) {
             let bar = self.bar(for: task, duration: report.duration)
             let wait = task.waitTime.map { "wait \($0.shortDescription)" } ?? "wait -"
             let run = task.runTime.map { "run \($0.shortDescription)" } ?? "run -"
             let marker = critical.contains(task.id) ? "*" : " "
             lines.append(
-                pad(task.id, nameWidth) + " \(marker) |\(bar)| " + field(wait) + field(run) + field(task.placement)
+                pad(label, nameWidth) + " \(marker) |\(bar)| " + field(wait) + field(run) + field(task.placement)
                     + "\(task.outcome)")
         }
         for milestone in report.milestones {

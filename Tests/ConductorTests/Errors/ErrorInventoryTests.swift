@@ -179,6 +179,66 @@ import Testing
             #expect(error.taskID == "page")
         }
 
+        /// What ``GraphRun/value(of:)`` throws, one constructor each: a failed, a skipped, a
+        /// removed and a cancelled task, a waiter that gave up, and a handle of another type.
+        @Test func graphValueOf() async throws {
+            let (run, latch) = try Self.startHeldRun()
+            let config = try run.add("config", options: TaskOptions(failure: .optional)) { _ -> Int in throw Offline() }
+            let sku = try run.add("sku", dependsOn: ["config"], options: TaskOptions(failure: .optional)) { _ in 1 }
+            let later = try run.add("later", dependsOn: ["held"]) { _ in 1 }
+            let failed = await #expect(throws: GraphError.self) { try await run.value(of: config) }
+            #expect(failed?.code == .taskFailed)
+            #expect(failed?.message == "task 'config' failed: Offline()")
+            #expect(failed?.underlyingError is Offline)
+            let skipped = await #expect(throws: GraphError.self) { try await run.value(of: sku) }
+            #expect(skipped?.code == .taskFailed)
+            #expect(skipped?.message == "task 'sku' was skipped: 'config' did not succeed")
+            try run.add("count") { _ in 3 }
+            let mistyped = await #expect(throws: GraphError.self) {
+                try await run.value(of: TaskHandle<String>(id: "count"))
+            }
+            #expect(mistyped?.code == .resultUnavailable)
+            #expect(mistyped?.message == "task 'count' does not return String")
+            let waiter = Task { try await run.value(of: later) }
+            waiter.cancel()
+            let gaveUp = await #expect(throws: GraphError.self) { try await waiter.value }
+            #expect(gaveUp?.code == .cancelled)
+            #expect(gaveUp?.message == "waiting for the value of task 'later' was cancelled; the task goes on")
+            #expect(try run.remove("later") == .prevented)
+            let removed = await #expect(throws: GraphError.self) { try await run.value(of: later) }
+            #expect(removed?.code == .cancelled)
+            #expect(removed?.message == "task 'later' was removed and has no value")
+            let last = try run.add("last", dependsOn: ["held"]) { _ in 1 }
+            run.cancel()
+            let cancelled = await #expect(throws: GraphError.self) { try await run.value(of: last) }
+            #expect(cancelled?.code == .cancelled)
+            #expect(cancelled?.message == "task 'last' ended cancelled and has no value")
+            latch.open()
+            _ = try await run.report()
+        }
+
+        /// A parent joining its subtasks when the run is cancelled.
+        @Test func graphCancelledJoining() async throws {
+            let childStarted = Latch()
+            let seen = Recorder<GraphError>()
+            var graph = TaskGraph()
+            graph.add("gallery") { context in
+                try context.addSubtask("front") { _ in
+                    childStarted.open()
+                    _ = await Latch().waitCancellable()
+                }
+                do throws(GraphError) { try await context.join() } catch { seen.append(error) }
+            }
+            let run = try graph.start(concurrencyLimit: 1)
+            await childStarted.wait()
+            run.cancel()
+            _ = try await run.report()
+            let error = try #require(seen.all.first)
+            #expect(error.code == .cancelled)
+            #expect(error.message == "task 'gallery' stopped waiting for its subtasks: the run was stopped")
+            #expect(error.taskID == "gallery")
+        }
+
         /// A run whose only task, `held`, runs until the latch opens.
         static func startHeldRun(milestone: String? = nil) throws -> (GraphRun, Latch) {
             let latch = Latch()

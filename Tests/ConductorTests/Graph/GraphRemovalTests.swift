@@ -35,6 +35,8 @@ import Testing
         let report = RunReport(of: machine)
         #expect(report["sync"]?.outcome.kind == .cancelled)
         #expect(report["sync"]?.attempts == 1)
+        #expect(report["sync"]?.wasRemoved == true)
+        #expect(report["after"]?.wasRemoved == false)
         // Its dependent needed its success: skipped, and the run is over.
         #expect(report["after"]?.outcome.kind == .skipped(dependency: "sync"))
         #expect(machine.outcome != nil)
@@ -53,5 +55,18 @@ import Testing
         #expect(report["sync"]?.wasRemoved == true)
         #expect(report["after"]?.outcome.kind == .skipped(dependency: "sync"))
         #expect(machine.outcome == .completed)
+    }
+
+    /// `wasRemoved` is true only for the task a removal ended: not for its dependent, skipped
+    /// for lack of it, nor for a task that ended by itself.
+    @Test func onlyTheTaskARemovalEndedIsReportedRemoved() throws {
+        var (machine, node) = try started()
+        var effects = GraphEffects()
+        #expect(machine.remove("after", now: 1, effects: &effects) == .prevented)
+        _ = machine.complete(node, outcome: .succeeded, startedAt: 0, now: 2, effects: &effects)
+        let report = RunReport(of: machine)
+        #expect(report["after"]?.wasRemoved == true)
+        #expect(report["after"]?.outcome.kind == .cancelled)
+        #expect(report["sync"]?.wasRemoved == false)
     }
 }

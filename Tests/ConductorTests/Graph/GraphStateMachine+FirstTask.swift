@@ -23,3 +23,12 @@ extension GraphStateMachine {
         return (machine, assignment.node)
     }
 }
+
+extension GraphStateMachine {
+    /// The driver's next action, for tests that have no use for its effects (a rejoining
+    /// parent's resumption is the only one).
+    mutating func nextForDriver(now: Int64) -> DriverAction {
+        var effects = GraphEffects()
+        return nextForDriver(now: now, effects: &effects)
+    }
+}

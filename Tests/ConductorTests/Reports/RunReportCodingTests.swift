@@ -188,6 +188,42 @@ import Testing
         #expect(report.tasks.map(\.id) == ["channel", "config", "home"])
     }
 
+    /// Format 1.2 says which task added which as a subtask, and which a removal ended; older
+    /// files say neither, and read back with no parent and nothing removed.
+    @Test func theCommittedVersion1_2FixtureSaysParentsAndRemovals() throws {
+        let report = try JSONDecoder().decode(
+            RunReport.self, from: Data(contentsOf: Self.fixture("run-report-1.2.json")))
+        #expect(report.tasks.map(\.id) == ["fib", "fib/left", "fib/left/left", "fib/right", "prefetch"])
+        #expect(report.tasks.map(\.parent) == [nil, "fib", "fib/left", "fib", nil])
+        #expect(report.tasks.map(\.wasRemoved) == [false, false, false, false, true])
+        #expect(report["prefetch"]?.outcome.kind == .cancelled)
+        for name in ["run-report-1.0.json", "run-report-1.1.json"] {
+            let older = try JSONDecoder().decode(RunReport.self, from: Data(contentsOf: Self.fixture(name)))
+            #expect(older.tasks.allSatisfy { $0.parent == nil && !$0.wasRemoved })
+        }
+    }
+
+    /// `parent` and `removed` are written only for a task that has them.
+    @Test func parentAndRemovedAreWrittenOnlyWhenSet() throws {
+        let tasks = [
+            TaskRecord(
+                id: "fib", stage: nil, dependencies: [], outcome: .succeeded, queuedAt: .zero, startedAt: .zero,
+                endedAt: .seconds(1), attempts: 1, placement: "global"),
+            TaskRecord(
+                id: "fib/left", stage: nil, dependencies: [], outcome: .cancelled, queuedAt: nil, startedAt: nil,
+                endedAt: .seconds(1), attempts: 0, placement: "global", parent: "fib", wasRemoved: true),
+        ]
+        let report = RunReport(
+            outcome: .completed, tasks: tasks, milestones: [], duration: .seconds(1), criticalPath: ["fib"])
+        let json = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+        #expect(json.components(separatedBy: #""parent":"fib""#).count == 2)
+        #expect(json.components(separatedBy: #""removed":true"#).count == 2)
+        #expect(!json.contains(#""removed":false"#))
+        let read = try roundTrip(report)
+        #expect(read.tasks.map(\.parent) == [nil, "fib"])
+        #expect(read.tasks.map(\.wasRemoved) == [false, true])
+    }
+
     /// A failed launch and its shutdown, written by format 1.1 before the errors kept their
     /// underlying values (issue #34), committed as a file: a failed task, a skipped one, a
     /// failed undo and a timed-out one read back with their names, codes, messages and times.
@@ -267,7 +303,7 @@ import Testing
         #expect(read.identity?.id == identity.id)
         #expect(RunIdentity.timeText(try #require(read.identity).startedAt) == RunIdentity.timeText(identity.startedAt))
         let json = String(decoding: try JSONEncoder().encode(first), as: UTF8.self)
-        #expect(json.contains(#""version":"1.1""#))
+        #expect(json.contains(#""version":"1.2""#))
         #expect(!json.contains(#""name""#))
     }
 

@@ -73,6 +73,23 @@ import Testing
         try await watched.expectReleased()
     }
 
+    /// A run held open, whose values were awaited from outside, is released once it is
+    /// closed and has reported: neither the waiters nor the open state keep it.
+    @Test func anOpenRunIsReleasedAfterItIsClosed() async throws {
+        let watched = Watched()
+        do {
+            let run = try TaskGraph().start(staysOpen: true)
+            watched.watch("run", run)
+            watched.watch("storage", run.storage)
+            let first = try run.add("first") { _ in 1 }
+            let second = try run.add("second", dependsOn: ["first"]) { _ in 2 }
+            #expect(try await run.value(of: first) + run.value(of: second) == 3)
+            run.close()
+            #expect(try await run.report().outcome == .completed)
+        }
+        try await watched.expectReleased()
+    }
+
     /// Bodies that used their run through their context (added a task, awaited a milestone,
     /// removed a task) hold it only while they run: the run is released after its report.
     @Test func aRunWhoseBodiesUsedTheirContextsRunIsReleased() async throws {
