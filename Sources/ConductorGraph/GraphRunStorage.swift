@@ -18,8 +18,8 @@ import Tracing
 /// starts only once bodies run long enough to pay for sharing tasks between cores.
 package final class GraphRunStorage: Sendable {
     /// The state machine and, inside it, the run's journal: one lock, never held while
-    /// another is taken.
-    private let state: Lock<GraphStateMachine>
+    /// another is taken. Not private: GraphRunStorage+Admission.swift takes it too.
+    let state: Lock<GraphStateMachine>
     package let clock: ClockSource
     /// Every timed attempt's timeout, on one timer task for the run.
     let timer: DeadlineTimer
@@ -74,7 +74,7 @@ package final class GraphRunStorage: Sendable {
     /// released if it recorded something. The events are in the journal when the lock is
     /// released, so a caller that reads it afterwards sees all that happened before.
     @discardableResult
-    private func transition<Value, Failure: Error>(
+    func transition<Value, Failure: Error>(
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> Value {
         let (value, readers) = try transitionLeavingReaders(body)
@@ -101,7 +101,7 @@ package final class GraphRunStorage: Sendable {
 
     /// Inlined, so the common case (nothing to do) costs one test where it is called.
     @inline(__always)
-    private func apply(_ effects: GraphEffects) {
+    func apply(_ effects: GraphEffects) {
         guard !effects.isEmpty else { return }
         perform(effects)
     }
@@ -111,6 +111,7 @@ package final class GraphRunStorage: Sendable {
         effects.resumeDriver?.resume(returning: ())
         for body in effects.cancelBodies { body.cancel() }
         for waiter in effects.resumeWaiters { waiter.resume(returning: ()) }
+        if let lists = effects.lists, lists.hasPermitWork { performPermitWork(lists) }
         if let instruments {
             for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
         }
@@ -363,7 +364,7 @@ package final class GraphRunStorage: Sendable {
         return retries
     }
 
-    func retryStarting(_ node: Int, attempt: Int, now: Int64) -> Bool {
+    func retryStarting(_ node: Int, attempt: Int, now: Int64) -> GraphStateMachine.RetryStart {
         transition { $0.retryStarting(node, attempt: attempt, now: now) }
     }
 

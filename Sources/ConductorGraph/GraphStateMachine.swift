@@ -8,6 +8,7 @@
 /// - ``GraphWorkers``: how many tasks run, the workers alive, the helper policy, the driver.
 /// - ``GraphMilestones``: each milestone's outcome and waiters.
 /// - ``AttemptsInTasks``: the attempt of each task whose body runs in a task of its own.
+/// - ``GraphAdmissions``: the places of tasks that name shared limits; whether it is paused.
 ///
 /// This value holds what ties them together: the run's phase, the ready queue and the journal,
 /// and the transitions, each of which may touch several parts.
@@ -34,6 +35,8 @@ struct GraphStateMachine {
     /// wait, read the result — touches nothing else: the storage calls those directly. The
     /// machine alone starts, forgets and abandons attempts.
     var attempts = AttemptsInTasks()
+    /// Shared limits and pausing: see GraphStateMachine+Admission.swift.
+    var admissions = GraphAdmissions()
     var readyQueue = ReadyQueue()
     var finishedAt: Int64 = 0
     var phase: RunPhase = .running {
@@ -260,15 +263,17 @@ struct GraphStateMachine {
 
     /// The backoff of `node` is over: the next attempt starts only if the run is still
     /// running and the task was not removed meanwhile — the one place a retry wins the right
-    /// to start, so nothing starts after a stop. Returns whether it starts; a task whose body
-    /// runs in a task of its own has its attempt registered then.
-    mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> Bool {
-        guard isRunning, table.nodes[node].phase == .running else { return false }
+    /// to start, so nothing starts after a stop. It waits (``RetryStart/wait``) while the run
+    /// is paused or a body of its earlier attempt still holds its limits' places. A task whose
+    /// body runs in a task of its own has its attempt registered when it starts.
+    mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> RetryStart {
+        guard isRunning, table.nodes[node].phase == .running else { return .refused }
+        if mustWaitToRetry(node) { return .wait }
         table.nodes[node].flags.remove(.backingOff)
         table.nodes[node].attempts = Int32(clamping: attempt)
         journal.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
         if topology.runsInOwnTask(node) { attempts.start(node, number: Int32(clamping: attempt)) }
-        return true
+        return .start
     }
 
     /// Attempt `attempt` of `node` failed and another may follow after `delay`. Returns
