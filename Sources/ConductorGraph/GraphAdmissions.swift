@@ -5,7 +5,7 @@
 /// limit and that is never paused, and then never touched.
 ///
 /// A place is always in exactly one home: a limit's queue, a grant on its way to the run
-/// (``GraphStateMachine/admit(_:effects:)``), or a record here. A grant that reaches a task that
+/// (``admit(_:isRunning:table:readyQueue:effects:)``), or a record here. A grant that reaches a task that
 /// no longer waits for it — ended, or its request withdrawn by a pause — is given back.
 struct GraphAdmissions {
     /// A request for a place, made once the run's lock is released.
@@ -131,7 +131,8 @@ struct GraphAdmissions {
         for node in unstarted {
             guard var record = records[node], !record.ended else { continue }
             if let ticket = record.ticket {
-                withdraw.append(Request(limit: record.limits[record.held], node: node, ticket: ticket, rank: record.rank))
+                withdraw.append(
+                    Request(limit: record.limits[record.held], node: node, ticket: ticket, rank: record.rank))
             }
             giveBack += record.limits[..<record.held]
             record.ticket = nil
@@ -165,8 +166,6 @@ struct GraphAdmissions {
         defer { retryWaiters = [] }
         return retryWaiters
     }
-
-    var hasRetryWaiters: Bool { !retryWaiters.isEmpty }
 
     /// The run stopped: nothing is paused any more.
     mutating func stopPausing() { isPaused = false }

@@ -1,66 +1,36 @@
-/// Shared limits and pausing, on the storage's side: each a transition under the run's lock,
-/// and what it leaves for the limits done once that lock is released — the run's lock and a
-/// limit's lock are never held together.
+/// Shared limits and pausing, on the storage's side: each a transition under the run's lock;
+/// what it leaves for the limits is done once that lock is released
+/// (``TaskLimit/perform(_:for:)``, which also hands grants over) — the run's lock and a limit's are never held together.
 extension GraphRunStorage {
-    /// The limits' part of a transition's effects: requests withdrawn first, then places given
-    /// back, then requests made, each on its limit's own lock; grants they set off are handed
-    /// over from there (``TaskLimit``), which may come back here through ``admit(_:)``.
-    func performPermitWork(_ lists: GraphEffects.Lists) {
-        for request in lists.cancelPermitRequests { request.limit.cancel(for: self, ticket: request.ticket) }
-        for limit in lists.permitReleases { limit.release() }
-        for request in lists.permitRequests {
-            request.limit.request(for: self, node: request.node, ticket: request.ticket, rank: request.rank)
+    /// Pauses (``GraphRun/pause()``). Returns the journal's end right after: the index of the
+    /// first event recorded while paused, for tests.
+    @discardableResult
+    package func pause() -> Int {
+        var effects = GraphEffects()
+        let index = transition { machine in
+            machine.admissions.pause(
+                isRunning: machine.isRunning, table: &machine.table, workers: &machine.workers, effects: &effects)
+            return machine.journal.endIndex
         }
-    }
-
-    /// Places `limit`s granted to this run's tasks; returns those it gives back at once.
-    func admit(_ grants: [(limit: TaskLimit, grant: TaskLimit.Grant)]) -> [TaskLimit] {
-        var effects = GraphEffects()
-        let grants = grants.map { (limit: $0.limit, node: $0.grant.node, ticket: $0.grant.ticket) }
-        let unwanted = transition { $0.admit(grants, effects: &effects) }
         apply(effects)
-        return unwanted
+        return index
     }
 
-    // MARK: - Pausing
-
-    func pause() {
+    /// Resumes (``GraphRun/resume()``). Returns the journal's end just before: every event
+    /// before it was recorded before the resume, for tests.
+    @discardableResult
+    package func resume() -> Int {
         var effects = GraphEffects()
-        transition { $0.pause(effects: &effects) }
-        apply(effects)
-    }
-
-    func resume() {
-        var effects = GraphEffects()
-        transition { $0.resume(effects: &effects) }
-        apply(effects)
-    }
-
-    var isPaused: Bool { state.withLock { $0.isPaused } }
-
-    // MARK: - Attempts
-
-    /// Waits until `node`'s next attempt may be asked for again: the run resumed, the body of
-    /// its earlier attempt returned, or the task or the run ended. Not cancellable: a stop
-    /// resumes it.
-    func awaitRetry(_ node: Int) async {
-        await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
-            machine.parkRetry(node, waiter)
+        let index = transition { machine in
+            let index = machine.journal.endIndex
+            machine.admissions.resume(
+                isRunning: machine.isRunning, table: machine.table, workers: &machine.workers, effects: &effects)
+            machine.wakeDriverIfNeeded(&effects)
+            return index
         }
-    }
-
-    /// A body in a task of its own begins, if its attempt is still open (see
-    /// ``GraphStateMachine/bodyBegins(_:number:)``).
-    func bodyBegins(_ node: Int, number: Int) -> Bool {
-        state.withLock { $0.bodyBegins(node, number: number) }
-    }
-
-    /// That body returned: it settles its attempt unless something settled it first, and
-    /// resumes the worker waiting for it; a task that ended meanwhile gives its places back.
-    func bodyReturned(_ node: Int, number: Int, with result: AttemptInTask.Result) {
-        var effects = GraphEffects()
-        let worker = transition { $0.bodyReturned(node, number: number, with: result, effects: &effects) }
-        worker?.resume(returning: ())
         apply(effects)
+        return index
     }
+
+    var isPaused: Bool { state.withLock { $0.admissions.isPaused } }
 }

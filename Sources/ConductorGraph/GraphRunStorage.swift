@@ -111,7 +111,7 @@ package final class GraphRunStorage: Sendable {
         effects.resumeDriver?.resume(returning: ())
         for body in effects.cancelBodies { body.cancel() }
         for waiter in effects.resumeWaiters { waiter.resume(returning: ()) }
-        if let lists = effects.lists, lists.hasPermitWork { performPermitWork(lists) }
+        if let lists = effects.lists, lists.hasPermitWork { TaskLimit.perform(lists, for: self) }
         if let instruments {
             for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
         }
@@ -364,7 +364,7 @@ package final class GraphRunStorage: Sendable {
         return retries
     }
 
-    func retryStarting(_ node: Int, attempt: Int, now: Int64) -> GraphStateMachine.RetryStart {
+    func retryStarting(_ node: Int, attempt: Int, now: Int64) -> GraphAdmissions.RetryStart {
         transition { $0.retryStarting(node, attempt: attempt, now: now) }
     }
 

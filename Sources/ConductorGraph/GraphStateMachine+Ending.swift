@@ -71,9 +71,9 @@ extension GraphStateMachine {
         readyQueue.removeAll()
         for index in table.nodes.indices where table.nodes[index].phase.hasNotStarted {
             endQuietly(index, outcome: .cancelled, now: now)
-            if table.nodes[index].flags.contains(.needsAdmission) { admissionEnded(index, effects: &effects) }
+            if table.nodes[index].flags.contains(.needsAdmission) { admissions.ended(index, effects: &effects) }
         }
-        stopPausing(&effects)
+        admissions.stop(workers: &workers, effects: &effects)
         for node in attempts.nodes { _ = abandonAttempt(of: node, effects: &effects) }
         workers.driverMustCancelAll = true
         wakeDriverIfNeeded(&effects)
@@ -90,9 +90,9 @@ extension GraphStateMachine {
     /// instructions per task (`scripts/instructions --filter graph`).
     mutating func end(_ index: Int, outcome: TaskOutcome, now: Int64, effects: inout GraphEffects) {
         endQuietly(index, outcome: outcome, now: now)
-        if table.nodes[index].flags.contains(.needsAdmission) { admissionEnded(index, effects: &effects) }
+        if table.nodes[index].flags.contains(.needsAdmission) { admissions.ended(index, effects: &effects) }
         // An attempt loop waiting to begin may belong to a task this ended (removed).
-        if admissions.hasRetryWaiters { effects.resume(admissions.takeRetryWaiters()) }
+        effects.resume(admissions.takeRetryWaiters())
         if table.nodes[index].flags.contains(.failureIsRequired), isRunning {
             let id = topology.id(of: index)
             switch outcome {
@@ -141,7 +141,7 @@ extension GraphStateMachine {
         }
         table.ended += 1
         if flags.contains(.isReported) { journal.append(.succeeded(node: Int32(index), at: now)) }
-        if flags.contains(.needsAdmission) { admissionEnded(index, effects: &effects) }
+        if flags.contains(.needsAdmission) { admissions.ended(index, effects: &effects) }
         guard flags.contains(.hasSuccessors) else { return }
         releaseSuccessorsOfSucceeded(index, now: now, effects: &effects)
     }
@@ -221,7 +221,8 @@ extension GraphStateMachine {
                 table.nodes[index] = node
                 journal.append(.queued(node: next, at: now))
                 if admitting {
-                    beginAdmission(index, effects: &effects)
+                    let limits = topology.specs[index]!._withUnsafeGuaranteedRef { $0.limits }
+                    admissions.begin(index, limits: limits, rank: node.priorityRank, effects: &effects)
                 } else {
                     readyQueue.append(next, priority: node.priorityRank)
                 }

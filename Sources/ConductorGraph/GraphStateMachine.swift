@@ -35,7 +35,7 @@ struct GraphStateMachine {
     /// wait, read the result — touches nothing else: the storage calls those directly. The
     /// machine alone starts, forgets and abandons attempts.
     var attempts = AttemptsInTasks()
-    /// Shared limits and pausing: see GraphStateMachine+Admission.swift.
+    /// Shared limits and pausing (its transitions are given the parts they touch).
     var admissions = GraphAdmissions()
     var readyQueue = ReadyQueue()
     var finishedAt: Int64 = 0
@@ -266,9 +266,9 @@ struct GraphStateMachine {
     /// to start, so nothing starts after a stop. It waits (``RetryStart/wait``) while the run
     /// is paused or a body of its earlier attempt still holds its limits' places. A task whose
     /// body runs in a task of its own has its attempt registered when it starts.
-    mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> RetryStart {
+    mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> GraphAdmissions.RetryStart {
         guard isRunning, table.nodes[node].phase == .running else { return .refused }
-        if mustWaitToRetry(node) { return .wait }
+        if admissions.mustWaitToRetry(node) { return .wait }
         table.nodes[node].flags.remove(.backingOff)
         table.nodes[node].attempts = Int32(clamping: attempt)
         journal.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))

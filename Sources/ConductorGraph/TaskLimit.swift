@@ -64,6 +64,17 @@ public final class TaskLimit: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: - Requests from runs
 
+    /// The limits' part of a run's transition: requests withdrawn first, then places given
+    /// back, then requests made, each on its limit's own lock. Called once the run's lock is
+    /// released; grants this sets off are handed over from here.
+    static func perform(_ lists: GraphEffects.Lists, for storage: GraphRunStorage) {
+        for request in lists.cancelPermitRequests { request.limit.cancel(for: storage, ticket: request.ticket) }
+        for limit in lists.permitReleases { limit.release() }
+        for request in lists.permitRequests {
+            request.limit.request(for: storage, node: request.node, ticket: request.ticket, rank: request.rank)
+        }
+    }
+
     /// A request, named by its run and a ticket the run numbered.
     struct RequestID: Hashable, Sendable {
         let run: ObjectIdentifier
@@ -116,7 +127,24 @@ public final class TaskLimit: Sendable, Hashable, CustomStringConvertible {
                 mine.append(entry)
                 return true
             }
-            for limit in storage.admit(mine) { work += limit.releaseReturningGrants(1) }
+            for limit in admit(mine, to: storage) { work += limit.releaseReturningGrants(1) }
         }
+    }
+
+    /// Places granted to `storage`'s tasks, in one transition of that run; returns those it
+    /// gives back at once.
+    private static func admit(_ grants: [(limit: TaskLimit, grant: Grant)], to storage: GraphRunStorage) -> [TaskLimit]
+    {
+        let grants = grants.map { (limit: $0.limit, node: $0.grant.node, ticket: $0.grant.ticket) }
+        var effects = GraphEffects()
+        let unwanted = storage.transition { machine in
+            let unwanted = machine.admissions.admit(
+                grants, isRunning: machine.isRunning, table: &machine.table, readyQueue: &machine.readyQueue,
+                effects: &effects)
+            machine.wakeDriverIfNeeded(&effects)
+            return unwanted
+        }
+        storage.apply(effects)
+        return unwanted
     }
 }

@@ -3,6 +3,29 @@ import Testing
 @testable import ConductorCore
 @testable import ConductorGraph
 
+/// The storage's transitions of shared limits and pausing, as the storage makes them.
+extension GraphStateMachine {
+    mutating func admit(
+        _ grants: [(limit: TaskLimit, node: Int32, ticket: UInt64)], effects: inout GraphEffects
+    ) -> [TaskLimit] {
+        let unwanted = admissions.admit(
+            grants, isRunning: isRunning, table: &table, readyQueue: &readyQueue, effects: &effects)
+        wakeDriverIfNeeded(&effects)
+        return unwanted
+    }
+
+    mutating func pause(effects: inout GraphEffects) {
+        admissions.pause(isRunning: isRunning, table: &table, workers: &workers, effects: &effects)
+    }
+
+    mutating func resume(effects: inout GraphEffects) {
+        admissions.resume(isRunning: isRunning, table: table, workers: &workers, effects: &effects)
+        wakeDriverIfNeeded(&effects)
+    }
+
+    var isPaused: Bool { admissions.isPaused }
+}
+
 /// A run's side of shared limits, driven by hand: the machine's requests are effects, and a
 /// grant is a call of `admit` — so each side of the grant-in-flight race is one line here.
 @Suite struct GraphAdmissionTests {
@@ -174,7 +197,9 @@ import Testing
         guard case .spawn(let assignment, _) = machine.nextForDriver(now: 1) else { throw CancellationError() }
         var effects = GraphEffects()
         struct Failure: Error {}
-        #expect(machine.attemptFailed(assignment.node, attempt: 1, error: Failure(), delay: .zero, now: 2, effects: &effects))
+        #expect(
+            machine.attemptFailed(
+                assignment.node, attempt: 1, error: Failure(), delay: .zero, now: 2, effects: &effects))
         machine.pause(effects: &effects)
         #expect(machine.retryStarting(assignment.node, attempt: 2, now: 3) == .wait)
         machine.resume(effects: &effects)

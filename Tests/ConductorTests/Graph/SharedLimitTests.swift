@@ -9,7 +9,9 @@ import Testing
 final class LimitGauge: Sendable {
     private let state = Mutex<(inside: [Int], most: [Int])>(([], []))
 
-    init(limits: Int) { state.withLock { $0 = (Array(repeating: 0, count: limits), Array(repeating: 0, count: limits)) } }
+    init(limits: Int) {
+        state.withLock { $0 = (Array(repeating: 0, count: limits), Array(repeating: 0, count: limits)) }
+    }
 
     func enter(_ limits: [Int]) {
         state.withLock { state in
@@ -110,9 +112,12 @@ final class LimitGauge: Sendable {
             shapes.append(shape)
             var graph = TaskGraph()
             for node in shape {
-                let named = Array(Set((0..<Int.random(in: 0...2, using: &generator)).map { _ in
-                    Int.random(in: 0..<3, using: &generator)
-                })).sorted()
+                let named = Array(
+                    Set(
+                        (0..<Int.random(in: 0...2, using: &generator)).map { _ in
+                            Int.random(in: 0..<3, using: &generator)
+                        })
+                ).sorted()
                 let kind = Int.random(in: 0..<8, using: &generator)
                 let options = TaskOptions(
                     priority: [.low, .medium, .high][Int.random(in: 0..<3, using: &generator)],
