@@ -96,7 +96,7 @@ final class LimitGauge: Sendable {
     /// limited body counts itself in on entry and out on exit (an abandoned one until it
     /// returns), and no limit ever holds more than its capacity. Some tasks time out at once
     /// (their bodies linger), some retry, some fail; every task ends once, and the places all
-    /// come back.
+    /// come back — with some runs paused and resumed meanwhile.
     @Test(arguments: StressConfiguration.seeds(default: 60, base: 0x35A1_0001))
     func randomRunsNeverExceedALimit(seed: UInt64) async throws {
         var generator = SeededGenerator(seed: seed)
@@ -140,6 +140,14 @@ final class LimitGauge: Sendable {
                 }
             }
             runs.append(try graph.start())
+        }
+        // Some runs pause and resume a few times: a paused run gives back the places of tasks
+        // it has not started, and asks again on resume.
+        for _ in 0..<Int.random(in: 0...4, using: &generator) {
+            let run = runs[Int.random(in: 0..<3, using: &generator)]
+            run.pause()
+            for _ in 0..<Int.random(in: 0...3, using: &generator) { await Task.yield() }
+            run.resume()
         }
         var reports: [RunReport] = []
         for run in runs { reports.append(try await run.report()) }
