@@ -34,14 +34,34 @@ struct TaskLimitStateMachine<ID: Hashable, Payload> {
     let capacity: Int
     /// Places held: granted and not given back.
     private(set) var inUse = 0
-    /// The waiting requests: one lane per priority in use, highest first, each in arrival
-    /// order. A handful of lanes at most, as in a run's ready queue.
-    private var lanes: [(rank: UInt8, requests: [Request])] = []
+    /// The requests of one priority, in arrival order: an array and the position of the first
+    /// not yet granted, so granting is O(1) (the array starts over whenever the lane empties).
+    fileprivate struct Lane {
+        let rank: UInt8
+        var requests: [Request]
+        var head = 0
+
+        var count: Int { requests.count - head }
+
+        mutating func popFirst() -> Request {
+            let request = requests[head]
+            head += 1
+            if head == requests.count {
+                requests.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return request
+        }
+    }
+
+    /// The waiting requests: one lane per priority in use, highest first. A handful of lanes
+    /// at most, as in a run's ready queue.
+    private var lanes: [Lane] = []
 
     init(capacity: Int) { self.capacity = capacity }
 
     /// How many requests wait.
-    var waiting: Int { lanes.reduce(0) { $0 + $1.requests.count } }
+    var waiting: Int { lanes.reduce(0) { $0 + $1.count } }
 
     /// Grants `request` at once if a place is free and nobody waits; queues it otherwise.
     /// Returns the granted payload.
@@ -59,11 +79,11 @@ struct TaskLimitStateMachine<ID: Hashable, Payload> {
             if lanes[lane].rank == request.rank {
                 lanes[lane].requests.append(request)
             } else {
-                lanes.insert((request.rank, [request]), at: lane)
+                lanes.insert(Lane(rank: request.rank, requests: [request]), at: lane)
             }
             return
         }
-        lanes.append((request.rank, [request]))
+        lanes.append(Lane(rank: request.rank, requests: [request]))
     }
 
     /// Takes request `id` out of the queue if it waits there.
@@ -71,9 +91,10 @@ struct TaskLimitStateMachine<ID: Hashable, Payload> {
     /// - Complexity: O(n) in the waiting requests: a cancel is rare (a removal, a stop, a pause).
     mutating func cancel(_ id: ID) -> Cancelled {
         for lane in lanes.indices {
-            guard let position = lanes[lane].requests.firstIndex(where: { $0.id == id }) else { continue }
+            let waiting = lanes[lane].requests[lanes[lane].head...]
+            guard let position = waiting.firstIndex(where: { $0.id == id }) else { continue }
             lanes[lane].requests.remove(at: position)
-            if lanes[lane].requests.isEmpty { lanes.remove(at: lane) }
+            if lanes[lane].count == 0 { lanes.remove(at: lane) }
             return .removedFromQueue
         }
         return .alreadyGranted
@@ -86,8 +107,8 @@ struct TaskLimitStateMachine<ID: Hashable, Payload> {
         inUse -= count
         var granted: [Payload] = []
         while inUse < capacity, !lanes.isEmpty {
-            let request = lanes[0].requests.removeFirst()
-            if lanes[0].requests.isEmpty { lanes.removeFirst() }
+            let request = lanes[0].popFirst()
+            if lanes[0].count == 0 { lanes.removeFirst() }
             inUse += 1
             granted.append(request.payload)
         }
@@ -97,3 +118,4 @@ struct TaskLimitStateMachine<ID: Hashable, Payload> {
 
 extension TaskLimitStateMachine: Sendable where ID: Sendable, Payload: Sendable {}
 extension TaskLimitStateMachine.Request: Sendable where ID: Sendable, Payload: Sendable {}
+extension TaskLimitStateMachine.Lane: Sendable where ID: Sendable, Payload: Sendable {}
