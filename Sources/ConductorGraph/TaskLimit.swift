@@ -8,7 +8,7 @@ import Synchronization
 /// ```swift
 /// let database = TaskLimit(1, name: "database")
 /// let network = TaskLimit(4, name: "network")
-/// graph.add("migrate", options: TaskOptions(limits: [database])) { _ in try await db.migrate() }
+/// graph.add("migrate", options: TaskOptions(limits: [database])) { _ in try await loadConfig() }
 /// graph.add("sync", options: TaskOptions(limits: [database, network])) { _ in try await sync() }
 /// // However many runs of such graphs go at once, no two of those bodies touch the database together.
 /// ```
