@@ -24,7 +24,7 @@ struct AttemptLoop {
     let storage: GraphRunStorage
     let assignment: GraphStateMachine.Assignment
 
-    private var node: Int { assignment.node }
+    var node: Int { assignment.node }
     private var clock: ClockSource { storage.clock }
 
     func run() async -> TaskEnd {
@@ -67,9 +67,18 @@ struct AttemptLoop {
                 return TaskEnd(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
             }
             attempt += 1
-            let restart = clock.nanoseconds
-            guard storage.retryStarting(node, attempt: attempt, now: restart) else {
-                return TaskEnd(outcome: .cancelled, startedAt: firstStart, endedAt: restart)
+            // Paused, or the body of the attempt before still holds the task's limits' places:
+            // the next attempt waits, and its timeout starts with it.
+            while true {
+                let restart = clock.nanoseconds
+                switch storage.retryStarting(node, attempt: attempt, now: restart) {
+                case .start: break
+                case .refused: return TaskEnd(outcome: .cancelled, startedAt: firstStart, endedAt: restart)
+                case .wait:
+                    await awaitRetry()
+                    continue
+                }
+                break
             }
         }
     }
@@ -139,7 +148,7 @@ struct AttemptLoop {
         let body = Task(executorPreference: TaskPlacement.executor, priority: spec.priority) {
             // Settled before this task got a thread (timed out, or abandoned): the attempt
             // is over, so its body does not start late.
-            guard storage.attemptIsOpen(node, number: attempt) else { return }
+            guard Self.bodyBegins(node, number: attempt, in: storage) else { return }
             let result: AttemptInTask.Result
             do {
                 result = .success(try await spec.call(context))
@@ -148,7 +157,7 @@ struct AttemptLoop {
             } catch {
                 result = .failure(error)
             }
-            storage.settleAttempt(node, number: attempt, with: result)
+            Self.bodyReturned(node, number: attempt, with: result, in: storage)
         }
         // Abandoned or timed out between the claim and now: the body may start, but cancelled.
         if !storage.attachAttemptBody(body, of: node, number: attempt) { body.cancel() }

@@ -18,6 +18,15 @@ struct GraphEffects {
         var resumeWaiters: [WaiterSet<Void>.Waiter] = []
         /// Workers a removal pinned, whose tasks to cancel, then unpin (``WorkerRegistry``).
         var cancelWorkers: [(task: WorkerTask, id: Int32)] = []
+        /// Shared limits (``GraphAdmissions``): requests to withdraw, places to give back,
+        /// requests to make — in that order, each on the limit's own lock.
+        var cancelPermitRequests: [GraphAdmissions.Request] = []
+        var permitReleases: [TaskLimit] = []
+        var permitRequests: [GraphAdmissions.Request] = []
+
+        var hasPermitWork: Bool {
+            !cancelPermitRequests.isEmpty || !permitReleases.isEmpty || !permitRequests.isEmpty
+        }
     }
 
     private(set) var isEmpty = true
@@ -31,6 +40,9 @@ struct GraphEffects {
     var cancelBodies: [Task<Void, Never>] { lists?.cancelBodies ?? [] }
     var resumeWaiters: [WaiterSet<Void>.Waiter] { lists?.resumeWaiters ?? [] }
     var cancelWorkers: [(task: WorkerTask, id: Int32)] { lists?.cancelWorkers ?? [] }
+    var cancelPermitRequests: [GraphAdmissions.Request] { lists?.cancelPermitRequests ?? [] }
+    var permitReleases: [TaskLimit] { lists?.permitReleases ?? [] }
+    var permitRequests: [GraphAdmissions.Request] { lists?.permitRequests ?? [] }
 
     private mutating func madeLists() -> Lists {
         isEmpty = false
@@ -61,5 +73,19 @@ struct GraphEffects {
     mutating func resume(_ waiters: [WaiterSet<Void>.Waiter]) {
         guard !waiters.isEmpty else { return }
         madeLists().resumeWaiters.append(contentsOf: waiters)
+    }
+
+    mutating func requestPermit(_ request: GraphAdmissions.Request) {
+        madeLists().permitRequests.append(request)
+    }
+
+    mutating func cancelPermitRequest(_ request: GraphAdmissions.Request?) {
+        guard let request else { return }
+        madeLists().cancelPermitRequests.append(request)
+    }
+
+    mutating func releasePermits<Limits: Collection<TaskLimit>>(_ limits: Limits) {
+        guard !limits.isEmpty else { return }
+        madeLists().permitReleases.append(contentsOf: limits)
     }
 }

@@ -176,6 +176,15 @@ public struct GraphError: Error, Hashable, Sendable, CustomStringConvertible {
             taskID: task)
     }
 
+    /// A limit of no places would never let the task start: reported with the task that names
+    /// it, since ``TaskLimit/init(_:name:)`` cannot throw.
+    static func limitCapacity(_ limit: TaskLimit, task: String) -> GraphError {
+        GraphError(
+            .invalidConfiguration,
+            "task '\(task)' names limit \(limit.quotedName) of capacity \(limit.capacity); a limit needs at least 1",
+            taskID: task)
+    }
+
     /// ``TaskDependencies/inOrderOfAddition`` is a launcher's order: a graph has none to follow.
     static func inOrderOfAddition(task: String) -> GraphError {
         GraphError(

@@ -121,15 +121,18 @@ package final class TaskSpec: Sendable {
         case mainActor(@MainActor @Sendable (TaskContext) async throws -> any Sendable)
     }
 
-    /// A timeout or a retry policy, which most tasks do not have: boxed, so a task without
-    /// them costs 64 bytes rather than 128.
+    /// A timeout, a retry policy or limits, which most tasks do not have: boxed, so a task
+    /// without them costs 64 bytes rather than 128.
     private final class Rare: Sendable {
         let timeout: Duration?
         let retry: RetryPolicy
+        /// Without duplicates, in the order the limits were made: the order places are taken.
+        let limits: [TaskLimit]
 
-        init(timeout: Duration?, retry: RetryPolicy) {
+        init(timeout: Duration?, retry: RetryPolicy, limits: [TaskLimit]) {
             self.timeout = timeout
             self.retry = retry
+            self.limits = Array(Set(limits)).sorted { $0.order < $1.order }
         }
     }
 
@@ -140,6 +143,7 @@ package final class TaskSpec: Sendable {
     private let rare: Rare?
     var timeout: Duration? { rare?.timeout }
     var retry: RetryPolicy { rare?.retry ?? .never }
+    var limits: [TaskLimit] { rare?.limits ?? [] }
     let failure: FailurePolicy
     let whenDependencyFails: DependencyFailureBehavior
     /// Run the operation in a task of its own (made with `Task {}`, never detached: it copies
@@ -148,6 +152,8 @@ package final class TaskSpec: Sendable {
     let runsInOwnTask: Bool
     /// No timeout, no retry, not on the main actor: a worker calls the body directly.
     let isPlain: Bool
+    /// It names limits: it holds a place in each before it is ready (``GraphAdmissions``).
+    let needsAdmission: Bool
     /// The operation returns `Void`: nothing to keep for dependents, so a run does not
     /// store it (``TaskContext/value(of:)`` still reads `()`).
     let returnsVoid: Bool
@@ -181,7 +187,11 @@ package final class TaskSpec: Sendable {
         let retry = options.retry
         self.priority = options.priority
         self.priorityRank = options.priority.rawValue
-        self.rare = timeout == nil && retry == .never ? nil : Rare(timeout: timeout, retry: retry)
+        let limits = options.limits
+        self.needsAdmission = !limits.isEmpty
+        self.rare =
+            timeout == nil && retry == .never && limits.isEmpty
+            ? nil : Rare(timeout: timeout, retry: retry, limits: limits)
         self.failure = options.failure
         self.whenDependencyFails = options.whenDependencyFails
         self.runsInOwnTask = runsInOwnTask ?? (timeout != nil)
@@ -195,11 +205,14 @@ package final class TaskSpec: Sendable {
     /// What validation reports about the task's own settings, naming it; see
     /// ``TaskOptions/invalidSetting(timeout:retry:of:)``.
     func invalidSetting(of task: String) -> GraphError? {
-        TaskOptions.invalidSetting(timeout: timeout, retry: retry, of: task)
+        if let limit = limits.first(where: { $0.capacity < 1 }) { return .limitCapacity(limit, task: task) }
+        return TaskOptions.invalidSetting(timeout: timeout, retry: retry, of: task)
     }
 
     /// Whether ``invalidSetting(of:)`` has something to report, without building the error.
-    var hasInvalidSetting: Bool { TaskOptions.hasInvalidSetting(timeout: timeout, retry: retry) }
+    var hasInvalidSetting: Bool {
+        TaskOptions.hasInvalidSetting(timeout: timeout, retry: retry) || limits.contains { $0.capacity < 1 }
+    }
 
     var placement: String {
         operation.isMainActor ? "main actor" : "global"

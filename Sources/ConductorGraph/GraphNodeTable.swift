@@ -8,12 +8,15 @@
 struct GraphNodeTable {
     /// Where a node is in its life. The last five are its end, and say how it ended (the
     /// payload of `failed`, `timedOut` and `skipped` is in ``endings``): a node's end is kept
-    /// here and nowhere else.
+    /// here and nowhere else. `admitting`: a task whose dependencies have ended waits for a
+    /// place in each limit it names (``GraphAdmissions``), holding no slot of the run.
     enum Phase: UInt8 {
-        case waiting, ready, running
+        case waiting, ready, admitting, running
         case succeeded, failed, timedOut, skipped, cancelled
 
         var hasEnded: Bool { rawValue >= Phase.succeeded.rawValue }
+        /// Not handed to a worker yet, and not ended: what a stop ends as cancelled.
+        var hasNotStarted: Bool { rawValue < Phase.running.rawValue }
     }
 
     struct Flags: OptionSet {
@@ -69,6 +72,7 @@ struct GraphNodeTable {
                 if spec.failure.isRequired { flags.insert(.failureIsRequired) }
                 if spec.whenDependencyFails.runsAnyway { flags.insert(.runsAnywayAfterFailure) }
                 if spec.returnsVoid { flags.insert(.returnsVoid) }
+                if spec.needsAdmission { flags.insert(.needsAdmission) }
                 self.flags = flags
                 priorityRank = spec.priorityRank
             } else {
@@ -160,7 +164,7 @@ struct GraphNodeTable {
     static func outcome(of node: Node, _ ending: TaskOutcome?) -> TaskOutcome {
         switch node.phase {
         case .succeeded: .succeeded
-        case .waiting, .ready, .running, .cancelled: .cancelled
+        case .waiting, .ready, .admitting, .running, .cancelled: .cancelled
         case .failed, .timedOut, .skipped: ending ?? .cancelled
         }
     }
@@ -217,7 +221,8 @@ struct GraphNodeTable {
                             var node = Node(unretainedSpec: spec, isHidden: definitions[offset].isHidden)
                             node.remaining = dependencyStart[offset + 1] - dependencyStart[offset]
                             if node.remaining == 0 {
-                                if spec != nil, cascade.isEmpty {
+                                // A task that names limits asks for its places in `release`.
+                                if spec != nil, cascade.isEmpty, !node.flags.contains(.needsAdmission) {
                                     node.phase = .ready
                                     node.queuedAt = now
                                     if let firstRoot = roots.first, firstRoot.priority != node.priorityRank {

@@ -82,7 +82,7 @@ package final class GraphRunStorage: Sendable {
     /// released if it recorded something. The events are in the journal when the lock is
     /// released, so a caller that reads it afterwards sees all that happened before.
     @discardableResult
-    private func transition<Value, Failure: Error>(
+    func transition<Value, Failure: Error>(
         _ body: (inout GraphStateMachine) throws(Failure) -> Value
     ) throws(Failure) -> Value {
         let (value, readers) = try transitionLeavingReaders(body)
@@ -109,7 +109,7 @@ package final class GraphRunStorage: Sendable {
 
     /// Inlined, so the common case (nothing to do) costs one test where it is called.
     @inline(__always)
-    private func apply(_ effects: GraphEffects) {
+    func apply(_ effects: GraphEffects) {
         guard !effects.isEmpty else { return }
         perform(effects)
     }
@@ -125,6 +125,7 @@ package final class GraphRunStorage: Sendable {
             task.cancel()
             state.withLock { $0.workers.registry.unpin(id) }?.resume(returning: ())
         }
+        if let lists = effects.lists, lists.hasPermitWork { TaskLimit.perform(lists, for: self) }
         if let instruments {
             for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
         }
@@ -391,7 +392,7 @@ package final class GraphRunStorage: Sendable {
         return retries
     }
 
-    func retryStarting(_ node: Int, attempt: Int, now: Int64) -> Bool {
+    func retryStarting(_ node: Int, attempt: Int, now: Int64) -> GraphAdmissions.RetryStart {
         transition { $0.retryStarting(node, attempt: attempt, now: now) }
     }
 

@@ -45,7 +45,7 @@ extension GraphStateMachine {
             } else {
                 workers.running -= 1
             }
-        case .waiting, .ready:
+        case .waiting, .ready, .admitting:
             break
         }
         table.markRemoved(index)
@@ -72,10 +72,11 @@ extension GraphStateMachine {
         phase = .stopping(outcome)
         isHeldOpen = false
         readyQueue.removeAll()
-        for index in table.nodes.indices
-        where table.nodes[index].phase == .waiting || table.nodes[index].phase == .ready {
+        for index in table.nodes.indices where table.nodes[index].phase.hasNotStarted {
             endQuietly(index, outcome: .cancelled, now: now, effects: &effects)
+            if table.nodes[index].flags.contains(.needsAdmission) { admissions.ended(index, effects: &effects) }
         }
+        admissions.stop(workers: &workers, effects: &effects)
         for node in attempts.nodes { _ = abandonAttempt(of: node, effects: &effects) }
         GraphJoins.stopped(in: &self, effects: &effects)
         workers.driverMustCancelAll = true
@@ -93,6 +94,9 @@ extension GraphStateMachine {
     /// instructions per task (`scripts/instructions --filter graph`).
     mutating func end(_ index: Int, outcome: TaskOutcome, now: Int64, effects: inout GraphEffects) {
         endQuietly(index, outcome: outcome, now: now, effects: &effects)
+        if table.nodes[index].flags.contains(.needsAdmission) { admissions.ended(index, effects: &effects) }
+        // An attempt loop waiting to begin may belong to a task this ended (removed).
+        effects.resume(admissions.takeRetryWaiters())
         if table.nodes[index].flags.contains(.failureIsRequired), isRunning {
             let id = topology.id(of: index)
             switch outcome {
@@ -142,6 +146,7 @@ extension GraphStateMachine {
         table.ended += 1
         if flags.contains(.isReported) { journal.append(.succeeded(node: Int32(index), at: now)) }
         if flags.contains(.isAwaited) { resultWaiters.ended(index, effects: &effects) }
+        if flags.contains(.needsAdmission) { admissions.ended(index, effects: &effects) }
         guard flags.contains(.hasSuccessors) else { return }
         releaseSuccessorsOfSucceeded(index, now: now, effects: &effects)
     }
@@ -167,7 +172,10 @@ extension GraphStateMachine {
                 let successor = Int(topology.firstSuccessors[position].node)
                 if nodes[successor].phase == .waiting {
                     if nodes[successor].remaining == 1 {
-                        guard nodes[successor].isTask, nodes[successor].blockedBy < 0 else { return }
+                        // A task, and one that names no limit: the same AND and compare as `isTask`.
+                        guard nodes[successor].flags.intersection([.isTask, .needsAdmission]) == .isTask,
+                            nodes[successor].blockedBy < 0
+                        else { return }
                         nodes[successor].phase = .ready
                         nodes[successor].queuedAt = now
                         journal.append(.queued(node: Int32(successor), at: now))
@@ -213,11 +221,17 @@ extension GraphStateMachine {
             if !node.isTask {
                 reachMarker(index, now: now, effects: &effects)
             } else if node.blockedBy < 0 || node.flags.contains(.runsAnywayAfterFailure) {
-                node.phase = .ready
+                let admitting = node.flags.contains(.needsAdmission)
+                node.phase = admitting ? .admitting : .ready
                 node.queuedAt = now
                 table.nodes[index] = node
                 journal.append(.queued(node: next, at: now))
-                readyQueue.append(next, priority: node.priorityRank)
+                if admitting {
+                    let limits = topology.specs[index]!._withUnsafeGuaranteedRef { $0.limits }
+                    admissions.begin(index, limits: limits, rank: node.priorityRank, effects: &effects)
+                } else {
+                    readyQueue.append(next, priority: node.priorityRank)
+                }
                 continue
             } else {
                 let dependency = topology.id(of: Int(node.blockedBy))

@@ -10,6 +10,7 @@
 /// - ``AttemptsInTasks``: the attempt of each task whose body runs in a task of its own.
 /// - ``GraphResultWaiters``: who waits from outside for a task's end.
 /// - ``GraphJoins``: subtasks, and the parents that wait for them without a place.
+/// - ``GraphAdmissions``: the places of tasks that name shared limits; whether it is paused.
 ///
 /// This value holds what ties them together: the run's phase, the ready queue and the journal,
 /// and the transitions, each of which may touch several parts.
@@ -38,6 +39,8 @@ struct GraphStateMachine {
     var attempts = AttemptsInTasks()
     var resultWaiters = GraphResultWaiters()
     var joins = GraphJoins()
+    /// Shared limits and pausing (its transitions are given the parts they touch).
+    var admissions = GraphAdmissions()
     var readyQueue = ReadyQueue()
     var finishedAt: Int64 = 0
     var phase: RunPhase = .running {
@@ -288,15 +291,17 @@ struct GraphStateMachine {
 
     /// The backoff of `node` is over: the next attempt starts only if the run is still
     /// running and the task was not removed meanwhile — the one place a retry wins the right
-    /// to start, so nothing starts after a stop. Returns whether it starts; a task whose body
-    /// runs in a task of its own has its attempt registered then.
-    mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> Bool {
-        guard isRunning, table.nodes[node].phase == .running else { return false }
+    /// to start, so nothing starts after a stop. It waits (``RetryStart/wait``) while the run
+    /// is paused or a body of its earlier attempt still holds its limits' places. A task whose
+    /// body runs in a task of its own has its attempt registered when it starts.
+    mutating func retryStarting(_ node: Int, attempt: Int, now: Int64) -> GraphAdmissions.RetryStart {
+        guard isRunning, table.nodes[node].phase == .running else { return .refused }
+        if admissions.mustWaitToRetry(node) { return .wait }
         table.nodes[node].flags.remove(.backingOff)
         table.nodes[node].attempts = Int32(clamping: attempt)
         journal.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
         if topology.runsInOwnTask(node) { attempts.start(node, number: Int32(clamping: attempt)) }
-        return true
+        return .start
     }
 
     /// Attempt `attempt` of `node` failed and another may follow after `delay`. Returns

@@ -83,11 +83,21 @@ struct GraphWorkers {
     init(concurrencyLimit: Int, parallelWorkers: Int) {
         precondition(concurrencyLimit >= 1, "concurrencyLimit \(concurrencyLimit) was not validated")
         self.concurrencyLimit = concurrencyLimit
+        self.startLimit = concurrencyLimit
         self.parallelWorkers = max(0, parallelWorkers)
     }
 
+    /// How many tasks may run for another to start: `concurrencyLimit`, or 0 while the run is
+    /// paused — so a pause costs the hot path nothing: ``hasSlot`` refuses every start.
+    private(set) var startLimit: Int
+
     /// Whether another task may start now.
-    var hasSlot: Bool { running < concurrencyLimit }
+    var hasSlot: Bool { running < startLimit }
+
+    /// No task starts until ``resumeStarting()``.
+    mutating func pauseStarting() { startLimit = 0 }
+
+    mutating func resumeStarting() { startLimit = concurrencyLimit }
 
     /// The driver starts a worker for a task it took: on a thread of its own if a worker gave
     /// its thread back for it and a helper may start, inline otherwise. Returns `inline`.

@@ -35,6 +35,10 @@ public struct TaskOptions: Hashable, Sendable {
     public var failure: FailurePolicy
     /// Skip the task, or run it anyway, when a dependency it requires did not succeed.
     public var whenDependencyFails: DependencyFailureBehavior
+    /// Shared limits the task holds a place in while it runs, across every run that names
+    /// them (``TaskLimit``); empty for none. The order does not matter: places are taken in
+    /// the order the limits were made.
+    public var limits: [TaskLimit]
 
     /// Options with the given settings; the defaults are a required task of medium priority,
     /// tried once, with no time limit, skipped if a dependency fails.
@@ -43,13 +47,15 @@ public struct TaskOptions: Hashable, Sendable {
         timeout: Duration? = nil,
         retry: RetryPolicy = .never,
         failure: FailurePolicy = .required,
-        whenDependencyFails: DependencyFailureBehavior = .skip
+        whenDependencyFails: DependencyFailureBehavior = .skip,
+        limits: [TaskLimit] = []
     ) {
         self.priority = priority
         self.timeout = timeout
         self.retry = retry
         self.failure = failure
         self.whenDependencyFails = whenDependencyFails
+        self.limits = limits
     }
 
     /// By `priority.rawValue`: `TaskPriority` is `Equatable` but not `Hashable`.
@@ -59,6 +65,7 @@ public struct TaskOptions: Hashable, Sendable {
         hasher.combine(retry)
         hasher.combine(failure)
         hasher.combine(whenDependencyFails)
+        hasher.combine(limits)
     }
 
     /// What validation reports about the options, naming the task that holds them; see

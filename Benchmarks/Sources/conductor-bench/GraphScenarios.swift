@@ -463,3 +463,102 @@ func memoryScenario(_ n: Int) -> Scenario {
             "bytes in use by malloc (all arenas, glibc malloc_info) from before building to all pending, per pending task"
     )
 }
+
+// MARK: - graph.limit
+
+/// A hand-written async semaphore: a Mutex over the free places and a FIFO of continuations
+/// (an array and the position of its head). A waiter handed a place is resumed outside the lock.
+final class AsyncSemaphore: Sendable {
+    private let state: Mutex<(free: Int, waiters: [CheckedContinuation<Void, Never>], head: Int)>
+
+    init(_ capacity: Int) { state = Mutex((capacity, [], 0)) }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let granted = state.withLock { state -> Bool in
+                if state.free > 0, state.head == state.waiters.count {
+                    state.free -= 1
+                    return true
+                }
+                state.waiters.append(continuation)
+                return false
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    func signal() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.head < state.waiters.count else {
+                state.free += 1
+                return nil
+            }
+            let next = state.waiters[state.head]
+            state.head += 1
+            if state.head == state.waiters.count {
+                state.waiters.removeAll(keepingCapacity: true)
+                state.head = 0
+            }
+            return next
+        }
+        next?.resume()
+    }
+}
+
+/// `n` tasks naming one shared limit; each body yields once.
+func limitGraph(_ n: Int, limit: TaskLimit) -> TaskGraph {
+    var graph = TaskGraph()
+    for index in 0..<n {
+        graph.add("t\(index)", options: TaskOptions(limits: [limit])) { _ in await Task.yield() }
+    }
+    return graph
+}
+
+/// The baseline: a task group of `n` children, each holding a place of `semaphore` around a
+/// body that yields once.
+func semaphoreTasks(_ n: Int, semaphore: AsyncSemaphore) async {
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<n {
+            group.addTask {
+                await semaphore.wait()
+                await Task.yield()
+                semaphore.signal()
+            }
+        }
+    }
+}
+
+func limitScenario(_ n: Int, capacity: Int) -> Scenario {
+    let limit = TaskLimit(capacity, name: "bench")
+    let graph = limitGraph(n, limit: limit)
+    let third = limitGraph(n / 3, limit: limit)
+    return Scenario(
+        name: "graph.limit", n: n, unit: "ns/task",
+        subject: Contender(name: "TaskGraph.run, TaskLimit(\(capacity))") {
+            await nanosecondsPerOperation(n) { _ = try! await graph.run() }
+        },
+        baselines: [
+            Contender(name: "withTaskGroup + async semaphore") {
+                await nanosecondsPerOperation(n) { await semaphoreTasks(n, semaphore: AsyncSemaphore(capacity)) }
+            },
+            Contender(name: "3 runs of n/3 sharing the TaskLimit") {
+                await nanosecondsPerOperation(n) {
+                    async let a = third.run()
+                    async let b = third.run()
+                    async let c = third.run()
+                    _ = try! await [a, b, c]
+                }
+            },
+            Contender(name: "3 task groups of n/3 sharing one semaphore") {
+                await nanosecondsPerOperation(n) {
+                    let semaphore = AsyncSemaphore(capacity)
+                    async let a: Void = semaphoreTasks(n / 3, semaphore: semaphore)
+                    async let b: Void = semaphoreTasks(n / 3, semaphore: semaphore)
+                    async let c: Void = semaphoreTasks(n / 3, semaphore: semaphore)
+                    _ = await (a, b, c)
+                }
+            },
+        ],
+        note: "each body yields once; the limit is shared, capacity \(capacity); the 3-run rows time n tasks too"
+    )
+}

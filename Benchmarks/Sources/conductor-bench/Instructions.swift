@@ -73,6 +73,14 @@ let countedContenders: [CountedContender] = [
         let graph = LayeredDAG(count: n, width: 100).graphWithOldBody()
         return { _ = try! await graph.run() }
     },
+    // graph.limit: every task names one shared TaskLimit(4); each body yields once.
+    CountedContender(name: "graph.limit/TaskGraph.run", isSubject: true) { n in
+        let graph = limitGraph(n, limit: TaskLimit(4, name: "bench"))
+        return { _ = try! await graph.run() }
+    },
+    CountedContender(name: "graph.limit/async-semaphore", isSubject: false) { n in
+        { await semaphoreTasks(n, semaphore: AsyncSemaphore(4)) }
+    },
     CountedContender(name: "gate.schedule/PriorityScheduler.submit", isSubject: true) { n in
         { await prioritySchedulerSubmit(jobs: n, limit: 8) }
     },

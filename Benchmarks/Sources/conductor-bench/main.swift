@@ -111,6 +111,7 @@ func allScenarios(quick: Bool) -> [(name: String, make: () -> Scenario)] {
     list.append(("graph.stages 100×10", { stagesScenario(stages: 100, width: 10) }))
     list.append(("graph.stages 10×1000", { stagesScenario(stages: 10, width: 1_000) }))
     list.append(("graph.parallel", { parallelScenario(layers: 20, width: 100) }))
+    list.append(("graph.limit", { limitScenario(size(10_000, 2_000), capacity: 4) }))
     list.append(("harmonizer.countdown", { harmonizerCountdownScenario(size(1_000_000, 100_000)) }))
     list.append(("harmonizer.registry", { harmonizerRegistryScenario(size(1_000_000, 100_000)) }))
     list.append(("harmonizer.registry handle", { harmonizerRegistryHandleScenario(size(1_000_000, 100_000)) }))

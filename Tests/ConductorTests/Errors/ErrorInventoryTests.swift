@@ -84,6 +84,13 @@ import Testing
             #expect(retry.code == .invalidConfiguration)
             #expect(retry.message == "task 'config' has a retry policy of 0 attempts; it needs at least 1")
             #expect(retry.taskID == "config")
+
+            var limited = TaskGraph()
+            limited.add("sync", options: TaskOptions(limits: [TaskLimit(0, name: "database")])) { _ in }
+            let capacity = try #require(throws: GraphError.self) { try limited.validate() }
+            #expect(capacity.code == .invalidConfiguration)
+            #expect(capacity.message == "task 'sync' names limit 'database' of capacity 0; a limit needs at least 1")
+            #expect(capacity.taskID == "sync")
         }
 
         @Test func graphUnknownTask() async throws {

@@ -78,7 +78,7 @@ import Testing
         let answer1 = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 1, effects: &effects)
         #expect(answer1)
         let answer2 = machine.retryStarting(node, attempt: 2, now: 2)
-        #expect(answer2)
+        #expect(answer2 == .start)
         #expect(machine.attempts.isOpen(node, number: 2))
         // Attempt 1's timer fires late.
         let worker = machine.attempts.settle(node, number: 1, with: .timedOut(.seconds(1)))
@@ -97,7 +97,7 @@ import Testing
         let answer3 = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 2, effects: &effects)
         #expect(!answer3)
         let answer4 = machine.retryStarting(node, attempt: 2, now: 3)
-        #expect(!answer4)
+        #expect(answer4 == .refused)
         _ = machine.complete(node, outcome: .cancelled, startedAt: 0, now: 3, effects: &effects)
         let record = RunReport(of: machine).tasks.first
         #expect(record?.outcome.kind == .cancelled)

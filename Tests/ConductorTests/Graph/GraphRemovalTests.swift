@@ -30,7 +30,7 @@ import Testing
         let retries = machine.attemptFailed(node, attempt: 1, error: Failure(), delay: .zero, now: 2, effects: &effects)
         #expect(!retries)
         let retryStarts = machine.retryStarting(node, attempt: 2, now: 3)
-        #expect(!retryStarts)
+        #expect(retryStarts == .refused)
         _ = machine.complete(node, outcome: .cancelled, startedAt: 0, now: 3, effects: &effects)
         let report = RunReport(of: machine)
         #expect(report["sync"]?.outcome.kind == .cancelled)

@@ -185,7 +185,7 @@ import Testing
         // The backoff keeps its slot.
         #expect(machine.workers.running == 1)
         let restarts = machine.retryStarting(a.node, attempt: 2, now: 3)
-        #expect(restarts)
+        #expect(restarts == .start)
         #expect(!machine.table.nodes[a.node].flags.contains(.backingOff))
         _ = machine.complete(a.node, outcome: .succeeded, startedAt: 1, now: 4, effects: &effects)
         let report = RunReport(of: machine)
@@ -221,7 +221,7 @@ import Testing
         #expect(machine.id(of: b.node) == "b")
         // The backoff's worker wakes: its retry is refused, and its end frees nothing.
         let restarts = machine.retryStarting(a.node, attempt: 2, now: 4)
-        #expect(!restarts)
+        #expect(restarts == .refused)
         let next = machine.complete(a.node, outcome: .cancelled, startedAt: 1, now: 4, effects: &effects)
         #expect(next == nil)
         #expect(machine.workers.running == 1)

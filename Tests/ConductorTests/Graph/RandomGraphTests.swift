@@ -14,7 +14,7 @@ import Testing
     private struct Fault: Error {}
 
     /// A random DAG: each node depends on up to three earlier nodes.
-    private static func randomDAG(
+    static func randomDAG(
         _ generator: inout SeededGenerator, nodes: Int
     ) -> [(id: String, dependencies: [String])] {
         (0..<nodes).map { index in
