@@ -33,7 +33,7 @@ struct AttemptLoop {
         var firstStart = GraphNodeTable.Node.never
         // Abandoned (removed, or the run stopped) before this worker got here: its body never
         // starts, and no attempt span is made for it.
-        if assignment.spec.runsInOwnTask, !storage.attemptIsOpen(node, number: 1) {
+        if assignment.spec.runsInOwnTask, !attemptIsOpen(node, number: 1) {
             return TaskEnd(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
         }
         while true {
@@ -58,7 +58,7 @@ struct AttemptLoop {
                 default: GraphError.timedOut(storage.id(of: node), after: assignment.spec.timeout ?? .zero)
                 }
             // The run stopped, or the task was removed and has ended.
-            guard storage.attemptFailed(node, attempt: attempt, error: error, delay: delay) else {
+            guard attemptFailed(node, attempt: attempt, error: error, delay: delay) else {
                 return ended(.cancelled)
             }
             do {
@@ -71,7 +71,7 @@ struct AttemptLoop {
             // the next attempt waits, and its timeout starts with it.
             while true {
                 let restart = clock.nanoseconds
-                switch storage.retryStarting(node, attempt: attempt, now: restart) {
+                switch retryStarting(node, attempt: attempt, now: restart) {
                 case .start: break
                 case .refused: return TaskEnd(outcome: .cancelled, startedAt: firstStart, endedAt: restart)
                 case .wait:
@@ -139,7 +139,7 @@ struct AttemptLoop {
         var times = times
         let (storage, node, spec) = (storage, node, assignment.spec)
         let startedAt = clock.nanoseconds
-        if case .settled(let result) = storage.claimAttempt(node, number: attempt) {
+        if case .settled(let result) = claimAttempt(node, number: attempt) {
             times.endedAt = clock.nanoseconds
             return (result, times)
         }
@@ -160,14 +160,14 @@ struct AttemptLoop {
             Self.bodyReturned(node, number: attempt, with: result, in: storage)
         }
         // Abandoned or timed out between the claim and now: the body may start, but cancelled.
-        if !storage.attachAttemptBody(body, of: node, number: attempt) { body.cancel() }
+        if !attachAttemptBody(body, of: node, number: attempt) { body.cancel() }
         var deadline: DeadlineTimer.Token?
         if let timeout = spec.timeout {
             deadline = storage.timer.schedule(after: timeout) {
-                storage.settleAttempt(node, number: attempt, with: .timedOut(timeout))
+                Self.settleAttempt(node, number: attempt, with: .timedOut(timeout), in: storage)
             }
         }
-        let result = await storage.awaitAttempt(node, number: attempt)
+        let result = await awaitAttempt(node, number: attempt)
         times.endedAt = clock.nanoseconds
         // A body left behind by its timeout does not run on unheeded.
         body.cancel()

@@ -145,8 +145,8 @@ extension GraphStateMachine {
         }
         table.ended += 1
         if flags.contains(.isReported) { journal.append(.succeeded(node: Int32(index), at: now)) }
-        if flags.contains(.isAwaited) { resultWaiters.ended(index, effects: &effects) }
-        if flags.contains(.needsAdmission) { admissions.ended(index, effects: &effects) }
+        // Awaited from outside, or holding limits' places: one test for both, rare.
+        if !flags.isDisjoint(with: [.isAwaited, .needsAdmission]) { endedAwaitedOrAdmitted(index, flags, &effects) }
         guard flags.contains(.hasSuccessors) else { return }
         releaseSuccessorsOfSucceeded(index, now: now, effects: &effects)
     }
@@ -190,6 +190,15 @@ extension GraphStateMachine {
         if position < end || topology.hasAddedSuccessors(index) {
             releaseSuccessors(of: index, from: position, now: now, effects: &effects)
         }
+    }
+
+    /// A succeeded task someone awaits from outside, or one that holds limits' places.
+    @inline(never)
+    private mutating func endedAwaitedOrAdmitted(
+        _ index: Int, _ flags: GraphNodeTable.Flags, _ effects: inout GraphEffects
+    ) {
+        if flags.contains(.isAwaited) { resultWaiters.ended(index, effects: &effects) }
+        if flags.contains(.needsAdmission) { admissions.ended(index, effects: &effects) }
     }
 
     /// Ends `index` and records its end, without releasing anything.

@@ -96,93 +96,12 @@ struct GraphStateMachine {
     // MARK: - Building
 
     /// Adds validated definitions, which may depend on nodes already present and on each
-    /// other in any order. Nodes whose dependencies have all ended become ready.
-    ///
-    /// A graph that was built in dependency order hands over its index and its edges already
-    /// resolved (`compiled`), so the first insertion hashes no id at all.
+    /// other in any order (``GraphInsertion``). Nodes whose dependencies have all ended become
+    /// ready.
     mutating func insert(
-        _ newDefinitions: [NodeDefinition],
-        compiled: CompiledGraph? = nil,
-        now: Int64,
-        effects: inout GraphEffects
+        _ newDefinitions: [NodeDefinition], compiled: CompiledGraph? = nil, now: Int64, effects: inout GraphEffects
     ) {
-        let first = table.nodes.count
-        let compiled = first == 0 && compiled?.count == newDefinitions.count ? compiled : nil
-        topology.index(newDefinitions, compiled: compiled)
-        // Grown geometrically: a run that gets a few nodes at a time (a launcher's additions)
-        // would otherwise copy them all on every addition, under the run's lock.
-        table.nodes.reserveCapacity(growingToHold: first + newDefinitions.count)
-        // A task records that it was queued, started and ended, and the run that it finished:
-        // the journal grows once here instead of copying itself at every doubling while the
-        // run goes. Without room for the run's last record, that one record alone doubled the
-        // journal at the end of every run, copying all the others into freshly faulted pages.
-        journal.reserveCapacity(forAnother: 3 * newDefinitions.count + (first == 0 ? 1 : 0))
-        if let compiled, isRunning {
-            insertCompiled(newDefinitions, compiled, now: now, effects: &effects)
-            return
-        }
-        for offset in newDefinitions.indices {
-            // Field by field: the definition itself is never copied.
-            let spec = newDefinitions[offset].spec
-            table.nodes.append(Node(spec: spec, isHidden: newDefinitions[offset].isHidden))
-            topology.appendSpec(spec.map(Unmanaged.passUnretained))
-            if spec == nil { registerMilestone(of: newDefinitions[offset]) }
-        }
-        table.grow(by: newDefinitions.count)
-        if let compiled {
-            for node in 0..<compiled.count {
-                table.nodes[node].remaining = compiled.dependencyStart[node + 1] - compiled.dependencyStart[node]
-            }
-            topology.wireFlat(compiled, nodes: &table.nodes)
-        } else {
-            for offset in newDefinitions.indices {
-                let index = first + offset
-                for id in newDefinitions[offset].requires {
-                    let edge = GraphTopology.Edge(node: topology.indexByID[id]!, requiresSuccess: true)
-                    topology.wire(edge, into: index, nodes: &table.nodes)
-                }
-                for id in newDefinitions[offset].after {
-                    let edge = GraphTopology.Edge(node: topology.indexByID[id]!, requiresSuccess: false)
-                    topology.wire(edge, into: index, nodes: &table.nodes)
-                }
-            }
-        }
-        var cascade: [Int32] = []
-        for index in first..<table.nodes.count where table.nodes[index].remaining == 0 {
-            cascade.append(Int32(index))
-        }
-        release(&cascade, now: now, effects: &effects)
-        wakeDriverIfNeeded(&effects)
-        finishIfDone(now: now, effects: &effects)
-    }
-
-    /// The first insertion of a compiled graph into a running machine, in one pass over the
-    /// nodes: each node is made with its dependency count, and a task with none is queued on
-    /// the spot — into the ready queue's roots, taken by a cursor, not into a lane one by one.
-    /// From the first root marker on, roots go through ``release(_:now:effects:)`` instead,
-    /// so the events stay in the order of the nodes whatever the kinds.
-    private mutating func insertCompiled(
-        _ newDefinitions: [NodeDefinition], _ compiled: CompiledGraph, now: Int64, effects: inout GraphEffects
-    ) {
-        let made = GraphNodeTable.makeCompiled(newDefinitions, compiled, now: now)
-        for marker in made.markers { registerMilestone(of: newDefinitions[Int(marker)]) }
-        var cascade = made.cascade
-        // The first insertion: both are empty.
-        table.nodes = made.nodes
-        topology.setSpecs(made.specs)
-        // Each root's `queued`, in node order as the loop found them, in one append: the loop
-        // records nothing else, and the cascade's events follow in `release`.
-        journal.appendLeavingReaders(contentsOf: made.roots.lazy.map { .queued(node: $0.node, at: now) })
-        topology.wireFlat(compiled, nodes: &table.nodes)
-        if !made.roots.isEmpty { readyQueue.setRoots(made.roots, samePriority: made.samePriority) }
-        release(&cascade, now: now, effects: &effects)
-        wakeDriverIfNeeded(&effects)
-        finishIfDone(now: now, effects: &effects)
-    }
-
-    private mutating func registerMilestone(of marker: NodeDefinition) {
-        guard case .marker(let name?, _) = marker.kind else { return }
-        milestones.register(name)
+        GraphInsertion.insert(newDefinitions, compiled: compiled, into: &self, now: now, effects: &effects)
     }
 
     // MARK: - Driver
@@ -252,25 +171,55 @@ struct GraphStateMachine {
         helper: Bool = false,
         effects: inout GraphEffects
     ) -> Assignment? {
-        // Removed while its body ran: it ends cancelled whatever the body did; its worker retires.
         let (hasEnded, flags, worker) = table.nodes.withUnsafeBufferPointer {
             ($0[node].phase.hasEnded, $0[node].flags, $0[node].remaining)
         }
+        // Ended meanwhile (removed, or the run stopped) or removed while its body ran: out of
+        // line, so a body's plain end tests one condition for them all.
+        guard !hasEnded, !flags.contains(.removedWhileRunning) else {
+            return completeEnded(
+                node, hasEnded: hasEnded, flags: flags, outcome: outcome, startedAt: startedAt, now: now,
+                helper: helper, effects: &effects)
+        }
+        workers.running -= 1
+        if !attempts.isEmpty { attempts.forget(node) }
+        if case .succeeded = outcome {
+            endSucceeded(node, startedAt: startedAt, now: now, effects: &effects)
+        } else {
+            if startedAt != Node.never { table.nodes[node].startedAt = startedAt }
+            end(node, outcome: outcome, now: now, effects: &effects)
+        }
+        return handOut(after: startedAt, now: now, helper: helper, worker: worker, retiring: false, effects: &effects)
+    }
+
+    /// ``complete(_:outcome:startedAt:now:helper:effects:)`` for a task that ended before its
+    /// worker recorded it, or was removed while its body ran: that one ends cancelled whatever
+    /// the body did, and its worker retires.
+    @inline(never)
+    private mutating func completeEnded(
+        _ node: Int, hasEnded: Bool, flags: GraphNodeTable.Flags, outcome: TaskOutcome, startedAt: Int64, now: Int64,
+        helper: Bool, effects: inout GraphEffects
+    ) -> Assignment? {
         let removed = flags.contains(.removedWhileRunning)
+        let worker = table.nodes[node].remaining
         // A task removed while it backed off gave its slot back at the removal (`remove`): only
         // a removal ends a task between its attempts, before its worker wakes to record it.
         if !hasEnded || !flags.contains(.backingOff) { workers.running -= 1 }
         if !attempts.isEmpty { attempts.forget(node) }
         if !hasEnded {
-            if case .succeeded = outcome, !removed {
-                endSucceeded(node, startedAt: startedAt, now: now, effects: &effects)
-            } else {
-                if startedAt != Node.never { table.nodes[node].startedAt = startedAt }
-                end(node, outcome: removed ? .cancelled : outcome, now: now, effects: &effects)
-            }
+            if startedAt != Node.never { table.nodes[node].startedAt = startedAt }
+            end(node, outcome: removed ? .cancelled : outcome, now: now, effects: &effects)
         }
+        return handOut(after: startedAt, now: now, helper: helper, worker: worker, retiring: removed, effects: &effects)
+    }
+
+    /// The worker that ran a body to `now` gets its next task, or none (see ``GraphWorkers``).
+    @inline(__always)
+    private mutating func handOut(
+        after startedAt: Int64, now: Int64, helper: Bool, worker: Int32, retiring: Bool, effects: inout GraphEffects
+    ) -> Assignment? {
         let next: Assignment?
-        switch removed ? .retire : workers.bodyEnded(startedAt: startedAt, now: now, helper: helper) {
+        switch retiring ? .retire : workers.bodyEnded(startedAt: startedAt, now: now, helper: helper) {
         case .takeNext:
             next = takeNext(now: now, worker: worker, effects: &effects)
         case .giveThreadBackIfTasksWait:
