@@ -3,10 +3,6 @@
 /// locks are never taken here: what a limit must do is an effect, carried out once the run's
 /// lock is released (``GraphRunStorage/performPermitWork(_:)``).
 extension GraphAdmissions {
-    /// Priority of a task that holds all its places in the ready queue: ahead of every task of
-    /// its run that holds none, so it keeps the places no longer than it must.
-    static let admittedPriority: UInt8 = .max
-
     /// `node` names `limits` and its dependencies have ended (it is `admitting`): it asks for
     /// its first place — unless the run is paused, which asks on resume.
     mutating func begin(_ node: Int, limits: [TaskLimit], rank: UInt8, effects: inout GraphEffects) {
@@ -31,7 +27,7 @@ extension GraphAdmissions {
             case .next(let request): effects.requestPermit(request)
             case .admitted:
                 table.nodes[Int(node)].phase = .ready
-                readyQueue.append(node, priority: Self.admittedPriority)
+                readyQueue.append(node, priority: ReadyQueue.frontPriority)
             }
         }
         return unwanted

@@ -103,8 +103,3 @@ struct GraphJoins {
         effects.resume([waiter])
     }
 }
-
-extension ReadyQueue {
-    /// Above every task priority: a joining parent taking its place back goes first.
-    static let frontPriority: UInt8 = .max
-}

@@ -10,6 +10,11 @@
 /// taken), and nothing ages, so this needs none of its ids, dictionary, tombstones or aging
 /// check, each of which would cost on every task of the graph's hot path.
 struct ReadyQueue {
+    /// Above every task priority, for tasks that hold something while they wait for a place:
+    /// a joining parent taking its place back, a task that holds all its limits' places. They
+    /// go first, so they hold it no longer than they must.
+    static let frontPriority: UInt8 = .max
+
     struct Root {
         var node: Int32
         var priority: UInt8

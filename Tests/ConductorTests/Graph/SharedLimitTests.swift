@@ -1,5 +1,4 @@
 import ConductorTestKit
-import Synchronization
 import Testing
 
 @testable import ConductorCore
@@ -7,7 +6,7 @@ import Testing
 
 /// How many bodies are inside each limit at once, and the most ever seen.
 final class LimitGauge: Sendable {
-    private let state = Mutex<(inside: [Int], most: [Int])>(([], []))
+    private let state = Lock<(inside: [Int], most: [Int])>(([], []))
 
     init(limits: Int) {
         state.withLock { $0 = (Array(repeating: 0, count: limits), Array(repeating: 0, count: limits)) }
