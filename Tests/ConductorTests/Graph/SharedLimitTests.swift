@@ -95,7 +95,8 @@ final class LimitGauge: Sendable {
     /// limited body counts itself in on entry and out on exit (an abandoned one until it
     /// returns), and no limit ever holds more than its capacity. Some tasks time out at once
     /// (their bodies linger), some retry, some fail; every task ends once, and the places all
-    /// come back — with some runs paused and resumed meanwhile.
+    /// come back — with some runs paused and resumed meanwhile, and some bodies adding subtasks
+    /// and joining them (their ids and parents in the report).
     @Test(arguments: StressConfiguration.seeds(default: 60, base: 0x35A1_0001))
     func randomRunsNeverExceedALimit(seed: UInt64) async throws {
         var generator = SeededGenerator(seed: seed)
@@ -104,9 +105,11 @@ final class LimitGauge: Sendable {
         let gauge = LimitGauge(limits: 3)
         let violations = Recorder<String>()
         let bodies = Recorder<String>()
+        let subtaskIDs = (0..<3).map { _ in Recorder<String>() }
         var runs: [GraphRun] = []
         var shapes: [[(id: String, dependencies: [String])]] = []
-        for _ in 0..<3 {
+        for runIndex in 0..<3 {
+            let added = subtaskIDs[runIndex]
             let shape = RandomGraphTests.randomDAG(&generator, nodes: Int.random(in: 1...25, using: &generator))
             shapes.append(shape)
             var graph = TaskGraph()
@@ -127,12 +130,35 @@ final class LimitGauge: Sendable {
                     limits: named.map { limits[$0] })
                 let fails = kind == 1 || kind == 2
                 let yields = Int.random(in: 0...3, using: &generator)
-                graph.add(node.id, dependsOn: .on(node.dependencies), options: options) { _ in
+                // Some plain bodies add subtasks and join them. A parent that holds places adds
+                // subtasks that need none, and only a parent that holds none adds subtasks that
+                // name limits: a parent keeps its places while it joins, so a subtask waiting
+                // for a place another joining parent holds could wait for ever.
+                let subtasks: [[Int]] =
+                    kind == 3 || kind == 4
+                    ? (0..<Int.random(in: 1...2, using: &generator)).map { _ in
+                        named.isEmpty ? [Int.random(in: 0..<3, using: &generator)] : []
+                    } : []
+                graph.add(node.id, dependsOn: .on(node.dependencies), options: options) { context in
                     gauge.enter(named)
                     for limit in named where gauge.inside[limit] > capacities[limit] {
                         violations.append("L\(limit) over \(capacities[limit])")
                     }
                     bodies.append(node.id)
+                    for (index, subNamed) in subtasks.enumerated() {
+                        let subtask = try context.addSubtask(
+                            "s\(index)", options: TaskOptions(failure: .optional, limits: subNamed.map { limits[$0] })
+                        ) { _ in
+                            gauge.enter(subNamed)
+                            for limit in subNamed where gauge.inside[limit] > capacities[limit] {
+                                violations.append("L\(limit) over \(capacities[limit]) in a subtask")
+                            }
+                            await Task.yield()
+                            gauge.leave(subNamed)
+                        }
+                        added.append(subtask.id)
+                    }
+                    if !subtasks.isEmpty { try await context.join() }
                     for _ in 0..<yields { await Task.yield() }
                     gauge.leave(named)
                     if fails { throw Fault() }
@@ -151,9 +177,13 @@ final class LimitGauge: Sendable {
         var reports: [RunReport] = []
         for run in runs { reports.append(try await run.report()) }
         #expect(violations.all.isEmpty, "seed \(seed): \(violations.all)")
-        for (shape, report) in zip(shapes, reports) {
-            #expect(report.tasks.count == shape.count, "seed \(seed)")
-            #expect(Set(report.tasks.map(\.id)) == Set(shape.map(\.id)), "seed \(seed)")
+        for ((shape, report), added) in zip(zip(shapes, reports), subtaskIDs) {
+            let expected = Set(shape.map(\.id)).union(added.all)
+            #expect(report.tasks.count == expected.count, "seed \(seed)")
+            #expect(Set(report.tasks.map(\.id)) == expected, "seed \(seed)")
+            for record in report.tasks where record.id.contains("/") {
+                #expect(record.parent == String(record.id.split(separator: "/")[0]), "seed \(seed)")
+            }
         }
         // Abandoned bodies may still be on their way out; once they are, every place is back.
         for limit in limits {
