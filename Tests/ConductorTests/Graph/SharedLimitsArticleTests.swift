@@ -28,8 +28,9 @@ import Testing
                 try await api.saveThumbnails(page: page)
             }
         }
-        async let first = thumbnails.run()
-        async let second = thumbnails.run()
+        let pages = thumbnails  // a constant, so both runs can share it
+        async let first = pages.run()
+        async let second = pages.run()
         let thumbnailReports = try await [first, second]
         // The check.
         #expect(thumbnailReports.allSatisfy { $0.isSuccess })
