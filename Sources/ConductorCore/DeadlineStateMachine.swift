@@ -75,7 +75,15 @@ package struct DeadlineStateMachine<Payload, Handle> {
     private var nextGeneration: UInt64 = 0
     private var timer = Timer.idle
 
-    package init() {}
+    /// Whether the timer task sleeps on when its last deadline is cancelled, until the wake it
+    /// sleeps for (then it stops, unless deadlines came meanwhile): for an owner whose deadlines
+    /// come and go one after another (a gate's requests), which would otherwise start and stop
+    /// a task for nearly every one. The owner stops it with ``cancelAll()`` when it ends.
+    package let keepsIdleTimer: Bool
+
+    package init(keepsIdleTimer: Bool = false) {
+        self.keepsIdleTimer = keepsIdleTimer
+    }
 
     /// How many deadlines are pending (scheduled, not yet fired or cancelled).
     package var pendingCount: Int { payloads.count }
@@ -117,7 +125,7 @@ package struct DeadlineStateMachine<Payload, Handle> {
         guard let (_, payload) = payloads.removeValue(forKey: token.id) else { return .notPending }
         if payloads.isEmpty {
             heap = Heap()
-            return .cancelled(payload, stopTimer: stopTimer())
+            return .cancelled(payload, stopTimer: keepsIdleTimer ? nil : stopTimer())
         }
         compactIfSparse()
         return .cancelled(payload, stopTimer: nil)

@@ -39,10 +39,15 @@ package final class DeadlineTimer: Sendable {
 
     /// The clock deadlines are offsets on.
     package let clock: ClockSource
-    private let state = Lock(Machine())
+    private let state: Lock<Machine>
 
-    package init(clock: ClockSource) {
+    /// With `keepsIdleTimer`, the timer task is not stopped when the last pending deadline is
+    /// cancelled: it sleeps on until the wake it was sleeping for, then stops if nothing is
+    /// pending (see ``DeadlineStateMachine/keepsIdleTimer``). The owner calls ``cancelAll()``
+    /// when it ends, so the task ends with it.
+    package init(clock: ClockSource, keepsIdleTimer: Bool = false) {
         self.clock = clock
+        self.state = Lock(Machine(keepsIdleTimer: keepsIdleTimer))
     }
 
     /// Calls `fire` once `deadline` (an offset on ``clock``) has passed, unless it is

@@ -50,12 +50,16 @@ final class GateInstruments: Sendable {
     /// One request's span.
     final class RequestTrace: Sendable {
         let span: any Span
+        /// Whether the span records what it is given (`Span.isRecording` when it started);
+        /// one that does not is never registered, and is only ended.
+        let isRecording: Bool
         /// The storage's id for the request, once registered: a caller coalesced onto another's
         /// flight never sees an end event of its own, so ``end(_:_:)`` forgets it by this id.
         fileprivate let id = Lock<UInt64?>(nil)
 
-        init(_ span: any Span) {
+        init(_ span: any Span, isRecording: Bool) {
             self.span = span
+            self.isRecording = isRecording
         }
     }
 
@@ -89,16 +93,24 @@ final class GateInstruments: Sendable {
         guard let tracer else { return nil }
         let span = tracer.startSpan(
             request.method.rawValue, context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        for (key, value) in metadata { span.attributes[key] = "\(value)" }
-        span.attributes[Attribute.method] = request.method.rawValue
-        span.attributes[Attribute.request] = name
-        span.attributes[Attribute.priority] = "\(priority)"
+        // A span that records nothing (sampled out, or a tracer that drops everything) still
+        // carries the context to the transport and is ended, but is given nothing to drop:
+        // no attributes, no events, no place among the spans the events are told to.
+        guard span.isRecording else { return RequestTrace(span, isRecording: false) }
+        // One update, not one dictionary write through the span per attribute.
+        span.updateAttributes { attributes in
+            for (key, value) in metadata { attributes[key] = "\(value)" }
+            attributes[Attribute.method] = request.method.rawValue
+            attributes[Attribute.request] = name
+            attributes[Attribute.priority] = "\(priority)"
+        }
         span.addEvent("initial")
-        return RequestTrace(span)
+        return RequestTrace(span, isRecording: true)
     }
 
     /// Binds the span to the storage's id for the request, before any event of it is emitted.
     func register(_ trace: RequestTrace, as id: UInt64) {
+        guard trace.isRecording else { return }
         trace.id.withLock { $0 = id }
         state.withLock { $0.traces[id] = trace }
     }
@@ -111,6 +123,7 @@ final class GateInstruments: Sendable {
     }
 
     private func end(_ trace: RequestTrace, _ result: Result<GateResponse, GateError>) {
+        guard trace.isRecording else { return trace.span.end() }
         if let id = trace.id.withLock({ $0 }) {
             state.withLock { state in
                 if state.traces[id] === trace { state.traces[id] = nil }
@@ -119,11 +132,15 @@ final class GateInstruments: Sendable {
         let span = trace.span
         switch result {
         case .success(let reply):
-            span.attributes[Attribute.status] = Int64(reply.response.status.code)
-            span.attributes[Attribute.outcome] = reply.isFromCache ? "cache" : "succeeded"
+            span.updateAttributes { attributes in
+                attributes[Attribute.status] = Int64(reply.response.status.code)
+                attributes[Attribute.outcome] = reply.isFromCache ? "cache" : "succeeded"
+            }
         case .failure(let error):
-            span.attributes[Attribute.outcome] = "failed"
-            span.attributes[Attribute.errorCode] = "\(error.code)"
+            span.updateAttributes { attributes in
+                attributes[Attribute.outcome] = "failed"
+                attributes[Attribute.errorCode] = "\(error.code)"
+            }
             span.recordError(error)
             span.setStatus(SpanStatus(code: .error, message: "\(error.code)"))
         }

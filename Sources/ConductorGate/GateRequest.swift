@@ -4,7 +4,7 @@ import HTTPTypes
 /// that drives it through the storage's operations — its deadline and the cache fallback
 /// (``fly()``), and its attempts (``GateRequestAttempts``).
 ///
-/// A class: the flight's task, the deadline's race and the attempts each hold the request, and
+/// A class: the flight's task, the deadline's callback and the attempts each hold the request, and
 /// copying a reference is one retain where copying the parameters is one per field.
 final class GateRequest: Sendable {
     typealias Machine = GateStorage.Machine
@@ -39,18 +39,61 @@ final class GateRequest: Sendable {
 
     /// Runs the flight to its end and settles it: the end is journaled, then every caller
     /// still on it is woken with the outcome — unless the flight ended already (its last caller
-    /// left, or a shutdown took it), which then decided its outcome.
+    /// left, a shutdown took it, or its deadline passed), which then decided its outcome.
+    ///
+    /// The attempts run inline, in the flight's task. A timeout is one deadline on the gate's
+    /// timer: when it passes first, the timer's callback settles the flight as timed out (the
+    /// gate's lock decides which settles first; the other finds the flight ended) and cancels
+    /// the task, whose attempts are abandoned — so a transport that ignores cancellation cannot
+    /// hold the callers past their deadline.
     func fly() async {
+        // Only a deadline reads the last attempt's error: without one, nothing is kept.
+        let lastError = timeout == nil ? nil : LastTransportError()
+        let deadline = timeout.map { timeout in
+            // Holds the request only while pending: the callback is let go when it fires or
+            // when the flight cancels it below, whichever comes first.
+            sender.requestTimer.schedule(at: sender.clock.now + timeout) {
+                self.deadlinePassed(after: timeout, lastError: lastError)
+            }
+        }
         let result: Result<GateResponse, GateError>
         do {
-            result = .success(try await drive())
+            var attempts = GateRequestAttempts(self, lastError: lastError)
+            result = .success(try await attempts.untilSettled())
         } catch let error as GateError {
-            result = .failure(error)
+            result = await fallingBackOnCache(error)
         } catch is CancellationError {
             result = .failure(.cancelled(name))
         } catch {
             result = .failure(.transport(name, attempts: 0, error))
         }
+        if let deadline { sender.requestTimer.cancel(deadline) }
+        settle(result)
+    }
+
+    /// The deadline passed before the flight ended (on the timer's task, no lock held): the
+    /// flight ends timed out — or with the cache's answer — and its task is cancelled.
+    private func deadlinePassed(after timeout: Duration, lastError: LastTransportError?) {
+        let error = GateError.timedOut(name, after: timeout, lastError: lastError?.value)
+        guard sender.cache != nil else { return settle(.failure(error), cancellingTask: true) }
+        // The cache is asked asynchronously: off the timer's task, which serves every request.
+        Task(executorPreference: TaskPlacement.executor) {
+            self.settle(await self.fallingBackOnCache(error), cancellingTask: true)
+        }
+    }
+
+    /// The cache's answer when the wire gave none (a transport error, exhausted retries, a
+    /// timeout), or `error`.
+    private func fallingBackOnCache(_ error: GateError) async -> Result<GateResponse, GateError> {
+        guard [.transport, .retriesExhausted, .timedOut].contains(error.code), let cache = sender.cache,
+            var cached = await cache.response(for: request)
+        else { return .failure(error) }
+        cached.isFromCache = true
+        return .success(cached)
+    }
+
+    /// Journals the flight's end and wakes its callers, unless it ended already.
+    private func settle(_ result: Result<GateResponse, GateError>, cancellingTask: Bool = false) {
         let end: GateEvent =
             switch result {
             case .success(let reply) where reply.isFromCache: .useCache(request: id)
@@ -58,37 +101,7 @@ final class GateRequest: Sendable {
             case .failure(let error): .failure(request: id, code: error.code)
             }
         if case .failure(let error) = result { sender.requestLog?.noteFailure(id, reason: error.message) }
-        storage.settle(key, request: id, end: end, result: result)
+        storage.settle(key, request: id, end: end, result: result, cancellingTask: cancellingTask)
         sender.requestLog?.close(id)
-    }
-
-    /// The attempts, within the request's deadline; the cache's answer when the wire gave none.
-    @inline(__always)
-    private func drive() async throws -> GateResponse {
-        // Only a deadline reads the last attempt's error: without one, nothing is kept.
-        let lastError = timeout == nil ? nil : LastTransportError()
-        let attempts: @Sendable () async throws -> GateResponse = { [self] in
-            var attempts = GateRequestAttempts(self, lastError: lastError)
-            return try await attempts.untilSettled()
-        }
-        do {
-            guard let timeout else { return try await attempts() }
-            let timer = sender.requestTimer
-            let outcome: Result<GateResponse, any Error> = await timer.race(
-                {
-                    do { return .success(try await attempts()) } catch { return .failure(error) }
-                },
-                until: sender.clock.now + timeout,
-                onDeadline: { [name] in
-                    .failure(GateError.timedOut(name, after: timeout, lastError: lastError?.value))
-                },
-                onCancel: { [name] in .failure(GateError.cancelled(name)) }
-            )
-            return try outcome.get()
-        } catch let error as GateError where [.transport, .retriesExhausted, .timedOut].contains(error.code) {
-            guard let cache = sender.cache, var cached = await cache.response(for: request) else { throw error }
-            cached.isFromCache = true
-            return cached
-        }
     }
 }

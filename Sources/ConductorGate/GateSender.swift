@@ -49,7 +49,8 @@ final class GateSender: Sendable {
         self.cache = cache
         self.baseURL = configuration.baseURL.flatMap(GateBaseURL.init)
         self.clock = clock
-        self.requestTimer = DeadlineTimer(clock: clock.purpose(.requestTimeout))
+        // Requests follow each other: the timer task sleeps on between them (ended in deinit).
+        self.requestTimer = DeadlineTimer(clock: clock.purpose(.requestTimeout), keepsIdleTimer: true)
         self.backoffClock = clock.purpose(.gateBackoff)
         self.classify = classify
         let instruments = GateInstruments(configuration.telemetry, clock: clock)
@@ -65,6 +66,11 @@ final class GateSender: Sendable {
             refreshRunner: GateRefreshRunner(
                 refresher: instruments?.traced(refresh) ?? refresh,
                 timer: DeadlineTimer(clock: clock.purpose(.refreshTimeout)), timeout: configuration.refreshTimeout))
+    }
+
+    deinit {
+        // The request timer's task may sleep on with nothing pending: it ends with the gate.
+        requestTimer.cancelAll()
     }
 
     /// Sends `request` through the gate: validates it, then opens its flight (or joins the one

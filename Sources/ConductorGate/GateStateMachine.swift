@@ -126,15 +126,15 @@ struct GateStateMachine<Handles: GateHandles> {
         return action
     }
 
-    /// Request `id`'s flight ended with `end`: journaled, and its callers are returned, to wake
-    /// with its outcome — none when the flight ended already (its last caller left, or a
+    /// Request `id`'s flight ended with `end`: journaled, and the flight is returned (its callers
+    /// to wake with its outcome, its task) — `nil` when the flight ended already (its last caller left, or a
     /// shutdown took it), which then decided its outcome.
     mutating func settle(_ key: GateFlightKey, request id: UInt64, end: GateEvent, events: inout [GateEvent])
-        -> [Handles.Caller]
+        -> Flights.Flight?
     {
-        guard let flight = flights.end(key, request: id) else { return [] }
+        guard let flight = flights.end(key, request: id) else { return nil }
         events.append(end)
-        return flight.callers.map(\.caller)
+        return flight
     }
 
     // MARK: - Slots

@@ -135,12 +135,18 @@ final class GateStorage: Sendable {
     }
 
     /// Request `id`'s flight ended with `result` (journaled as `end`): its callers are woken with
-    /// it — unless the flight ended already (its last caller left, or a shutdown took it).
-    func settle(_ key: GateFlightKey, request id: UInt64, end: GateEvent, result: Result<GateResponse, GateError>) {
-        let callers = transition { state, events in state.machine.settle(key, request: id, end: end, events: &events) }
-        guard !callers.isEmpty else { return }
+    /// it — unless the flight ended already (its last caller left, or a shutdown took it). Its
+    /// deadline settles a flight from outside its task (`cancellingTask`): the task is then
+    /// cancelled, and its attempts abandoned.
+    func settle(
+        _ key: GateFlightKey, request id: UInt64, end: GateEvent, result: Result<GateResponse, GateError>,
+        cancellingTask: Bool = false
+    ) {
+        let flight = transition { state, events in state.machine.settle(key, request: id, end: end, events: &events) }
+        guard let flight else { return }
         let outcome = Handoff(result)
-        for caller in callers { caller.resume(returning: .ended(outcome)) }
+        for (_, caller) in flight.callers { caller.resume(returning: .ended(outcome)) }
+        if cancellingTask { flight.work.cancel() }
     }
 
     // MARK: - Slots

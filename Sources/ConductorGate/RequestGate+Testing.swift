@@ -15,3 +15,8 @@ extension RequestGate {
         try await storage.whenIdle()
     }
 }
+
+extension RequestGate {
+    /// Test hook: how many request deadlines the gate's timer holds (each holds its request).
+    package var pendingRequestDeadlines: Int { sender.requestTimer.pendingCount }
+}

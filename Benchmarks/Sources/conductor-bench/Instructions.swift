@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import InMemoryTracing
 import Synchronization
+import Tracing
 
 // `conductor-bench instructions NAME N` runs one contender once at size N, for callgrind
 // (scripts/instructions). Its `main` never awaits: valgrind 3.19 crashes once the main thread
@@ -87,6 +88,25 @@ let countedContenders: [CountedContender] = [
     CountedContender(name: "gate.schedule/hand-limited-TaskGroup", isSubject: false) { n in
         { await handLimitedTaskGroup(jobs: n, limit: 8) }
     },
+    // gate.timeout (issue 36): a burst of n requests through a gate with a valid token, each with a
+    // `timeout:` long enough never to fire, against the same burst without one.
+    CountedContender(name: "gate.timeout/RequestGate.send+timeout", isSubject: true) { n in
+        requestContender(n, timeout: .seconds(600))
+    },
+    CountedContender(name: "gate.timeout/RequestGate.send", isSubject: false) { n in
+        requestContender(n)
+    },
+    // gate.tracer (issue 36): the same burst with a tracer bootstrapped that records nothing but
+    // that Conductor cannot tell from a real one (a `NoOpTracer` is recognised and switched off,
+    // which would measure nothing), against tracing disabled. One contender per process, so
+    // bootstrapping here touches no other contender.
+    CountedContender(name: "gate.tracer/RequestGate.send+noop-tracer", isSubject: true) { n in
+        InstrumentationSystem.bootstrap(OpaqueNoOpTracer())
+        return requestContender(n)
+    },
+    CountedContender(name: "gate.tracer/RequestGate.send", isSubject: false) { n in
+        requestContender(n)
+    },
     // A refresh storm: one burst through a gate (`stormGate` + `stormBurst`, the part
     // gate.refresh-storm times). Manual: ~60,000 instructions a request cost CI minutes, and
     // whether the expired burst's requests park, queue behind the refresh or neither depends
@@ -132,6 +152,31 @@ private func stormContender(
     let gate = stormGate(n, startingWith: "t0", server: server, refreshDelay: refreshDelay)
     countedStormGate.withLock { $0 = gate }
     return { await stormBurst(n, through: gate) }
+}
+
+/// A gate whose token stays valid and a burst of `n` requests through it, each with `timeout`.
+private func requestContender(_ n: Int, timeout: Duration? = nil) -> @Sendable () async -> Void {
+    let gate = stormGate(n, startingWith: "t0", server: StormServer(valid: "t0"))
+    return { await stormBurst(n, through: gate, timeout: timeout) }
+}
+
+/// A tracer that records nothing, as a user's tracer with sampling off would: spans that drop
+/// what they are given. Unlike `NoOpTracer`, Conductor cannot recognise it and switch tracing off.
+private struct OpaqueNoOpTracer: Tracer {
+    typealias Span = NoOpTracer.NoOpSpan
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
+    ) -> NoOpTracer.NoOpSpan {
+        NoOpTracer.NoOpSpan(context: context())
+    }
+    func forceFlush() {}
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+    ) where Extract.Carrier == Carrier {}
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
+    ) where Inject.Carrier == Carrier {}
 }
 
 /// `instructions --list` prints `NAME subject|baseline|manual` per contender; `instructions NAME N`

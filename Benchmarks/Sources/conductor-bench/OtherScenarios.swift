@@ -357,12 +357,12 @@ func stormGate(
 /// unlink each child that finishes (`TaskGroup::removeChildTask`), and the storm's requests are
 /// all alive at once and finish out of order, so the harness spent time quadratic in `n` —
 /// 35 % of the expired burst's CPU at n = 10,000 — where the gate was to be measured.
-func stormBurst(_ n: Int, through gate: RequestGate<String>) async {
+func stormBurst(_ n: Int, through gate: RequestGate<String>, timeout: Duration? = nil) async {
     let request = HTTPRequest(method: .get, scheme: "http", authority: "bench", path: "/item")
     let finished = CompletionCounter(expected: n)
     for _ in 0..<n {
         Task {
-            _ = try! await gate.send(request)
+            _ = try! await gate.send(request, timeout: timeout)
             finished.completed()
         }
     }

@@ -44,6 +44,43 @@ import Testing
         #expect(machine.pendingCount == 0)
     }
 
+    /// An owner whose deadlines come one after another (a gate's requests, issue 36) keeps its
+    /// timer task when the last one is cancelled: the next deadline, no earlier than its wake,
+    /// starts no task; the task stops when it wakes with nothing pending, or by `cancelAll`.
+    @Test func aTimerThatKeepsIdleSleepsOnAcrossCancelledDeadlines() {
+        var machine = Machine(keepsIdleTimer: true)
+        let (first, started) = machine.schedule(at: .seconds(10), "a")
+        #expect(started.started == Started(generation: 0, wake: .seconds(10), replacing: nil))
+        let attached = machine.attach("t0", to: 0)
+        #expect(attached)
+        guard case .cancelled("a", stopTimer: nil) = machine.cancel(first) else {
+            Issue.record("the last cancel should keep the timer")
+            return
+        }
+        #expect(machine.hasTimer)
+        #expect(machine.pendingCount == 0)
+        let second = scheduleQuietly(&machine, "b", at: 11)
+        _ = machine.cancel(second)
+        let woke = machine.timerWoke(0, now: .seconds(10))
+        #expect(Step(woke) == .stop)
+        #expect(!machine.hasTimer)
+        // Without the option the last cancel stops the timer at once.
+        var plain = Machine()
+        let (token, _) = plain.schedule(at: .seconds(10), "a")
+        let plainAttached = plain.attach("t0", to: 0)
+        #expect(plainAttached)
+        guard case .cancelled("a", stopTimer: "t0"?) = plain.cancel(token) else {
+            Issue.record("the last cancel should stop the timer")
+            return
+        }
+        var kept = Machine(keepsIdleTimer: true)
+        _ = kept.schedule(at: .seconds(10), "c")
+        let keptAttached = kept.attach("t1", to: 0)
+        #expect(keptAttached)
+        let stopped = kept.cancelAll().stopTimer
+        #expect(stopped == "t1")
+    }
+
     /// A timer that wakes early (or spuriously) fires nothing and sleeps again.
     @Test func anEarlyWakeSleepsAgain() {
         var machine = Machine()

@@ -123,6 +123,29 @@ struct GateHardeningTests {
         held.open()
     }
 
+    /// A request's deadline is one entry on the gate's timer, holding the request until it
+    /// fires or the flight ends (issue 36: no task, cell or lock of its own): a request that
+    /// settles first leaves none behind, whether it succeeded or failed.
+    @Test func aSettledRequestLeavesNoDeadlineBehind() async throws {
+        let gate = try RequestGate<String>(
+            transport: MemoryTransport(validToken: "t0"),
+            credential: "t0",
+            configuration: GateConfiguration(jitterSeed: 1),
+            clock: ManualClock(),
+            authorize: { request, token in request.headerFields[.authorization] = "Bearer \(token)" },
+            refresh: { _ in "t1" }
+        )
+        let reply = try await gate.send(Self.get("/feed"), timeout: .seconds(5))
+        #expect(reply.response.status == .ok)
+        #expect(gate.pendingRequestDeadlines == 0)
+        gate.signOut()
+        let error = await #expect(throws: GateError.self) {
+            try await gate.send(Self.get("/feed"), timeout: .seconds(5))
+        }
+        #expect(error?.code == .signedOut)
+        #expect(gate.pendingRequestDeadlines == 0)
+    }
+
     @Test func aTimedOutRequestFallsBackToTheCache() async throws {
         let clock = ManualClock()
         let authority = MemoryAuthority(transport: MemoryTransport(validToken: "t0"))
