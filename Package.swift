@@ -80,10 +80,14 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        // One thread-local pointer in C, which Swift cannot declare: the harmonizer registry's
+        // per-thread lookup cache, found with a load instead of a `pthread_getspecific` call.
+        .target(name: "ConductorThreadSlot"),
         .target(
             name: "ConductorHarmonizer",
             dependencies: [
                 "ConductorCore",
+                "ConductorThreadSlot",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -221,7 +225,7 @@ let package = Package(
     ]
 )
 
-for target in package.targets {
+for target in package.targets where target.name != "ConductorThreadSlot" {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .swiftLanguageMode(.v6),

@@ -220,10 +220,21 @@ public final class Harmonizer: Sendable {
         return leave(afterSubtractingFrom: old)
     }
 
+    /// The atomic step of an anonymous count-down, for the registry's count-down by name:
+    /// `nil`, doing nothing, when the harmonizer waits for named participants; otherwise the
+    /// count before the subtract. Above 1 that is the whole count-down; otherwise the caller
+    /// finishes it with ``leave(afterSubtractingFrom:)``, holding a strong reference (the
+    /// completion it may run is user code, which may drop every other reference).
+    @inline(__always)
+    package func subtractAnonymously() -> Int? {
+        guard !waitsForNamedParticipants else { return nil }
+        return counter.subtract()
+    }
+
     /// Out of line, so the count-downs that leave participants expected stay short: refused,
     /// or the one that may complete.
     @inline(never)
-    private func leave(afterSubtractingFrom old: Int) -> LeaveResult {
+    package func leave(afterSubtractingFrom old: Int) -> LeaveResult {
         switch counter.decrement(from: old) {
         case .decremented: return .counted
         case .reachedZero:

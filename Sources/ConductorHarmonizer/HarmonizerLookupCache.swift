@@ -1,3 +1,4 @@
+import ConductorThreadSlot
 import Synchronization
 
 #if canImport(Glibc)
@@ -58,6 +59,32 @@ final class HarmonizerLookupCache {
         return harmonizer._withUnsafeGuaranteedRef(body)
     }
 
+    /// The harmonizer remembered for `name` if it was found under `stamp`, unretained: the
+    /// cache's own strong reference keeps it alive until this thread changes the cache, so a
+    /// caller may use it only until it runs code that could (any user code); to go further it
+    /// takes a strong reference first. Reading does not change the cache, so it is allowed
+    /// while a borrowed harmonizer is in use further up the stack.
+    ///
+    /// Only the same string counts: its bits, not its characters, are compared, so that no call
+    /// is made (an equal name made another way goes the general way, ``withHarmonizer(_:stamp:_:miss:)``).
+    @inline(__always)
+    func remembered(sameString name: String, stamp: UInt64) -> Unmanaged<Harmonizer>? {
+        guard self.stamp == stamp, let harmonizer, Self.sameBits(self.name, name) else { return nil }
+        return harmonizer
+    }
+
+    /// Whether two strings are the same value bit for bit (equal; not every equal pair is).
+    @inline(__always)
+    private static func sameBits(_ a: String, _ b: String) -> Bool {
+        #if _pointerBitWidth(_64)
+            let (a0, a1) = unsafeBitCast(a, to: (UInt64, UInt64).self)
+            let (b0, b1) = unsafeBitCast(b, to: (UInt64, UInt64).self)
+            return (a0 ^ b0) | (a1 ^ b1) == 0
+        #else
+            return a == b
+        #endif
+    }
+
     /// Remembers that `name` named `harmonizer` (or nothing) while the registry's stamp was `stamp`.
     func remember(_ name: String, _ harmonizer: Harmonizer?, stamp: UInt64) {
         guard !borrowed else { return }
@@ -68,24 +95,36 @@ final class HarmonizerLookupCache {
         previous?.release()
     }
 
-    /// The calling thread's cache. `key` is ``key``, passed in from a copy the caller keeps so
-    /// that the hot path does not check the global's lazy initialisation every time.
+    /// The calling thread's cache if it has one yet: a load from the thread's own storage.
     @inline(__always)
-    static func current(_ key: pthread_key_t) -> Unmanaged<HarmonizerLookupCache> {
-        if let pointer = pthread_getspecific(key) { return Unmanaged.fromOpaque(pointer) }
-        return install(key)
+    static var installed: Unmanaged<HarmonizerLookupCache>? {
+        conductor_harmonizer_lookup_cache_get().map { Unmanaged.fromOpaque($0) }
     }
 
-    private static func install(_ key: pthread_key_t) -> Unmanaged<HarmonizerLookupCache> {
+    /// The calling thread's cache: a load from the thread's own storage (`ConductorThreadSlot`).
+    @inline(__always)
+    static func current() -> Unmanaged<HarmonizerLookupCache> {
+        if let pointer = conductor_harmonizer_lookup_cache_get() { return Unmanaged.fromOpaque(pointer) }
+        return install()
+    }
+
+    /// Makes the calling thread's cache. The thread-local slot holds it for lookups; the
+    /// pthread key holds it too, only so that its destructor releases it when the thread exits.
+    @inline(never)
+    private static func install() -> Unmanaged<HarmonizerLookupCache> {
         let cache = Unmanaged.passRetained(HarmonizerLookupCache())
         pthread_setspecific(key, cache.toOpaque())
+        conductor_harmonizer_lookup_cache_set(cache.toOpaque())
         return cache
     }
 
-    /// One key for every registry; the destructor releases a thread's cache when it exits.
-    static let key: pthread_key_t = {
+    /// One key for every registry; its destructor, run on the exiting thread, clears the
+    /// thread's slot and releases its cache. (A lookup made after that, from another key's
+    /// destructor, makes a new cache, which glibc's next destructor round releases.)
+    private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let created = pthread_key_create(&key) { pointer in
+            conductor_harmonizer_lookup_cache_set(nil)
             #if canImport(Darwin)
                 Unmanaged<HarmonizerLookupCache>.fromOpaque(pointer).release()
             #else

@@ -44,7 +44,8 @@ import Synchronization
 /// ```
 ///
 /// - Complexity: looking up the name a thread looked up last, with no name added or removed
-///   since, is one atomic load — no lock, no retain; otherwise it is one short locked
+///   since, is one atomic load — no lock, no retain, no call; an anonymous ``leave(_:participant:)``
+///   of it is then that and the counter's atomic subtract. Otherwise it is one short locked
 ///   dictionary access. The operation on the harmonizer found costs what it costs on
 ///   ``Harmonizer``. A ``Participant`` handle looks nothing up.
 public final class HarmonizerRegistry: Sendable {
@@ -61,7 +62,6 @@ public final class HarmonizerRegistry: Sendable {
     private let stamp = Atomic<UInt64>(HarmonizerLookupCache.nextStamp())
     /// Read on every lookup: kept off the cache lines of the lock and of neighbouring objects.
     private let stampPadding = CacheLinePadding()
-    private let lookupCacheKey = HarmonizerLookupCache.key
     /// Every harmonizer's timeout, on one timer task however many are waiting.
     private let timer: DeadlineTimer
     /// Counts every harmonizer's outcome, or `nil` when nothing records metrics.
@@ -217,7 +217,7 @@ public final class HarmonizerRegistry: Sendable {
     @inline(__always)
     private func withHarmonizer<Result>(named name: String, _ body: (Harmonizer?) -> Result) -> Result {
         let current = stamp.load(ordering: .acquiring)
-        return HarmonizerLookupCache.current(lookupCacheKey)._withUnsafeGuaranteedRef { cache in
+        return HarmonizerLookupCache.current()._withUnsafeGuaranteedRef { cache in
             cache.withHarmonizer(name, stamp: current, body) {
                 let (harmonizer, found) = state.withLock { state in
                     (state.entries[name], stamp.load(ordering: .relaxed))
@@ -256,7 +256,39 @@ public final class HarmonizerRegistry: Sendable {
     /// often takes a ``Participant`` once with ``participant(of:)`` instead.
     @discardableResult
     public func leave(_ name: String, participant: String? = nil) -> Bool {
+        // The common case on its own, with no call to make and so no register to save: an
+        // anonymous count-down of the name this thread looked up last (the same string), no
+        // name added or removed since, others still expected — the stamp, the thread's cache,
+        // the name's bits and the counter's atomic subtract. Anything else takes the general path.
+        if participant == nil, let cache = HarmonizerLookupCache.installed {
+            let current = stamp.load(ordering: .acquiring)
+            let remembered = cache._withUnsafeGuaranteedRef { $0.remembered(sameString: name, stamp: current) }
+            if let remembered, let old = remembered._withUnsafeGuaranteedRef({ $0.subtractAnonymously() }) {
+                if old > 1 { return true }
+                return finishLeave(name, remembered, from: old)
+            }
+        }
+        return leave(lookingUp: name, participant: participant)
+    }
+
+    /// An anonymous count-down by name whose subtract found `old` (at most 1): it may complete.
+    @inline(never)
+    private func finishLeave(_ name: String, _ remembered: Unmanaged<Harmonizer>, from old: Int) -> Bool {
+        // Completing runs user code, which may make this thread's cache forget (and release)
+        // the harmonizer: a strong reference of this call's own keeps it alive, taken first.
+        let harmonizer = remembered.takeUnretainedValue()
+        return reportUnlessCounted(harmonizer.leave(afterSubtractingFrom: old), name, participant: nil)
+    }
+
+    /// Any count-down by name: the name looked up (in this thread's cache or under the lock).
+    @inline(never)
+    private func leave(lookingUp name: String, participant: String?) -> Bool {
         let result = withHarmonizer(named: name) { $0?.tryLeave(participant: participant) }
+        return reportUnlessCounted(result, name, participant: participant)
+    }
+
+    /// Whether a count-down by name counted; reports it when it did not.
+    private func reportUnlessCounted(_ result: Harmonizer.LeaveResult?, _ name: String, participant: String?) -> Bool {
         switch result {
         case nil, .finished:
             report(.unknownName(name, operation: "leave"))

@@ -1,4 +1,6 @@
 import Conductor
+import ConductorCore
+import Foundation
 import Logging
 import Synchronization
 import Testing
@@ -71,6 +73,47 @@ import Testing
         #expect(registry.leave("feed"))
         #expect(second.count == 1)
         #expect(log.lines.all.map(\.message) == ["leave('other') ignored: no harmonizer named 'other' is waiting"])
+    }
+
+    /// The count-down by name's fast path (the same string, no name changed since, others
+    /// expected) against its fallbacks: an equal name made another way, a name changed by
+    /// another thread in between. Two threads take turns, driven one step at a time in a seeded
+    /// order, so each one's memory goes stale through the other's changes; every count-down
+    /// must land on the harmonizer waiting under the name at that moment, or be refused.
+    @Test func lockstepThreadsNeverCountIntoAStaleHarmonizer() throws {
+        let registry = HarmonizerRegistry()
+        registry.onMisuse { _ in }
+        let workers = [LockstepThread(), LockstepThread()]
+        var random = SplitMix64(seed: 36)
+        var current: [String: Harmonizer] = [:]
+        var expected: [ObjectIdentifier: Int] = [:]
+        for step in 0..<2_000 {
+            let worker = workers[Int(random.next() % 2)]
+            let name = ["feed", "page"][Int(random.next() % 2)]
+            switch random.next() % 8 {
+            case 0:
+                // Cancel and create again: a new harmonizer under the same name.
+                let counted = worker.run { registry.cancel(name) }
+                #expect(counted == (current[name] != nil), "step \(step)")
+                let fresh = try #require(worker.run { try? registry.create(name, count: 50, on: .immediate) { _ in } })
+                current[name] = fresh
+                expected[ObjectIdentifier(fresh)] = 50
+            default:
+                // The literal (the same string each time) or an equal one built at run time.
+                let spelled = random.next() % 3 == 0 ? String(name.reversed().reversed()) : name
+                let counted = worker.run { registry.leave(spelled) }
+                let target = current[name]
+                #expect(counted == (target != nil), "step \(step)")
+                if let target {
+                    expected[ObjectIdentifier(target)]! -= 1
+                    if expected[ObjectIdentifier(target)] == 0 { current[name] = nil }
+                }
+            }
+            for (name, harmonizer) in current {
+                #expect(harmonizer.count == expected[ObjectIdentifier(harmonizer)], "\(name) at step \(step)")
+            }
+        }
+        for worker in workers { worker.stop() }
     }
 
     // MARK: - Races
@@ -170,6 +213,45 @@ import Testing
         #expect(counted + refused == 9_000)
         #expect(misuses.load(ordering: .relaxed) == refused)
         #expect(registry.harmonizer(named: "page") == nil)
+    }
+}
+
+/// A thread of its own that runs one closure at a time when told to, so a test can interleave
+/// two threads' registry calls in an order it chooses (each thread keeps its own lookup cache).
+private final class LockstepThread: @unchecked Sendable {
+    // Unchecked: `work` and `result` are written by one side and read by the other only across
+    // a semaphore signal/wait pair, which orders them; nothing touches them concurrently.
+    private var work: (() -> Any)?
+    private var result: Any?
+    private let start = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+
+    init() {
+        let thread = Thread { [self] in
+            while true {
+                start.wait()
+                guard let work else { break }
+                result = work()
+                done.signal()
+            }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// Runs `body` on the thread and returns what it returned.
+    func run<T>(_ body: @escaping () -> T) -> T {
+        work = body
+        start.signal()
+        done.wait()
+        return result as! T
+    }
+
+    /// Ends the thread.
+    func stop() {
+        work = nil
+        start.signal()
+        done.wait()
     }
 }
 
