@@ -61,6 +61,15 @@
         storage.reserveCapacity(growingToHold: storage.count + count)
     }
 
+    /// Makes room for `count` more events; when they do not fit, for `planned` more at once (an
+    /// owner that knows how many it may still record: a graph run, three a task yet to end), so
+    /// the journal is copied once then instead of at every doubling, and holds no room for
+    /// events long before they come. A journal that keeps only the newest events ignores it.
+    @inlinable package mutating func makeRoom(for count: Int, planning planned: Int) {
+        guard storage.count + count > storage.capacity, limit == nil else { return }
+        storage.reserveCapacity(storage.count + Swift.max(count, planned))
+    }
+
     /// Appends one event (none after ``finish()``) and leaves its readers parked: an owner
     /// that appends several in one critical section takes them once at its end with
     /// ``takeReaders(ifGrownFrom:)``, and pays nothing per event for readers it does not have.

@@ -13,6 +13,9 @@ struct CompiledGraph: Sendable {
     private(set) var dependencyStart: [Int32] = [0]
     private(set) var dependencies: [GraphTopology.Edge] = []
     private(set) var isComplete = true
+    /// How many nodes depend on nothing: room for the ready queue's roots at the start of a run,
+    /// which a no-op graph fills and a graph of pending tasks barely uses.
+    private(set) var independentCount = 0
 
     init() {}
 
@@ -41,6 +44,7 @@ struct CompiledGraph: Sendable {
             return abandon()
         }
         index[definition.id] = Int32(count)
+        if dependencies.count == first { independentCount += 1 }
         dependencyStart.append(Int32(dependencies.count))
     }
 
@@ -49,5 +53,6 @@ struct CompiledGraph: Sendable {
         index = [:]
         dependencyStart = [0]
         dependencies = []
+        independentCount = 0
     }
 }

@@ -14,18 +14,13 @@ enum GraphInsertion {
         let first = machine.table.nodes.count
         let compiled = first == 0 && compiled?.count == newDefinitions.count ? compiled : nil
         machine.topology.index(newDefinitions, compiled: compiled)
-        // Grown geometrically: a run that gets a few nodes at a time (a launcher's additions)
-        // would otherwise copy them all on every addition, under the run's lock.
-        machine.table.nodes.reserveCapacity(growingToHold: first + newDefinitions.count)
-        // A task records that it was queued, started and ended, and the run that it finished:
-        // the journal grows once here instead of copying itself at every doubling while the
-        // run goes. Without room for the run's last record, that one record alone doubled the
-        // journal at the end of every run, copying all the others into freshly faulted pages.
-        machine.journal.reserveCapacity(forAnother: 3 * newDefinitions.count + (first == 0 ? 1 : 0))
         if let compiled, machine.isRunning {
             insertCompiled(newDefinitions, compiled, into: &machine, now: now, effects: &effects)
             return
         }
+        // Grown geometrically: a run that gets a few nodes at a time (a launcher's additions)
+        // would otherwise copy them all on every addition, under the run's lock.
+        machine.table.nodes.reserveCapacity(growingToHold: first + newDefinitions.count)
         for offset in newDefinitions.indices {
             // Field by field: the definition itself is never copied.
             let spec = newDefinitions[offset].spec
@@ -57,6 +52,7 @@ enum GraphInsertion {
         for index in first..<machine.table.nodes.count where machine.table.nodes[index].remaining == 0 {
             cascade.append(Int32(index))
         }
+        reserveJournal(forReady: cascade.count, into: &machine, first: first)
         machine.release(&cascade, now: now, effects: &effects)
         machine.wakeDriverIfNeeded(&effects)
         machine.finishIfDone(now: now, effects: &effects)
@@ -71,11 +67,13 @@ enum GraphInsertion {
         _ newDefinitions: [NodeDefinition], _ compiled: CompiledGraph, into machine: inout GraphStateMachine,
         now: Int64, effects: inout GraphEffects
     ) {
-        let made = GraphNodeTable.makeCompiled(newDefinitions, compiled, now: now)
+        var made = GraphNodeTable.makeCompiled(newDefinitions, compiled, now: now)
         for marker in made.markers { registerMilestone(of: newDefinitions[Int(marker)], in: &machine) }
         var cascade = made.cascade
-        // The first insertion: both are empty.
-        machine.table.nodes = made.nodes
+        reserveJournal(forReady: made.roots.count + cascade.count, into: &machine, first: 0)
+        // The first insertion: both are empty. Moved, not copied: a second reference left in
+        // `made` would make wiring copy the whole node table.
+        swap(&machine.table.nodes, &made.nodes)
         machine.topology.setSpecs(made.specs)
         // Each root's `queued`, in node order as the loop found them, in one append: the loop
         // records nothing else, and the cascade's events follow in `release`.
@@ -85,6 +83,16 @@ enum GraphInsertion {
         machine.release(&cascade, now: now, effects: &effects)
         machine.wakeDriverIfNeeded(&effects)
         machine.finishIfDone(now: now, effects: &effects)
+    }
+
+    /// Makes room in the journal for what `ready` nodes ready at once will record (queued,
+    /// started, ended) and, on the first insertion, the run's last record, so a graph of
+    /// independent tasks records them all without the journal copying itself at a doubling.
+    /// Nodes still waiting get no room: a run of many pending tasks would hold 48 bytes a task
+    /// for records they have not made; the first task to start without room makes it for every
+    /// node yet to end (``GraphStateMachine`` `takeNext`), one copy of the journal.
+    private static func reserveJournal(forReady ready: Int, into machine: inout GraphStateMachine, first: Int) {
+        machine.journal.reserveCapacity(forAnother: 3 * ready + (first == 0 ? 1 : 0))
     }
 
     private static func registerMilestone(of marker: NodeDefinition, in machine: inout GraphStateMachine) {

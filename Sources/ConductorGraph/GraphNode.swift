@@ -1,8 +1,10 @@
 /// What a node of a graph is: a task to run, or a marker (milestone or stage boundary)
 /// that is reached as soon as everything before it has ended.
 ///
-/// 56 bytes: a graph (and each run's event log) holds one per node, so what only markers or
-/// schedule steps have (a marker's names, a step's stage) is boxed rather than stored inline.
+/// 40 bytes: a graph holds one per node (and its runs share that array), so what only
+/// markers, schedule steps, subtasks and hidden nodes have — a marker's names, the list of what
+/// must merely have ended, a step's stage, a subtask's parent — is boxed rather than stored
+/// inline, and a plain task's definition is its id, its dependencies and its settings.
 package struct NodeDefinition: Sendable {
     package enum Kind: Sendable {
         case task(TaskSpec)
@@ -25,28 +27,36 @@ package struct NodeDefinition: Sendable {
         }
     }
 
-    /// A schedule step's or stage marker's stage; a subtask's parent.
-    private final class Placement: Sendable {
+    /// What most tasks lack: dependencies that must merely have ended, a schedule step's or
+    /// stage marker's stage, a subtask's parent, whether the node is hidden.
+    private final class Rare: Sendable {
+        let after: [String]
         let stage: String?
         let stageIndex: Int?
         let parent: String?
+        let isHidden: Bool
 
-        init(stage: String?, stageIndex: Int?, parent: String?) {
+        init(after: [String], stage: String?, stageIndex: Int?, parent: String?, isHidden: Bool) {
+            self.after = after
             self.stage = stage
             self.stageIndex = stageIndex
             self.parent = parent
+            self.isHidden = isHidden
+        }
+
+        /// `nil` when there is nothing to keep.
+        static func make(after: [String], stage: String?, stageIndex: Int?, parent: String?, isHidden: Bool) -> Rare? {
+            after.isEmpty && stage == nil && stageIndex == nil && parent == nil && !isHidden
+                ? nil
+                : Rare(after: after, stage: stage, stageIndex: stageIndex, parent: parent, isHidden: isHidden)
         }
     }
 
     package var id: String
     /// Dependencies whose success this node needs.
     var requires: [String]
-    /// Dependencies that must merely have ended (stage order, milestones).
-    var after: [String]
     private let payload: Payload
-    private let placement: Placement?
-    /// Markers of a schedule have internal ids that never appear in reports or errors.
-    var isHidden: Bool
+    private var rare: Rare?
 
     package init(
         id: String, requires: [String], after: [String], kind: Kind, stage: String?, isHidden: Bool,
@@ -54,17 +64,25 @@ package struct NodeDefinition: Sendable {
     ) {
         self.id = id
         self.requires = requires
-        self.after = after
         switch kind {
         case .task(let spec): payload = .task(spec)
         case .marker(let milestone, let startsStage):
             payload = .marker(Marker(milestone: milestone, startsStage: startsStage))
         }
-        placement =
-            stage == nil && stageIndex == nil && parent == nil
-            ? nil : Placement(stage: stage, stageIndex: stageIndex, parent: parent)
-        self.isHidden = isHidden
+        rare = Rare.make(after: after, stage: stage, stageIndex: stageIndex, parent: parent, isHidden: isHidden)
     }
+
+    /// Dependencies that must merely have ended (stage order, milestones).
+    var after: [String] {
+        get { rare?.after ?? [] }
+        set {
+            rare = Rare.make(
+                after: newValue, stage: stage, stageIndex: stageIndex, parent: parent, isHidden: isHidden)
+        }
+    }
+
+    /// Markers of a schedule have internal ids that never appear in reports or errors.
+    var isHidden: Bool { rare?.isHidden ?? false }
 
     var kind: Kind {
         switch payload {
@@ -87,10 +105,10 @@ package struct NodeDefinition: Sendable {
         return nil
     }
 
-    var stage: String? { placement?.stage }
+    var stage: String? { rare?.stage }
 
     /// The task whose body added this one as a subtask.
-    var parent: String? { placement?.parent }
+    var parent: String? { rare?.parent }
 
     /// This task, as a subtask of `parent`.
     func withParent(_ parent: String) -> NodeDefinition {
@@ -101,7 +119,7 @@ package struct NodeDefinition: Sendable {
 
     /// The position of a schedule's stage, so validation can tell a dependency on a later
     /// stage (which the stage barriers would turn into a cycle) from one on an earlier stage.
-    var stageIndex: Int? { placement?.stageIndex }
+    var stageIndex: Int? { rare?.stageIndex }
 
     var isTask: Bool {
         if case .task = payload { return true }
@@ -205,13 +223,16 @@ package final class TaskSpec: Sendable {
     /// What validation reports about the task's own settings, naming it; see
     /// ``TaskOptions/invalidSetting(timeout:retry:of:)``.
     func invalidSetting(of task: String) -> GraphError? {
+        // Only a timeout, a retry policy or limits can be invalid, and they are all in `rare`.
+        guard rare != nil else { return nil }
         if let limit = limits.first(where: { $0.capacity < 1 }) { return .limitCapacity(limit, task: task) }
         return TaskOptions.invalidSetting(timeout: timeout, retry: retry, of: task)
     }
 
     /// Whether ``invalidSetting(of:)`` has something to report, without building the error.
     var hasInvalidSetting: Bool {
-        TaskOptions.hasInvalidSetting(timeout: timeout, retry: retry) || limits.contains { $0.capacity < 1 }
+        rare != nil
+            && (TaskOptions.hasInvalidSetting(timeout: timeout, retry: retry) || limits.contains { $0.capacity < 1 })
     }
 
     var placement: String {

@@ -200,7 +200,9 @@ struct GraphNodeTable {
     static func makeCompiled(_ definitions: [NodeDefinition], _ compiled: CompiledGraph, now: Int64) -> CompiledNodes {
         let count = definitions.count
         var roots: [ReadyQueue.Root] = []
-        roots.reserveCapacity(count)
+        // Room for the nodes that depend on nothing, not for every node: the ready queue keeps
+        // this array for the whole run.
+        roots.reserveCapacity(compiled.independentCount)
         var cascade: [Int32] = []
         var markers: [Int32] = []
         var samePriority = true

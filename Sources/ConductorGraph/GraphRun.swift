@@ -80,7 +80,11 @@ public final class GraphRun: Sendable {
         try storage.add(graph.definitions)
     }
 
-    /// Adds one task to the run; see ``TaskGraph/add(_:dependsOn:options:_:)``.
+    /// Adds one task to the run; see ``TaskGraph/add(_:dependsOn:options:_:)``. Checked as
+    /// ``add(_:)`` checks a graph of that one task, with the same errors.
+    ///
+    /// - Complexity: amortized O(1) in the run's size: the task's id and dependencies are
+    ///   looked up in the run's index; no graph is built around it.
     ///
     /// ```swift
     /// try run.add("retryLater", dependsOn: ["config"], options: TaskOptions(retry: .attempts(3))) { _ in
@@ -94,10 +98,34 @@ public final class GraphRun: Sendable {
         options: TaskOptions = TaskOptions(),
         _ operation: @escaping @Sendable (TaskContext) async throws -> Result
     ) throws(GraphError) -> TaskHandle<Result> {
-        var graph = TaskGraph()
-        let handle = graph.add(id, dependsOn: dependencies, options: options, operation)
-        try add(graph)
-        return handle
+        try add(Step(id, dependsOn: dependencies, options: options, operation))
+    }
+
+    /// ``add(_:dependsOn:options:_:)`` for an operation that returns nothing, which a worker
+    /// calls directly, without the generic method's wrapper. Chosen by the compiler for such
+    /// closures; nothing to write differently.
+    @_documentation(visibility: internal)
+    @discardableResult
+    public func add(
+        _ id: String,
+        dependsOn dependencies: TaskDependencies = .independent,
+        options: TaskOptions = TaskOptions(),
+        _ operation: @escaping @Sendable (TaskContext) async throws -> Void
+    ) throws(GraphError) -> TaskHandle<Void> {
+        try add(Step(id, dependsOn: dependencies, options: options, operation))
+    }
+
+    /// Adds one task as its own definition: no graph is built around it, and the run checks
+    /// it without an index of its own (see ``GraphValidation``), so an add costs the same
+    /// however many tasks the run holds.
+    private func add<Result>(_ step: Step) throws(GraphError) -> TaskHandle<Result> {
+        if step.dependencies.isInOrderOfAddition { throw .inOrderOfAddition(task: step.id) }
+        try storage.add([
+            NodeDefinition(
+                id: step.id, requires: step.dependencies.names, after: [], kind: .task(step.spec), stage: nil,
+                isHidden: false)
+        ])
+        return TaskHandle(id: step.id)
     }
 
     /// Removes a task that has not ended, and says what that did (see ``TaskRemoval``): a

@@ -292,6 +292,8 @@ struct GraphStateMachine {
                 nodes[index].remaining = worker
             }
             workers.running += 1
+            // Without room for the ready tasks' starts and ends, room for all nodes yet to end (see GraphInsertion).
+            journal.makeRoom(for: 2 * readyQueue.count + 2, planning: 3 * (table.nodes.count - table.ended) + 1)
             journal.append(.started(node: entry, attempt: 1, at: now))
             if runsInOwnTask { attempts.start(index, number: 1) }
             return Assignment(node: index, spec: spec.takeUnretainedValue())

@@ -45,7 +45,12 @@ struct GraphTopology {
             for (offset, definition) in newDefinitions.enumerated() {
                 indexByID[definition.id] = Int32(first + offset)
             }
-            definitions.append(contentsOf: newDefinitions)
+            // One definition (a task added to a running run) without the generic sequence append.
+            if newDefinitions.count == 1 {
+                definitions.append(newDefinitions[0])
+            } else {
+                definitions.append(contentsOf: newDefinitions)
+            }
         }
         // Grown geometrically: a run that gets a few nodes at a time (a launcher's additions)
         // would otherwise copy them all on every addition, under the run's lock.

@@ -30,7 +30,8 @@ package enum GraphValidation {
             // Each list on its own, not `requires + after`: this runs under the run's lock,
             // where a concatenated array per definition would be an allocation each.
             func checkKnown(_ dependencies: [String], of id: String) throws(GraphError) {
-                for dependency in dependencies where position[dependency] == nil && existing[dependency] == nil {
+                for dependency in dependencies
+                where (position.isEmpty || position[dependency] == nil) && existing[dependency] == nil {
                     throw .unknownDependency(dependency, of: id)
                 }
             }
@@ -46,6 +47,7 @@ package enum GraphValidation {
     ///
     /// - Complexity: O(V + E).
     static func check(_ definitions: [NodeDefinition]) throws(GraphError) -> Checked {
+        if definitions.count == 1, let checked = try checkAlone(definitions) { return checked }
         var position: [String: Int] = [:]
         position.reserveCapacity(definitions.count)
         for (index, definition) in definitions.enumerated() {
@@ -64,6 +66,22 @@ package enum GraphValidation {
             throw .cycle(names(of: cycle, definitions))
         }
         return Checked(definitions: definitions, position: position)
+    }
+
+    /// One definition that names no stage and does not depend on itself (a task added to a
+    /// running run), checked without building an index or searching for a cycle: it can have
+    /// none, and the checks against the run look its dependencies up in the run's own index.
+    /// `nil` for any other definition, which the full check takes.
+    ///
+    /// - Complexity: O(1).
+    private static func checkAlone(_ definitions: [NodeDefinition]) throws(GraphError) -> Checked? {
+        let definition = definitions[0]
+        guard definition.stageIndex == nil, !definition.requires.contains(definition.id),
+            !definition.after.contains(definition.id)
+        else { return nil }
+        if definition.id.isEmpty { throw .emptyID() }
+        if let spec = definition.spec, let invalid = spec.invalidSetting(of: definition.id) { throw invalid }
+        return Checked(definitions: definitions, position: [:])
     }
 
     /// A step that needs a step of a later stage would wait for that stage, which waits for

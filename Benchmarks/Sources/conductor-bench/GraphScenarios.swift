@@ -19,6 +19,22 @@ func independentGraph(_ n: Int) -> TaskGraph {
     return graph
 }
 
+/// An open run holding `held` ended no-op tasks, and the work of adding `n` more one at a time
+/// (ids made beforehand, as graph.independent's are), then closing the run and awaiting its end.
+func addToOpenRun(_ n: Int, holding held: Int) async -> @Sendable () async -> Void {
+    var graph = TaskGraph()
+    for index in 0..<held { graph.add("held\(index)") { _ in } }
+    graph.addMilestone("held", after: (0..<held).map { "held\($0)" })
+    let run = try! graph.start(staysOpen: true)
+    try! await run.reached("held")
+    let ids = (0..<n).map { "t\($0)" }
+    return {
+        for id in ids { try! run.add(id) { _ in } }
+        run.close()
+        _ = try! await run.report()
+    }
+}
+
 func withTaskGroupIndependent(_ n: Int) async {
     await withTaskGroup(of: Void.self) { group in
         for _ in 0..<n { group.addTask {} }
@@ -432,19 +448,7 @@ func settledAllocatedBytes() async -> Int {
 func memoryScenario(_ n: Int) -> Scenario {
     Scenario(
         name: "memory.pending", n: n, unit: "B/task",
-        subject: Contender(name: "TaskGraph (pending)") {
-            let before = await settledAllocatedBytes()
-            let blocker = Blocker()
-            var graph = TaskGraph()
-            graph.add("blocker") { _ in await blocker.wait() }
-            for index in 0..<n { graph.add("t\(index)", dependsOn: ["blocker"]) { _ in } }
-            let run = try! graph.start()
-            await until { blocker.waiterCount == 1 }
-            let bytes = Double(allocatedBytes() - before) / Double(n)
-            blocker.open()
-            _ = try? await run.report()
-            return bytes
-        },
+        subject: Contender(name: "TaskGraph (pending)") { await pendingTaskBytes(n) },
         baselines: [
             Contender(name: "TaskGroup children (pending)") {
                 let before = await settledAllocatedBytes()

@@ -21,7 +21,7 @@ struct CountedContender: Sendable {
     let isSubject: Bool
     /// Counted only when named (`scripts/instructions --filter`), never by CI's check.
     var isManual = false
-    let prepare: @Sendable (_ n: Int) -> @Sendable () async -> Void
+    let prepare: @Sendable (_ n: Int) async -> @Sendable () async -> Void
 
     var scenario: Substring { name.prefix { $0 != "/" } }
 }
@@ -46,6 +46,16 @@ let countedContenders: [CountedContender] = [
     },
     CountedContender(name: "graph.independent/addImmediateTask", isSubject: false) { n in
         { await addImmediateTaskIndependent(n) }
+    },
+    // graph.add (issue 36): `GraphRun.add` of one no-op task to an open run that holds 1,000
+    // ended tasks, each add counted whole (its task's run and end included, as the run's close
+    // and report); its goal divides it by graph.independent/TaskGraph.run. The manual variant
+    // holds 10,000 ended tasks: flat in the run's size means the same count per add.
+    CountedContender(name: "graph.add/GraphRun.add", isSubject: true) { n in
+        await addToOpenRun(n, holding: 1_000)
+    },
+    CountedContender(name: "graph.add/GraphRun.add-10k-in-run", isSubject: false, isManual: true) { n in
+        await addToOpenRun(n, holding: 10_000)
     },
     // graph.dag with equal bodies (issue 20): one empty async closure per node in every
     // contender, the graph's `{ _ in }` and the baselines' `{}`.
@@ -204,7 +214,7 @@ func countInstructions(_ arguments: [String]) -> Never {
     }
     let done = DispatchSemaphore(value: 0)
     Task.detached {
-        let work = contender.prepare(n)
+        let work = await contender.prepare(n)
         conductor_bench_counting_starts()
         await work()
         conductor_bench_counting_stops()

@@ -6,6 +6,7 @@ import Foundation
 ///     swift run -c release --package-path Benchmarks conductor-bench [--quick] [--filter NAME]
 ///         [--rounds N] [--json PATH] [--two-cores-only]    (each scenario on two cores, then pinned)
 ///     conductor-bench instructions --list | NAME N    (one contender once, for callgrind)
+///     conductor-bench bytes --list | NAME N           (heap bytes per unit, for the budget check)
 
 struct Options {
     var quick = false
@@ -27,6 +28,7 @@ struct Options {
         usage: conductor-bench [--quick] [--filter NAME | --scenario NAME] [--rounds N] [--json PATH]
                                [--two-cores-only] [--subject-only]
                conductor-bench instructions --list | NAME N
+               conductor-bench bytes --list | NAME N
           --quick           reduced sizes (the whole run in under a minute)
           --filter NAME     only the scenarios whose name contains NAME (e.g. graph.dag)
           --scenario NAME   only the scenarios named exactly NAME (e.g. gate.refresh-storm)
@@ -37,6 +39,7 @@ struct Options {
                             CPU 0 with taskset, Linux only)
           --subject-only    run only Conductor's side, in this process (for a profiler); prints no table
           instructions      run contender NAME once at size N, untimed, for callgrind (scripts/instructions)
+          bytes             print the heap bytes per unit of NAME at size N (scripts/instructions --check)
         """
 
     init(_ arguments: [String]) {
@@ -245,6 +248,7 @@ func runBenchmarks(_ options: Options) async {
 // the main actor, with `dispatchMain()` serving the main queue.
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "instructions" { countInstructions(Array(arguments.dropFirst())) }
+if arguments.first == "bytes" { countBytes(Array(arguments.dropFirst())) }
 let options = Options(arguments)
 Task { @MainActor in
     await runBenchmarks(options)
