@@ -150,8 +150,13 @@ package final class TaskSpec: Sendable {
     /// the worker's task-local values), so a timeout or a removal can abandon it at once
     /// instead of waiting for it to notice cancellation.
     let runsInOwnTask: Bool
-    /// No timeout, no retry, not on the main actor: a worker calls the body directly.
+    /// No retry, not on the main actor, not in a task of its own: a worker calls the body
+    /// directly (under a deadline if it has a timeout, ``hasDeadlineOnWorker``).
     let isPlain: Bool
+
+    /// A timeout, and a body its worker calls directly: the run's ``GraphDeadlines`` end the
+    /// task at its deadline and let the worker go.
+    var hasDeadlineOnWorker: Bool { timeout != nil && !runsInOwnTask }
     /// It names limits: it holds a place in each before it is ready (``GraphAdmissions``).
     let needsAdmission: Bool
     /// The operation returns `Void`: nothing to keep for dependents, so a run does not
@@ -194,7 +199,10 @@ package final class TaskSpec: Sendable {
             ? nil : Rare(timeout: timeout, retry: retry, limits: limits)
         self.failure = options.failure
         self.whenDependencyFails = options.whenDependencyFails
-        self.runsInOwnTask = runsInOwnTask ?? (timeout != nil)
+        // A timeout alone: the body runs on its worker, under a deadline of the run's
+        // (``GraphDeadlines``); with retries, on the main actor or with limits, in a task of its own.
+        self.runsInOwnTask =
+            runsInOwnTask ?? (timeout != nil && (retry.maxAttempts > 1 || operation.isMainActor || !limits.isEmpty))
         if !operation.isMainActor, !self.runsInOwnTask, retry.maxAttempts <= 1 {
             isPlain = true
         } else {

@@ -126,6 +126,7 @@ package final class GraphRunStorage: Sendable {
             state.withLock { $0.workers.registry.unpin(id) }?.resume(returning: ())
         }
         if let lists = effects.lists, lists.hasPermitWork { TaskLimit.perform(lists, for: self) }
+        if let start = effects.timerStart { GraphDeadlineTimer.start(start, for: self) }
         if let instruments {
             for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
         }
@@ -185,8 +186,14 @@ package final class GraphRunStorage: Sendable {
                         }
                     case .finish:
                         // Every node has ended; a worker still sleeping out the backoff of a
-                        // task removed meanwhile has nothing left to do.
+                        // task removed meanwhile has nothing left to do, and one let go by a
+                        // deadline may still be in its body: the report waits for neither.
                         group.cancelAll()
+                        let report = makeReport()
+                        // Spans end and metrics are recorded before the report can be read,
+                        // so whoever awaited the report sees them.
+                        instruments?.finish(report)
+                        reportCell.settle(report)
                         return
                     }
                 }
@@ -194,11 +201,6 @@ package final class GraphRunStorage: Sendable {
         } onCancel: {
             cancel()
         }
-        let report = makeReport()
-        // Spans end and metrics are recorded before the report can be read, so whoever
-        // awaited the report sees them.
-        instruments?.finish(report)
-        reportCell.settle(report)
     }
 
     /// Runs `first`, then each next ready task the state machine hands back. A worker was

@@ -27,6 +27,8 @@ struct WorkerRegistry {
         var isClosing = false
         var waiter: WaiterSet<Void>.Waiter?
         var isOpen = true
+        /// Started on a thread of its own (``GraphWorkers/startWorker()``).
+        var isHelper = false
     }
 
     private var entries: [Entry] = []
@@ -34,12 +36,12 @@ struct WorkerRegistry {
     private var free: [Int32] = []
 
     /// An id for a worker about to start.
-    mutating func open() -> Int32 {
+    mutating func open(isHelper: Bool = false) -> Int32 {
         if let id = free.popLast() {
-            entries[Int(id)] = Entry()
+            entries[Int(id)] = Entry(isHelper: isHelper)
             return id
         }
-        entries.append(Entry())
+        entries.append(Entry(isHelper: isHelper))
         return Int32(entries.count - 1)
     }
 
@@ -97,6 +99,9 @@ struct WorkerRegistry {
         entries[Int(id)] = Entry(task: nil, isOpen: false)
         free.append(id)
     }
+
+    /// Whether worker `id` was started on a thread of its own.
+    func isHelper(_ id: Int32) -> Bool { entries.indices.contains(Int(id)) && entries[Int(id)].isHelper }
 
     /// Workers that have an id and have not closed (a test hook's answer).
     var openCount: Int { entries.count - free.count }
