@@ -119,10 +119,10 @@ struct GraphDeadlines {
 extension GraphDeadlines {
     /// `node`, handed out at `now` with a timeout, gets its deadline.
     static func started(
-        _ node: Int, spec: TaskSpec, now: Int64, in machine: inout GraphStateMachine,
+        _ node: Int, spec: Unmanaged<TaskSpec>, now: Int64, in machine: inout GraphStateMachine,
         effects: inout GraphEffects
     ) {
-        let at = now &+ (spec.timeout ?? .zero).nanoseconds
+        let at = now &+ spec._withUnsafeGuaranteedRef { $0.timeoutNanoseconds }
         if let start = machine.deadlines.push(at, node: Int32(node)) { effects.startTimer(start) }
     }
 

@@ -125,12 +125,16 @@ package final class TaskSpec: Sendable {
     /// without them costs 64 bytes rather than 128.
     private final class Rare: Sendable {
         let timeout: Duration?
+        /// `timeout` in nanoseconds, read once: a deadline is set on every start, and a
+        /// `Duration`'s conversion costs ~190 instructions.
+        let timeoutNanoseconds: Int64
         let retry: RetryPolicy
         /// Without duplicates, in the order the limits were made: the order places are taken.
         let limits: [TaskLimit]
 
         init(timeout: Duration?, retry: RetryPolicy, limits: [TaskLimit]) {
             self.timeout = timeout
+            self.timeoutNanoseconds = timeout?.nanoseconds ?? 0
             self.retry = retry
             self.limits = Array(Set(limits)).sorted { $0.order < $1.order }
         }
@@ -142,6 +146,7 @@ package final class TaskSpec: Sendable {
     let priorityRank: UInt8
     private let rare: Rare?
     var timeout: Duration? { rare?.timeout }
+    var timeoutNanoseconds: Int64 { rare?.timeoutNanoseconds ?? 0 }
     var retry: RetryPolicy { rare?.retry ?? .never }
     var limits: [TaskLimit] { rare?.limits ?? [] }
     let failure: FailurePolicy

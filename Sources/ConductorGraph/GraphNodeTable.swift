@@ -46,6 +46,8 @@ struct GraphNodeTable {
         /// Ended while its body ran on its worker — by its deadline, a removal or a stop — and
         /// that worker let go: when the body returns, the worker retires and records nothing.
         static let abandonedOnWorker = Flags(rawValue: 1 << 11)
+        /// Its body runs in a task of its own (``TaskSpec/runsInOwnTask``).
+        static let runsInOwnTask = Flags(rawValue: 1 << 12)
     }
 
     /// The changing state of one node: plain integers. Read from the definition once, so the
@@ -78,7 +80,12 @@ struct GraphNodeTable {
                 if spec.whenDependencyFails.runsAnyway { flags.insert(.runsAnywayAfterFailure) }
                 if spec.returnsVoid { flags.insert(.returnsVoid) }
                 if spec.needsAdmission { flags.insert(.needsAdmission) }
-                if spec.hasDeadlineOnWorker { flags.insert(.hasDeadline) }
+                // ``TaskSpec/hasDeadlineOnWorker``, with one test for a task without a timeout.
+                if spec.runsInOwnTask {
+                    flags.insert(.runsInOwnTask)
+                } else if spec.timeout != nil {
+                    flags.insert(.hasDeadline)
+                }
                 self.flags = flags
                 priorityRank = spec.priorityRank
             } else {

@@ -214,10 +214,9 @@ package final class GraphRunStorage: Sendable {
         // starts on a thread of its own, after a hop: a stop that came meanwhile must not see
         // the body of the task it was handed begin; nor must a removal that came before this.
         let task = withUnsafeCurrentTask { $0.map(WorkerTask.init) }
-        let (worker, starts) = state.withLock { $0.registerWorker(running: first.node, task: task, helper: helper) }
-        guard starts else {
+        guard state.withLock({ $0.registerWorker(running: first.node, task: task, helper: helper).starts }) else {
             _ = endUnstarted(first, helper: helper)
-            return await close(worker)
+            return await close(task)
         }
         let workerPriority = first.spec.priorityRank
         var assignment = first
@@ -269,15 +268,16 @@ package final class GraphRunStorage: Sendable {
             } else {
                 next = await runInChild(assignment, helper: helper)
             }
-            guard let next else { return await close(worker) }
+            // Found by its task: an id kept in this frame made every body's frame cost more.
+            guard let next else { return await close(withUnsafeCurrentTask { $0.map(WorkerTask.init) }) }
             assignment = next
         }
     }
 
     /// The worker's last act: it closes its entry in the registry, and waits there while a
     /// removal that pinned it has yet to cancel its task (see ``WorkerRegistry``).
-    private func close(_ worker: Int32) async {
-        guard state.withLock({ $0.workers.registry.close(worker) }) else { return }
+    private func close(_ task: WorkerTask?) async {
+        guard let worker = state.withLock({ $0.workers.registry.close(task) }) else { return }
         await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
             machine.workers.registry.awaitUnpinned(worker, waiter)
         }

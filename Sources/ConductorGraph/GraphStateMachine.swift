@@ -290,19 +290,21 @@ struct GraphStateMachine {
                 if GraphJoins.placeFreed(for: entry, in: &self, effects: &effects), !workers.hasSlot { return nil }
                 continue
             }
-            let runsInOwnTask = spec._withUnsafeGuaranteedRef { $0.runsInOwnTask }
-            let hasDeadline = table.nodes.withUnsafeMutableBufferPointer { nodes in
+            // In a task of its own, or under a deadline: one test of the node's flags for both.
+            let special = table.nodes.withUnsafeMutableBufferPointer { nodes in
                 nodes[index].phase = .running
                 nodes[index].startedAt = now
                 nodes[index].attempts = 1
                 nodes[index].remaining = worker
-                return nodes[index].flags.contains(.hasDeadline)
+                return nodes[index].flags.intersection([.runsInOwnTask, .hasDeadline])
             }
             workers.running += 1
             journal.append(.started(node: entry, attempt: 1, at: now))
-            if runsInOwnTask { attempts.start(index, number: 1) }
-            if hasDeadline {
-                GraphDeadlines.started(index, spec: spec.takeUnretainedValue(), now: now, in: &self, effects: &effects)
+            if !special.isEmpty {
+                if special.contains(.runsInOwnTask) { attempts.start(index, number: 1) }
+                if special.contains(.hasDeadline) {
+                    GraphDeadlines.started(index, spec: spec, now: now, in: &self, effects: &effects)
+                }
             }
             return Assignment(node: index, spec: spec.takeUnretainedValue())
         }

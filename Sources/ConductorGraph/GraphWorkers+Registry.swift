@@ -72,6 +72,13 @@ struct WorkerRegistry {
         return waiter
     }
 
+    /// The worker running in `task` (the caller's own) has nothing left to do: its id, if it
+    /// must wait for an unpin (``awaitUnpinned(_:_:)``) before its task may end.
+    mutating func close(_ task: WorkerTask?) -> Int32? {
+        guard let task, let index = entries.firstIndex(where: { $0.isOpen && $0.task == task }) else { return nil }
+        return close(Int32(index)) ? Int32(index) : nil
+    }
+
     /// Worker `id` has nothing left to do. Returns whether it must wait for an unpin
     /// (``awaitUnpinned(_:_:)``) before its task may end.
     mutating func close(_ id: Int32) -> Bool {
@@ -115,7 +122,7 @@ struct WorkerRegistry {
 /// kept under the run's lock until the worker closes its entry; the one use of it is a
 /// `cancel()` between a pin and its unpin, while the task is alive (see ``WorkerRegistry``),
 /// and cancelling a task from another thread is what `UnsafeCurrentTask.cancel()` is for.
-struct WorkerTask: @unchecked Sendable {
+struct WorkerTask: @unchecked Sendable, Equatable {
     private let task: UnsafeCurrentTask
 
     init(_ task: UnsafeCurrentTask) { self.task = task }
