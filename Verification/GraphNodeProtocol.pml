@@ -35,6 +35,11 @@
  * - Removing a task whose body runs on a worker (`stillRunning`) cancels that worker's task
  *   (cancelledBody: the body may then end cancelled), and `complete` ends the task cancelled
  *   whatever its body returned.
+ * - A body on its worker under a deadline (a timeout, one attempt: GraphDeadlines) is let go
+ *   at once by its deadline (proctype Deadline, the run's timer: the task ends timed out), by a
+ *   removal (`abandoned`) or by a stop (both cancelled): the task ends in that transition, its
+ *   slot goes back there, its worker's task is cancelled, and when the body returns its
+ *   worker records nothing (Flags.abandonedOnWorker, `completeEnded`).
  * - With -DLIMIT, one TaskLimit of capacity 1 is named by A and C, and another run
  *   (OtherRun) takes a place and gives it back. Its lock and the run's are never held
  *   together: requestPermit, limitGrant, limitCancel and limitRelease are atomic blocks of
@@ -78,7 +83,8 @@
  *
  * The graph: A (2 attempts, optional; with -DDETACHED_A its body has a timeout) → B (requires
  * A's success, skipped otherwise) and C (required: its failure stops the run; with
- * -DDETACHED_C it has a timeout). A remover removes one task of its choice, a canceller may
+ * -DDETACHED_C its body runs in a task of its own, as a launcher task's or a timed one with
+ * limits does; with -DDEADLINE_C it has a timeout and runs on its worker under a deadline). A remover removes one task of its choice, a canceller may
  * cancel the run at any moment, and WORKERS workers (2 or 3) run the tasks; with -DLIMIT,
  * A and C name a limit of capacity 1 that another run uses too; with -DPAUSE, a pauser
  * pauses the run once and resumes it.
@@ -146,6 +152,10 @@ byte running = 0;
  * stays cancelled, so the worker retires after the body; here the worker goes on, which is
  * what the fresh worker the driver starts in its place does) */
 bool cancelledBody[N];
+/* a timeout on a body its worker calls (TaskSpec.hasDeadlineOnWorker), and the run let that
+ * body go (Flags.abandonedOnWorker) */
+bool deadlineSpec[N];
+bool abandonedOnWorker[N];
 
 /* the AttemptInTask of each node: whether the worker claimed it, its result, its number */
 bool attClaimed[N];
@@ -405,6 +415,15 @@ inline endQuietly(n, outcome) {
     ended++
 }
 
+/* GraphDeadlines.abandon, before the task's end: its slot goes back now, its worker's task is
+ * cancelled, and the worker will record nothing */
+inline letGo(n) {
+    assert(running > 0);
+    running--;
+    abandonedOnWorker[n] = true;
+    cancelledBody[n] = true
+}
+
 /* GraphStateMachine.stop: pending tasks end cancelled, open attempts are settled as cancelled
  * (abandoned) in the same transition, the driver cancels its group, a pause is cleared. */
 inline stop() {
@@ -424,6 +443,11 @@ inline stop() {
             fi;
             if
             :: registered[i] && attResult[i] == UNSET -> attResult[i] = CANCELLED
+            :: else -> skip
+            fi;
+            /* GraphDeadlines.stopped: a body on its worker under a deadline is let go */
+            if
+            :: phase[i] == RUNNING && deadlineSpec[i] -> letGo(i); endQuietly(i, CANCELLED)
             :: else -> skip
             fi;
             i++
@@ -538,6 +562,22 @@ proctype Timer(byte n; byte gen) {
     atomic {
         if
         :: attGen[n] == gen && attResult[n] == UNSET -> attResult[n] = TIMEDOUT
+        :: else -> skip
+        fi
+    }
+}
+
+/* The run's deadline timer (GraphDeadlineTimer): it wakes once, at any moment, and ends C
+ * timed out if C's body still runs on its worker and was not let go. */
+proctype Deadline() {
+    byte cur, out, s, i;
+    EFFECT_LOCALS
+    atomic {
+        if
+        :: isRunning && phase[2] == RUNNING && !abandonedOnWorker[2] ->
+            letGo(2);
+            end(2, TIMEDOUT);
+            finishIfDone()
         :: else -> skip
         fi
     }
@@ -727,6 +767,10 @@ complete:
         registered[n] = false;
         if
         :: HAS_ENDED(n) && backingOff[n] -> skip
+#ifndef BUG_LET_GO_COMPLETES
+        /* let go by its deadline, a removal or a stop, which gave its slot back */
+        :: abandonedOnWorker[n] -> skip
+#endif
         :: else -> assert(running > 0); running--
         fi;
         if
@@ -787,9 +831,13 @@ proctype Remover() {
             running--;
             end(r, CANCELLED);
             prevented[r] = true
+        /* abandoned: a body on its worker under a deadline is let go, the task ends now */
+        :: phase[r] == RUNNING && deadlineSpec[r] ->
+            letGo(r);
+            end(r, CANCELLED)
         /* stillRunning: the body's worker task is cancelled (cancelWorker), and the task ends
          * cancelled when the body ends; no attempt follows it */
-        :: phase[r] == RUNNING && !registered[r] && !backingOff[r] ->
+        :: phase[r] == RUNNING && !registered[r] && !backingOff[r] && !deadlineSpec[r] ->
             removedRunning[r] = true;
             cancelledBody[r] = true
         /* prevented (an admitting task's request is cancelled, a place it holds goes back) */
@@ -942,6 +990,9 @@ init {
 #ifdef DETACHED_C
     detachedSpec[2] = true;
 #endif
+#ifdef DEADLINE_C
+    deadlineSpec[2] = true;
+#endif
 #ifdef LIMIT
     limited[0] = true;
     limited[2] = true;
@@ -979,6 +1030,9 @@ init {
 #ifdef PAUSE
         run Pauser();
 #endif
+#ifdef DEADLINE_C
+        run Deadline();
+#endif
         run Driver()
     };
     /* The workers, the remover, the canceller (and the pauser, the other run, every body in a
@@ -1005,7 +1059,9 @@ init {
     :: w < N ->
         /* (3) a body that returned in the task's last attempt is reported succeeded, unless a
          * removal cancelled it while it ran: that task ends cancelled */
-        assert(!returnedOnWorker[w] || removedRunning[w] || phase[w] == ENDED_AS(SUCCEEDED));
+        assert(!returnedOnWorker[w] || removedRunning[w] || abandonedOnWorker[w] || phase[w] == ENDED_AS(SUCCEEDED));
+        /* a body let go ended its task timed out or cancelled */
+        assert(!abandonedOnWorker[w] || phase[w] == ENDED_AS(TIMEDOUT) || phase[w] == ENDED_AS(CANCELLED));
         assert(!removedRunning[w] || phase[w] == ENDED_AS(CANCELLED));
 #ifdef LIMIT
         assert(held[w] == 0 && !holds[w] && !lingering[w]);

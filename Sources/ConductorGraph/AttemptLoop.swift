@@ -36,6 +36,11 @@ struct AttemptLoop {
         if assignment.spec.runsInOwnTask, !attemptIsOpen(node, number: 1) {
             return TaskEnd(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
         }
+        // So does a body under a deadline let go during the hop here (a child at another
+        // priority): its task ended then.
+        if assignment.spec.hasDeadlineOnWorker, !storage.read({ GraphDeadlines.holds(node, in: $0) }) {
+            return TaskEnd(outcome: .cancelled, startedAt: firstStart, endedAt: clock.nanoseconds)
+        }
         while true {
             let outcome: TaskOutcome
             let (result, times) = await runAttempt(attempt)
@@ -122,6 +127,10 @@ struct AttemptLoop {
             } catch {
                 times.endedAt = clock.nanoseconds
                 result = Task.isCancelled ? .cancelled : .failure(error)
+            }
+            // Under a deadline that ended the task first: the attempt's span says so.
+            if let timeout = spec.timeout, storage.read({ $0.table.nodes[node].phase == .timedOut }) {
+                return (.timedOut(timeout), times)
             }
             return (result, times)
         }

@@ -23,6 +23,8 @@ struct GraphEffects {
         var cancelPermitRequests: [GraphAdmissions.Request] = []
         var permitReleases: [TaskLimit] = []
         var permitRequests: [GraphAdmissions.Request] = []
+        /// The run's deadline timer to start (``GraphDeadlineTimer``).
+        var timerStart: GraphDeadlines.TimerStart?
 
         var hasPermitWork: Bool {
             !cancelPermitRequests.isEmpty || !permitReleases.isEmpty || !permitRequests.isEmpty
@@ -43,6 +45,7 @@ struct GraphEffects {
     var cancelPermitRequests: [GraphAdmissions.Request] { lists?.cancelPermitRequests ?? [] }
     var permitReleases: [TaskLimit] { lists?.permitReleases ?? [] }
     var permitRequests: [GraphAdmissions.Request] { lists?.permitRequests ?? [] }
+    var timerStart: GraphDeadlines.TimerStart? { lists?.timerStart }
 
     private mutating func madeLists() -> Lists {
         isEmpty = false
@@ -87,5 +90,15 @@ struct GraphEffects {
     mutating func releasePermits<Limits: Collection<TaskLimit>>(_ limits: Limits) {
         guard !limits.isEmpty else { return }
         madeLists().permitReleases.append(contentsOf: limits)
+    }
+
+    mutating func startTimer(_ start: GraphDeadlines.TimerStart) {
+        madeLists().timerStart = start
+    }
+
+    /// A task to cancel once the lock is released (a deadline timer no longer wanted).
+    mutating func cancel(_ task: Task<Void, Never>?) {
+        guard let task else { return }
+        madeLists().cancelBodies.append(task)
     }
 }

@@ -51,7 +51,10 @@ struct GraphJoins {
         else { return false }
         // A body in a task of its own (a timeout) keeps its place: its worker, which waits for
         // it, gives it back when the attempt ends, whether or not the body has returned.
-        let givesBack = !machine.topology.runsInOwnTask(parent)
+        // A body that can be let go (a task of its own, a deadline) keeps its place: letting it
+        // go gives the place back.
+        let givesBack =
+            !machine.topology.runsInOwnTask(parent) && !machine.table.nodes[parent].flags.contains(.hasDeadline)
         machine.joins.count += 1
         let marker = NodeDefinition(
             id: "\u{1}join:\(parent)#\(machine.joins.count)", requires: [],

@@ -143,12 +143,16 @@ package final class TaskSpec: Sendable {
     /// without them costs 64 bytes rather than 128.
     private final class Rare: Sendable {
         let timeout: Duration?
+        /// `timeout` in nanoseconds, read once: a deadline is set on every start, and a
+        /// `Duration`'s conversion costs ~190 instructions.
+        let timeoutNanoseconds: Int64
         let retry: RetryPolicy
         /// Without duplicates, in the order the limits were made: the order places are taken.
         let limits: [TaskLimit]
 
         init(timeout: Duration?, retry: RetryPolicy, limits: [TaskLimit]) {
             self.timeout = timeout
+            self.timeoutNanoseconds = timeout?.nanoseconds ?? 0
             self.retry = retry
             self.limits = Array(Set(limits)).sorted { $0.order < $1.order }
         }
@@ -160,6 +164,7 @@ package final class TaskSpec: Sendable {
     let priorityRank: UInt8
     private let rare: Rare?
     var timeout: Duration? { rare?.timeout }
+    var timeoutNanoseconds: Int64 { rare?.timeoutNanoseconds ?? 0 }
     var retry: RetryPolicy { rare?.retry ?? .never }
     var limits: [TaskLimit] { rare?.limits ?? [] }
     let failure: FailurePolicy
@@ -168,8 +173,13 @@ package final class TaskSpec: Sendable {
     /// the worker's task-local values), so a timeout or a removal can abandon it at once
     /// instead of waiting for it to notice cancellation.
     let runsInOwnTask: Bool
-    /// No timeout, no retry, not on the main actor: a worker calls the body directly.
+    /// No retry, not on the main actor, not in a task of its own: a worker calls the body
+    /// directly (under a deadline if it has a timeout, ``hasDeadlineOnWorker``).
     let isPlain: Bool
+
+    /// A timeout, and a body its worker calls directly: the run's ``GraphDeadlines`` end the
+    /// task at its deadline and let the worker go.
+    var hasDeadlineOnWorker: Bool { timeout != nil && !runsInOwnTask }
     /// It names limits: it holds a place in each before it is ready (``GraphAdmissions``).
     let needsAdmission: Bool
     /// The operation returns `Void`: nothing to keep for dependents, so a run does not
@@ -212,7 +222,10 @@ package final class TaskSpec: Sendable {
             ? nil : Rare(timeout: timeout, retry: retry, limits: limits)
         self.failure = options.failure
         self.whenDependencyFails = options.whenDependencyFails
-        self.runsInOwnTask = runsInOwnTask ?? (timeout != nil)
+        // A timeout alone: the body runs on its worker, under a deadline of the run's
+        // (``GraphDeadlines``); with retries, on the main actor or with limits, in a task of its own.
+        self.runsInOwnTask =
+            runsInOwnTask ?? (timeout != nil && (retry.maxAttempts > 1 || operation.isMainActor || !limits.isEmpty))
         if !operation.isMainActor, !self.runsInOwnTask, retry.maxAttempts <= 1 {
             isPlain = true
         } else {

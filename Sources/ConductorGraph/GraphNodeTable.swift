@@ -41,6 +41,13 @@ struct GraphNodeTable {
         static let needsAdmission = Flags(rawValue: 1 << 8)
         /// Someone outside the run waits for its value: its end wakes them.
         static let isAwaited = Flags(rawValue: 1 << 9)
+        /// Its body runs on its worker under a timeout (``GraphDeadlines``).
+        static let hasDeadline = Flags(rawValue: 1 << 10)
+        /// Ended while its body ran on its worker — by its deadline, a removal or a stop — and
+        /// that worker let go: when the body returns, the worker retires and records nothing.
+        static let abandonedOnWorker = Flags(rawValue: 1 << 11)
+        /// Its body runs in a task of its own (``TaskSpec/runsInOwnTask``).
+        static let runsInOwnTask = Flags(rawValue: 1 << 12)
     }
 
     /// The changing state of one node: plain integers. Read from the definition once, so the
@@ -73,6 +80,12 @@ struct GraphNodeTable {
                 if spec.whenDependencyFails.runsAnyway { flags.insert(.runsAnywayAfterFailure) }
                 if spec.returnsVoid { flags.insert(.returnsVoid) }
                 if spec.needsAdmission { flags.insert(.needsAdmission) }
+                // ``TaskSpec/hasDeadlineOnWorker``, with one test for a task without a timeout.
+                if spec.runsInOwnTask {
+                    flags.insert(.runsInOwnTask)
+                } else if spec.timeout != nil {
+                    flags.insert(.hasDeadline)
+                }
                 self.flags = flags
                 priorityRank = spec.priorityRank
             } else {

@@ -126,6 +126,7 @@ package final class GraphRunStorage: Sendable {
             state.withLock { $0.workers.registry.unpin(id) }?.resume(returning: ())
         }
         if let lists = effects.lists, lists.hasPermitWork { TaskLimit.perform(lists, for: self) }
+        if let start = effects.timerStart { GraphDeadlineTimer.start(start, for: self) }
         if let instruments {
             for (name, time) in effects.reachedMilestones { instruments.milestoneReached(name, at: time) }
         }
@@ -185,8 +186,14 @@ package final class GraphRunStorage: Sendable {
                         }
                     case .finish:
                         // Every node has ended; a worker still sleeping out the backoff of a
-                        // task removed meanwhile has nothing left to do.
+                        // task removed meanwhile has nothing left to do, and one let go by a
+                        // deadline may still be in its body: the report waits for neither.
                         group.cancelAll()
+                        let report = makeReport()
+                        // Spans end and metrics are recorded before the report can be read,
+                        // so whoever awaited the report sees them.
+                        instruments?.finish(report)
+                        reportCell.settle(report)
                         return
                     }
                 }
@@ -194,11 +201,6 @@ package final class GraphRunStorage: Sendable {
         } onCancel: {
             cancel()
         }
-        let report = makeReport()
-        // Spans end and metrics are recorded before the report can be read, so whoever
-        // awaited the report sees them.
-        instruments?.finish(report)
-        reportCell.settle(report)
     }
 
     /// Runs `first`, then each next ready task the state machine hands back. A worker was
@@ -212,10 +214,9 @@ package final class GraphRunStorage: Sendable {
         // starts on a thread of its own, after a hop: a stop that came meanwhile must not see
         // the body of the task it was handed begin; nor must a removal that came before this.
         let task = withUnsafeCurrentTask { $0.map(WorkerTask.init) }
-        let (worker, starts) = state.withLock { $0.registerWorker(running: first.node, task: task, helper: helper) }
-        guard starts else {
+        guard state.withLock({ $0.registerWorker(running: first.node, task: task, helper: helper).starts }) else {
             _ = endUnstarted(first, helper: helper)
-            return await close(worker)
+            return await close(task)
         }
         let workerPriority = first.spec.priorityRank
         var assignment = first
@@ -267,15 +268,16 @@ package final class GraphRunStorage: Sendable {
             } else {
                 next = await runInChild(assignment, helper: helper)
             }
-            guard let next else { return await close(worker) }
+            // Found by its task: an id kept in this frame made every body's frame cost more.
+            guard let next else { return await close(withUnsafeCurrentTask { $0.map(WorkerTask.init) }) }
             assignment = next
         }
     }
 
     /// The worker's last act: it closes its entry in the registry, and waits there while a
     /// removal that pinned it has yet to cancel its task (see ``WorkerRegistry``).
-    private func close(_ worker: Int32) async {
-        guard state.withLock({ $0.workers.registry.close(worker) }) else { return }
+    private func close(_ task: WorkerTask?) async {
+        guard let worker = state.withLock({ $0.workers.registry.close(task) }) else { return }
         await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
             machine.workers.registry.awaitUnpinned(worker, waiter)
         }

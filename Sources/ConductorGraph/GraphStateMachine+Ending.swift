@@ -8,63 +8,9 @@ extension GraphStateMachine {
         finishIfDone(now: now, effects: &effects)
     }
 
-    /// Removes a task that has not ended; `nil` if no task is called `id`.
-    ///
-    /// - A task that has not won the right to start, or waits between attempts, ends as
-    ///   cancelled here and never runs again (`prevented`); a task waiting between attempts
-    ///   gives its slot back now, not when its worker wakes from the backoff (`complete`).
-    /// - An attempt in a task of its own that has not settled is settled as cancelled and its
-    ///   body cancelled (`abandoned`); its worker records the end. One that settled with a
-    ///   failure its worker has not recorded yet, with attempts left, ends here as cancelled:
-    ///   the next attempt is prevented. One that settled otherwise has ended (`alreadyEnded`).
-    /// - A body running on a worker is cancelled — its worker's task is — and the task ends
-    ///   cancelled and removed when that body returns, whatever it returns; no attempt follows
-    ///   it (`stillRunning`; the worker retires after it, see ``WorkerRegistry``).
-    ///
-    /// A task the removal ends, now or when its body returns, is marked removed: excused.
+    /// Removes a task that has not ended; `nil` if no task is called `id` (see ``GraphRemoval``).
     mutating func remove(_ id: String, now: Int64, effects: inout GraphEffects) -> TaskRemoval? {
-        guard let index = topology.indexByID[id].map(Int.init), !topology.definitions[index].isHidden else {
-            return nil
-        }
-        switch table.nodes[index].phase {
-        case .succeeded, .failed, .timedOut, .skipped, .cancelled:
-            return .alreadyEnded
-        case .running:
-            if let attempt = attempts.current(index) {
-                if abandonAttempt(of: index, effects: &effects) {
-                    // Settled as cancelled: its worker ends it so.
-                    table.markRemoved(index)
-                    return .abandoned
-                }
-                guard mayRetry(index, after: attempt.result) else { return .alreadyEnded }
-            } else if !table.nodes[index].flags.contains(.backingOff) {
-                if let worker = table.markRemovedWhileRunning(index), let task = workers.registry.pin(worker) {
-                    effects.cancelWorker(task, id: worker)
-                }
-                return .stillRunning
-            } else {
-                workers.running -= 1
-            }
-        case .waiting, .ready, .admitting:
-            break
-        }
-        table.markRemoved(index)
-        end(index, outcome: .cancelled, now: now, effects: &effects)
-        wakeDriverIfNeeded(&effects)
-        finishIfDone(now: now, effects: &effects)
-        return .prevented
-    }
-
-    /// Whether a task whose attempt settled with `result` will try again: it failed or timed
-    /// out, and attempts are left.
-    private func mayRetry(_ node: Int, after result: AttemptInTask.Result?) -> Bool {
-        switch result {
-        case .failure, .timedOut:
-            guard let spec = topology.specs[node] else { return false }
-            return Int(table.nodes[node].attempts) < spec._withUnsafeGuaranteedRef { $0.retry.maxAttempts }
-        case .success, .cancelled, nil:
-            return false
-        }
+        GraphRemoval.remove(id, now: now, in: &self, effects: &effects)
     }
 
     mutating func stop(_ outcome: RunOutcome, now: Int64, effects: inout GraphEffects) {
@@ -78,6 +24,7 @@ extension GraphStateMachine {
         }
         admissions.stop(workers: &workers, effects: &effects)
         for node in attempts.nodes { _ = abandonAttempt(of: node, effects: &effects) }
+        GraphDeadlines.stopped(now: now, in: &self, effects: &effects)
         GraphJoins.stopped(in: &self, effects: &effects)
         workers.driverMustCancelAll = true
         wakeDriverIfNeeded(&effects)
@@ -291,6 +238,7 @@ extension GraphStateMachine {
         record(.runFinished(outcome, at: .nanoseconds(now)))
         journal.finishLeavingReaders()
         effects.resume(milestones.missTheRest())
+        effects.cancel(deadlines.removeAll())
         if workers.driverIsParked { effects.resumeDriver = workers.unparkDriver() }
     }
 

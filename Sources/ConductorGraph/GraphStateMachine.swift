@@ -39,6 +39,7 @@ struct GraphStateMachine {
     var attempts = AttemptsInTasks()
     var resultWaiters = GraphResultWaiters()
     var joins = GraphJoins()
+    var deadlines = GraphDeadlines()
     /// Shared limits and pausing (its transitions are given the parts they touch).
     var admissions = GraphAdmissions()
     var readyQueue = ReadyQueue()
@@ -116,8 +117,9 @@ struct GraphStateMachine {
         if isFinished { return .finish }
         if let assignment = takeNext(now: now, worker: -1, effects: &effects) {
             // A fresh worker: its id is kept in the node, where it reads it when it registers.
-            table.nodes[assignment.node].remaining = workers.registry.open()
-            return .spawn(assignment, inline: workers.startWorker())
+            let inline = workers.startWorker()
+            table.nodes[assignment.node].remaining = workers.registry.open(isHelper: !inline)
+            return .spawn(assignment, inline: inline)
         }
         workers.noTaskToStart()
         return .wait
@@ -128,7 +130,9 @@ struct GraphStateMachine {
     /// for a helper, after its hop, the run not stopped).
     mutating func registerWorker(running node: Int, task: WorkerTask?, helper: Bool) -> (Int32, starts: Bool) {
         workers.registry.register(table.nodes[node].remaining, task: task)
-        let starts = !table.nodes[node].flags.contains(.removedWhileRunning) && (!helper || isRunning)
+        let starts =
+            table.nodes[node].flags.isDisjoint(with: [.removedWhileRunning, .abandonedOnWorker])
+            && (!helper || isRunning)
         return (table.nodes[node].remaining, starts)
     }
 
@@ -200,6 +204,8 @@ struct GraphStateMachine {
         _ node: Int, hasEnded: Bool, flags: GraphNodeTable.Flags, outcome: TaskOutcome, startedAt: Int64, now: Int64,
         helper: Bool, effects: inout GraphEffects
     ) -> Assignment? {
+        // Let go by its deadline, a removal or a stop, which gave its place and count back.
+        if flags.contains(.abandonedOnWorker) { return nil }
         let removed = flags.contains(.removedWhileRunning)
         let worker = table.nodes[node].remaining
         // A task removed while it backed off gave its slot back at the removal (`remove`): only
@@ -284,18 +290,24 @@ struct GraphStateMachine {
                 if GraphJoins.placeFreed(for: entry, in: &self, effects: &effects), !workers.hasSlot { return nil }
                 continue
             }
-            let runsInOwnTask = spec._withUnsafeGuaranteedRef { $0.runsInOwnTask }
-            table.nodes.withUnsafeMutableBufferPointer { nodes in
+            // In a task of its own, or under a deadline: one test of the node's flags for both.
+            let special = table.nodes.withUnsafeMutableBufferPointer { nodes in
                 nodes[index].phase = .running
                 nodes[index].startedAt = now
                 nodes[index].attempts = 1
                 nodes[index].remaining = worker
+                return nodes[index].flags.intersection([.runsInOwnTask, .hasDeadline])
             }
             workers.running += 1
             // Without room for the ready tasks' starts and ends, room for all nodes yet to end (see GraphInsertion).
             journal.makeRoom(for: 2 * readyQueue.count + 2, planning: 3 * (table.nodes.count - table.ended) + 1)
             journal.append(.started(node: entry, attempt: 1, at: now))
-            if runsInOwnTask { attempts.start(index, number: 1) }
+            if !special.isEmpty {
+                if special.contains(.runsInOwnTask) { attempts.start(index, number: 1) }
+                if special.contains(.hasDeadline) {
+                    GraphDeadlines.started(index, spec: spec, now: now, in: &self, effects: &effects)
+                }
+            }
             return Assignment(node: index, spec: spec.takeUnretainedValue())
         }
         return nil

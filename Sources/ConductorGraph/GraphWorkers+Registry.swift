@@ -27,6 +27,8 @@ struct WorkerRegistry {
         var isClosing = false
         var waiter: WaiterSet<Void>.Waiter?
         var isOpen = true
+        /// Started on a thread of its own (``GraphWorkers/startWorker()``).
+        var isHelper = false
     }
 
     private var entries: [Entry] = []
@@ -34,12 +36,12 @@ struct WorkerRegistry {
     private var free: [Int32] = []
 
     /// An id for a worker about to start.
-    mutating func open() -> Int32 {
+    mutating func open(isHelper: Bool = false) -> Int32 {
         if let id = free.popLast() {
-            entries[Int(id)] = Entry()
+            entries[Int(id)] = Entry(isHelper: isHelper)
             return id
         }
-        entries.append(Entry())
+        entries.append(Entry(isHelper: isHelper))
         return Int32(entries.count - 1)
     }
 
@@ -70,6 +72,13 @@ struct WorkerRegistry {
         return waiter
     }
 
+    /// The worker running in `task` (the caller's own) has nothing left to do: its id, if it
+    /// must wait for an unpin (``awaitUnpinned(_:_:)``) before its task may end.
+    mutating func close(_ task: WorkerTask?) -> Int32? {
+        guard let task, let index = entries.firstIndex(where: { $0.isOpen && $0.task == task }) else { return nil }
+        return close(Int32(index)) ? Int32(index) : nil
+    }
+
     /// Worker `id` has nothing left to do. Returns whether it must wait for an unpin
     /// (``awaitUnpinned(_:_:)``) before its task may end.
     mutating func close(_ id: Int32) -> Bool {
@@ -98,6 +107,9 @@ struct WorkerRegistry {
         free.append(id)
     }
 
+    /// Whether worker `id` was started on a thread of its own.
+    func isHelper(_ id: Int32) -> Bool { entries.indices.contains(Int(id)) && entries[Int(id)].isHelper }
+
     /// Workers that have an id and have not closed (a test hook's answer).
     var openCount: Int { entries.count - free.count }
 }
@@ -110,7 +122,7 @@ struct WorkerRegistry {
 /// kept under the run's lock until the worker closes its entry; the one use of it is a
 /// `cancel()` between a pin and its unpin, while the task is alive (see ``WorkerRegistry``),
 /// and cancelling a task from another thread is what `UnsafeCurrentTask.cancel()` is for.
-struct WorkerTask: @unchecked Sendable {
+struct WorkerTask: @unchecked Sendable, Equatable {
     private let task: UnsafeCurrentTask
 
     init(_ task: UnsafeCurrentTask) { self.task = task }

@@ -270,10 +270,12 @@ public struct TaskGraph: Sendable {
             // cancelled the run when the driver starts, so it hands out no body. Driven in a
             // task of its own (which inherits this task's task-locals and priority), so
             // `cancel()` reaches running bodies at once.
+            // Waits for the report, not for the driver's task: that one also waits for bodies
+            // the run has let go (a timed body past its deadline), which the run does not.
             await withTaskCancellationHandler {
-                let driver = run.storage.startDriving()
+                run.storage.startDriving()
                 await run.storage.afterStartingDriver()
-                await driver.value
+                _ = await run.storage.reportCell.waitIgnoringCancellation()
             } onCancel: {
                 run.storage.cancel()
             }

@@ -21,12 +21,12 @@ public enum TaskRemoval: Sendable, Hashable, CustomStringConvertible {
     /// The task had not started (or was waiting between attempts), and now never will. It
     /// ends as `cancelled`, and its dependents see that.
     case prevented
-    /// The task's body was running in a task of its own (a task with a timeout, or any
-    /// launcher task): it was cancelled and the run stopped waiting for it. It ends as
-    /// `cancelled`; whatever the body does later is discarded.
+    /// The task's body could be abandoned — a task with a timeout, or any launcher task: it
+    /// was cancelled and the run stopped waiting for it. It ends as `cancelled`; whatever the
+    /// body does later is discarded.
     case abandoned
-    /// The task's body runs on one of the run's own workers (a task without a timeout), which
-    /// cannot be abandoned: the body is cancelled — it sees `Task.isCancelled` and its
+    /// The task's body runs on one of the run's own workers without a timeout, so it is not
+    /// abandoned: the body is cancelled — it sees `Task.isCancelled` and its
     /// `withTaskCancellationHandler` handlers run — and the run waits for it to return. The
     /// task then ends as `cancelled`, removed, whatever the body did: a value it returns is
     /// discarded, an error it throws is not a failure, and no further attempt follows. A body

@@ -35,6 +35,13 @@ func addToOpenRun(_ n: Int, holding held: Int) async -> @Sendable () async -> Vo
     }
 }
 
+/// ``independentGraph(_:)`` with `options` on every task (graph.timeout's subject).
+func independentGraph(_ n: Int, options: TaskOptions) -> TaskGraph {
+    var graph = TaskGraph()
+    for index in 0..<n { graph.add("t\(index)", options: options) { _ in } }
+    return graph
+}
+
 func withTaskGroupIndependent(_ n: Int) async {
     await withTaskGroup(of: Void.self) { group in
         for _ in 0..<n { group.addTask {} }

@@ -84,6 +84,16 @@ let countedContenders: [CountedContender] = [
         let graph = LayeredDAG(count: n, width: 100).graphWithOldBody()
         return { _ = try! await graph.run() }
     },
+    // graph.timeout (issue 36): n independent no-op tasks, each with a timeout long enough
+    // never to fire, against the same graph without one (graph.independent's shape).
+    CountedContender(name: "graph.timeout/TaskGraph.run+timeout", isSubject: true) { n in
+        let graph = independentGraph(n, options: TaskOptions(timeout: .seconds(60)))
+        return { _ = try! await graph.run() }
+    },
+    CountedContender(name: "graph.timeout/TaskGraph.run", isSubject: false) { n in
+        let graph = independentGraph(n)
+        return { _ = try! await graph.run() }
+    },
     // graph.limit: every task names one shared TaskLimit(4); each body yields once.
     CountedContender(name: "graph.limit/TaskGraph.run", isSubject: true) { n in
         let graph = limitGraph(n, limit: TaskLimit(4, name: "bench"))

@@ -15,12 +15,14 @@ import Testing
     private struct Failure: Error {}
 
     /// A machine with one task, "fetch", with a timeout and `attempts` attempts, handed to a
-    /// worker: its first attempt is registered.
+    /// worker: its first attempt is registered. On the main actor, so that even with one
+    /// attempt its body runs in a task of its own (a timeout alone runs on the worker, under
+    /// the run's deadlines: GraphDeadlineTests); the machine never calls it.
     private func started(attempts: Int = 1) throws -> (GraphStateMachine, node: Int) {
         var graph = TaskGraph()
-        graph.add("fetch", options: TaskOptions(timeout: .seconds(1), retry: .attempts(attempts, backoff: .zero))) {
-            _ in
-        }
+        graph.addOnMainActor(
+            "fetch", options: TaskOptions(timeout: .seconds(1), retry: .attempts(attempts, backoff: .zero))
+        ) { _ in }
         return try GraphStateMachine.handingOutTheFirstTask(of: graph)
     }
 

@@ -148,7 +148,9 @@ import Testing
     /// removal excused the task's own cancel and the run completed.
     @Test func aRemovalThatFindsTheTaskEndedDoesNotExcuseItsOwnCancel() throws {
         var graph = TaskGraph()
-        graph.add("config", options: TaskOptions(timeout: .seconds(1))) { _ in }
+        // On the main actor: its body runs in a task of its own (a timeout alone runs on the
+        // worker); the machine never calls it.
+        graph.addOnMainActor("config", options: TaskOptions(timeout: .seconds(1))) { _ in }
         var (machine, node) = try GraphStateMachine.handingOutTheFirstTask(of: graph)
         _ = machine.attempts.settle(node, number: 1, with: .cancelled)
         var effects = GraphEffects()
