@@ -150,6 +150,32 @@ let countedContenders: [CountedContender] = [
     CountedContender(name: "harmonizer.countdown/DispatchGroup", isSubject: false) { n in
         dispatchGroupCountDown(n)
     },
+    // assembly.resolve (issue 36): n resolves of a registered singleton that was created before
+    // counting starts, against the same n lookups in a `Mutex<[ObjectIdentifier: any Sendable]>`
+    // with an `as!` cast to the service type (assemblyScenario's timed pair).
+    CountedContender(name: "assembly.resolve/Assembly.resolve", isSubject: true) { n in
+        let assembly = Assembly()
+        assembly.register(AnalyticsService.self) { _ in AnalyticsService() }
+        _ = try! await assembly.resolve(AnalyticsService.self)
+        return {
+            var sum = 0
+            for _ in 0..<n { sum &+= try! await assembly.resolve(AnalyticsService.self).id }
+            precondition(sum == 42 * n)
+        }
+    },
+    CountedContender(name: "assembly.resolve/mutex-dictionary", isSubject: false) { n in
+        let dictionary = Mutex<[ObjectIdentifier: any Sendable]>([
+            ObjectIdentifier(AnalyticsService.self): AnalyticsService()
+        ])
+        return {
+            var sum = 0
+            for _ in 0..<n {
+                let service = dictionary.withLock { $0[ObjectIdentifier(AnalyticsService.self)] }
+                sum &+= (service as! AnalyticsService).id
+            }
+            precondition(sum == 42 * n)
+        }
+    },
     CountedContender(name: "harmonizer.registry/countDown", isSubject: true) { n in registryCountDown(n) },
     CountedContender(name: "harmonizer.registry/DispatchGroup", isSubject: false) { n in
         dispatchGroupCountDown(n)

@@ -60,15 +60,24 @@ public final class Assembly: Sendable {
     /// The service registered for `type` and `name`, created if needed.
     ///
     /// Throws ``AssemblyError`` (`.unknownService`, `.cycle`) or the factory's own error.
+    @inlinable
     public func resolve<Service: Sendable>(_ type: Service.Type = Service.self, name: String? = nil) async throws
         -> Service
     {
+        // Inlinable so a service already created is read in the caller's frame: no async call
+        // (a task-allocator frame and an executor check) and no generic metadata lookups.
+        if let instance = createdInstance(of: type, name: name) { return instance.unwrap(Service.self) }
+        return try await create(type, name: name).unwrap(Service.self)
+    }
+
+    /// The slow path of ``resolve(_:name:)``: the service was not created (or not seen created).
+    @usableFromInline
+    func create(_ type: any Any.Type, name: String?) async throws -> ServiceInstance {
         let key = ServiceKey(type, name: name)
         let frame = scopedFrame()
         let table = frame?.table ?? root
-        if let instance = table.created(key) { return instance.unwrap(Service.self) }
         let path = (frame ?? ResolutionContext.current[root.assemblyID])?.path ?? ResolutionPath()
-        return try await table.resolve(key, path: path).unwrap(Service.self)
+        return try await table.resolve(key, path: path)
     }
 
     /// The service, if it has been created already (and for the weak scope, is still alive);

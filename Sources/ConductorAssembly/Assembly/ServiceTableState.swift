@@ -43,7 +43,7 @@ struct ServiceTableState {
     private(set) var entries: [ServiceKey: Entry] = [:]
     /// The created singletons, apart from `entries` so the hot path copies out one reference
     /// rather than a whole entry.
-    private var instances: [ServiceKey: ServiceInstance] = [:]
+    private var instances = CreatedInstances()
     private var nextCreationID: UInt64 = 0
     private var creatingKeys: [CreationID: ServiceKey] = [:]
     /// For each creation in flight, the creations it is waiting for (with repeats, for
@@ -128,5 +128,24 @@ struct ServiceTableState {
             for next in waits[id] ?? [] { stack.append((next, chain + [next])) }
         }
         return nil
+    }
+}
+
+/// The created singletons by key. A service without a name (nearly all of them) is kept by its
+/// type's identity alone, so the hot path hashes one word, as a dictionary keyed by
+/// `ObjectIdentifier` does, rather than a type identity and an optional string.
+struct CreatedInstances {
+    private var unnamed: [ObjectIdentifier: ServiceInstance] = [:]
+    private var named: [ServiceKey: ServiceInstance] = [:]
+
+    subscript(key: ServiceKey) -> ServiceInstance? {
+        get { key.name == nil ? unnamed[key.id] : named[key] }
+        set {
+            if key.name == nil {
+                unnamed[key.id] = newValue
+            } else {
+                named[key] = newValue
+            }
+        }
     }
 }

@@ -44,6 +44,38 @@ private final class Gadget: Sendable {}
         #expect(found === instance)
     }
 
+    /// Created singletons of one type are kept apart by name: the unnamed one by its type alone
+    /// (the hot path's one-word key), each named one by type and name. Re-registering one
+    /// forgets only its own instance.
+    @Test func createdInstancesOfOneTypeAreKeptApartByName() {
+        var state = ServiceTableState()
+        let keys = [widget, ServiceKey(Widget.self, name: "a"), ServiceKey(Widget.self, name: "b")]
+        var instances: [ServiceInstance] = []
+        for key in keys {
+            state.register(key, ServiceRegistration(Widget.self, scope: .singleton, executor: nil) { _ in Widget() })
+        }
+        for key in keys {
+            guard case .createShared(_, let id, _) = state.lookup(key, path: [], owner: nil) else {
+                Issue.record("expected a creation of \(key)")
+                return
+            }
+            let instance = TypedServiceInstance(Widget())
+            state.finish(key, id, with: .success(instance))
+            instances.append(instance)
+        }
+        for (key, instance) in zip(keys, instances) {
+            #expect(state.created(key) === instance)
+        }
+        state.register(keys[1], ServiceRegistration(Widget.self, scope: .singleton, executor: nil) { _ in Widget() })
+        #expect(state.created(keys[0]) === instances[0])
+        #expect(state.created(keys[1]) == nil)
+        #expect(state.created(keys[2]) === instances[2])
+        state.register(keys[0], ServiceRegistration(Widget.self, scope: .singleton, executor: nil) { _ in Widget() })
+        #expect(state.created(keys[0]) == nil)
+        #expect(state.created(keys[2]) === instances[2])
+        #expect(state.created(gadget) == nil)
+    }
+
     @Test func failureLeavesTheServiceToBeCreatedAgain() {
         var state = state()
         guard case .createShared(_, let id, _) = state.lookup(widget, path: [], owner: nil) else {
