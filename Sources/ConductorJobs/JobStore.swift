@@ -27,13 +27,18 @@ final class JobStore: Sendable {
         }
     }
 
-    /// Runs `body` in one IMMEDIATE transaction on the writer, then `afterCommit` with its
-    /// result, still on the writer: what the queue records in memory about a commit happens
-    /// before any other write can begin.
-    func write<T: Sendable>(
+    /// Runs `body` in one IMMEDIATE transaction on the writer.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(JobQueueError) -> T {
+        try await write(body, then: { $0 })
+    }
+
+    /// Runs `body` in one IMMEDIATE transaction on the writer, then `then` with its result,
+    /// still on the writer: what the queue records in memory about a commit happens before any
+    /// other write can begin (a claim's running jobs are known before a cancel looks for them).
+    func write<T: Sendable, U: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T,
-        afterCommit: @escaping @Sendable (T) -> Void = { _ in }
-    ) async throws(JobQueueError) -> T {
+        then: @escaping @Sendable (T) -> U
+    ) async throws(JobQueueError) -> U {
         do {
             return try await database.writeWithoutTransaction { db in
                 var result: T?
@@ -41,8 +46,7 @@ final class JobStore: Sendable {
                     result = try body(db)
                     return .commit
                 }
-                afterCommit(result!)
-                return result!
+                return then(result!)
             }
         } catch {
             throw Self.error(error, path: path)

@@ -1,0 +1,14 @@
+extension JobQueue {
+    /// Installs `hook`, called at each ``JobCrashPoint`` of every job with the job's id, outside
+    /// any lock: a crash test's child process kills itself there (`kill(getpid(), SIGKILL)`) to
+    /// leave the file as a crash at that point would.
+    ///
+    /// ```swift
+    /// queue.setCrashHook { point, id in
+    ///     if point == .afterHandler, id == target { kill(getpid(), SIGKILL) }
+    /// }
+    /// ```
+    package func setCrashHook(_ hook: (@Sendable (JobCrashPoint, JobID) -> Void)?) {
+        state.withLock { $0.crashHook = hook }
+    }
+}
