@@ -14,18 +14,18 @@ extension JobQueue {
     @discardableResult
     public func cancel(_ id: JobID) async throws(JobQueueError) -> Bool {
         let now = configuration.now()
-        let (ended, action) = try await store.write(
+        let (endedHere, waiters, action) = try await store.write(
             { db in
                 guard try JobStore.record(id, in: db) != nil else { throw JobQueueError.unknownJob(id) }
                 return try JobStore.cancelPending(id, now: now, in: db)
             },
             then: { ended in
                 self.state.withLock { state in
-                    ended.isEmpty ? ([], state.requestCancel(id)) : (state.ended(ended), .notRunning)
+                    ended.isEmpty ? (false, [], state.requestCancel(id)) : (true, state.ended(ended), .notRunning)
                 }
             })
-        for waiter in ended { waiter.resume(returning: ()) }
-        if !ended.isEmpty { return true }
+        for waiter in waiters { waiter.resume(returning: ()) }
+        if endedHere { return true }
         switch action {
         case .notRunning: return false
         case .flagged: return true
