@@ -11,4 +11,10 @@ extension JobQueue {
     package func setCrashHook(_ hook: (@Sendable (JobCrashPoint, JobID) -> Void)?) {
         state.withLock { $0.crashHook = hook }
     }
+
+    /// Opens the file read-only, as SQLite does a file it may not write: how a test run as root
+    /// (whom file permissions do not stop) sees what a user without write access would.
+    package convenience init(readOnlyPath path: String, configuration: JobQueueConfiguration) throws(JobQueueError) {
+        try self.init(path: path, configuration: configuration, readOnly: true)
+    }
 }

@@ -44,11 +44,19 @@ public final class JobQueue: Sendable {
     /// Throws a ``JobQueueError`` naming the file: ``JobQueueError/Code/cannotOpen``,
     /// ``JobQueueError/Code/databaseLocked``, ``JobQueueError/Code/readOnly``,
     /// ``JobQueueError/Code/corrupt`` or ``JobQueueError/Code/diskFull``.
-    public init(path: String, configuration: JobQueueConfiguration = JobQueueConfiguration()) throws(JobQueueError) {
+    public convenience init(
+        path: String, configuration: JobQueueConfiguration = JobQueueConfiguration()
+    ) throws(JobQueueError) {
+        try self.init(path: path, configuration: configuration, readOnly: false)
+    }
+
+    /// `readOnly`: opens the file as SQLite opens a file it cannot write (see `JobQueue+Testing`).
+    init(path: String, configuration: JobQueueConfiguration, readOnly: Bool) throws(JobQueueError) {
         self.path = path
         self.configuration = configuration
         store = try JobStore(
-            path: path, synchronous: configuration.synchronous, busyTimeout: configuration.busyTimeout)
+            path: path, synchronous: configuration.synchronous, busyTimeout: configuration.busyTimeout,
+            readOnly: readOnly)
     }
 
     /// Registers the handler of `kind`'s jobs. Register every kind before ``start()`` (a kind

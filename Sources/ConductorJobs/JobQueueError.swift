@@ -20,7 +20,7 @@ public struct JobQueueError: Error, Hashable, Sendable, CustomStringConvertible 
             case cannotOpen, databaseLocked, readOnly, corrupt, diskFull, storage
             case unknownKind, duplicateKind, payloadUndecodable, payloadUnencodable
             case handlerFailed, timedOut, cancelled, expired, dependencyFailed
-            case unknownJob, uniqueJobRunning, notStarted, alreadyStarted, shutDown, invalidOption
+            case unknownJob, uniqueJobRunning, alreadyStarted, shutDown, invalidOption
         }
 
         fileprivate let kind: Kind
@@ -64,9 +64,7 @@ public struct JobQueueError: Error, Hashable, Sendable, CustomStringConvertible 
         /// ``JobUniqueness/replaceExisting(_:)`` met a running job of that name, which cannot
         /// be replaced; nothing was enqueued.
         public static let uniqueJobRunning = Code(kind: .uniqueJobRunning)
-        /// The queue has not been started (``JobQueue/start()``).
-        public static let notStarted = Code(kind: .notStarted)
-        /// ``JobQueue/start()`` was called twice, or a kind or constraint was registered after it.
+        /// ``JobQueue/start()`` was called twice.
         public static let alreadyStarted = Code(kind: .alreadyStarted)
         /// The queue has been shut down.
         public static let shutDown = Code(kind: .shutDown)
@@ -123,10 +121,6 @@ extension JobQueueError {
 
     static func duplicateKind(_ name: String) -> JobQueueError {
         JobQueueError(.duplicateKind, "job kind '\(name)' is registered twice")
-    }
-
-    static func notStarted(_ operation: String) -> JobQueueError {
-        JobQueueError(.notStarted, "cannot \(operation): the job queue has not been started")
     }
 
     static func alreadyStarted(_ operation: String) -> JobQueueError {

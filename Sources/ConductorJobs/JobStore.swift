@@ -11,9 +11,12 @@ final class JobStore: Sendable {
     let database: DatabaseQueue
 
     /// Opens (or creates) the file and brings its schema up to date.
-    init(path: String, synchronous: JobQueueConfiguration.Synchronous, busyTimeout: Duration) throws(JobQueueError) {
+    init(
+        path: String, synchronous: JobQueueConfiguration.Synchronous, busyTimeout: Duration, readOnly: Bool = false
+    ) throws(JobQueueError) {
         self.path = path
         var configuration = Configuration()
+        configuration.readonly = readOnly
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(busyTimeout.seconds)
         configuration.label = "ConductorJobs"
