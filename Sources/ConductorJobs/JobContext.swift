@@ -4,7 +4,7 @@
 /// queue.register(PlaceOrder.self) { order, context in
 ///     var request = HTTPRequest(method: .post, scheme: "https", authority: "shop.example", path: "/orders")
 ///     request.headerFields[HTTPField.Name("Idempotency-Key")!] = context.idempotencyKey
-///     _ = try await gate.send(request, body: .data(try JSONEncoder().encode(order)))
+///     _ = try await gate.send(request, body: .bytes(try JSONEncoder().encode(order)))
 /// }
 /// ```
 ///
