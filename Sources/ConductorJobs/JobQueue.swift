@@ -30,7 +30,14 @@ internal import Logging
 /// header) applies the effect once. That de-duplication is part of the contract.
 ///
 /// **Shutting down.** ``shutdown()`` stops claiming and cancels the handlers that run; their
-/// jobs stay `running` in the file and run again at the next start, as after a kill.
+/// jobs stay `running` in the file and run again at the next start, as after a kill. The
+/// dispatcher holds the queue until then: shut down what you start.
+///
+/// **The graph run.** Each delivery of a job is one task (id `"<kind>-<job id>#<delivery>"`) of
+/// a graph run that stays open from ``start()`` to ``shutdown()``, with the job's priority, retry
+/// policy and timeout as its ``TaskOptions``: ``graphRun`` gives its events, spans, metrics and
+/// report. The run keeps a record of every task it ran, so its report grows with the jobs run
+/// since the start.
 public final class JobQueue: Sendable {
     /// The file.
     public let path: String
