@@ -30,6 +30,9 @@ let package = Package(
         // Servers: the launcher and the request gate as swift-service-lifecycle services. A
         // separate product, so an app that uses only `Conductor` never builds service-lifecycle.
         .library(name: "ConductorServiceLifecycle", targets: ["ConductorServiceLifecycle"]),
+        // A durable job queue on SQLite (through GRDB), a product of its own: an app that does
+        // not import it compiles neither it nor GRDB; the umbrella does not re-export it.
+        .library(name: "ConductorJobs", targets: ["ConductorJobs"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
@@ -49,6 +52,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // ConductorServiceLifecycle only.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        // ConductorJobs only: SQLite access (on Linux it links the system SQLite, libsqlite3-dev).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // What every area stands on: locks, settlements, clocks, journals, telemetry. Not a
@@ -215,6 +220,29 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "ConductorJobs",
+            dependencies: [
+                "ConductorGraph",
+                "ConductorCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ConductorJobsTests",
+            dependencies: [
+                "Conductor",
+                "ConductorCore",
+                "ConductorGraph",
+                "ConductorJobs",
+                "ConductorTestKit",
+                "ConductorGate",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // XCTest only: the test kit used as an XCTest target uses it, with no Swift Testing imported.

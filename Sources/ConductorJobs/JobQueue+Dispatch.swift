@@ -1,0 +1,200 @@
+internal import ConductorCore
+internal import Foundation
+internal import Logging
+
+extension JobQueue {
+    /// The dispatcher: claims due jobs up to the free places, adds one graph task per job, and
+    /// sleeps until the next due time or a wake-up (an enqueue, a job's end, a constraint
+    /// change, shutdown). The jobs' watchers are its child tasks, so shutdown ends them too.
+    func dispatch(in run: GraphRun) async {
+        let clock = ClockSource(configuration.clock)
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                var due: Date?
+                do {
+                    for job in try await claim() {
+                        guard let watcher = launch(job, in: run) else { continue }
+                        group.addTask { await watcher() }
+                    }
+                    due = try nextDueTime()
+                } catch {
+                    // A storage fault (a lock held too long, a full disk): look again in a
+                    // second, or as soon as something wakes the dispatcher.
+                    configuration.logger.error("could not claim jobs: \(error)", metadata: ["file": "\(path)"])
+                    due = configuration.now() + 1
+                }
+                await waitForWake(until: due, clock: clock)
+            }
+        }
+    }
+
+    /// One claim pass: the constraints are evaluated first, outside any lock.
+    private func claim() async throws(JobQueueError) -> [ClaimedJob] {
+        let (capacity, kinds, constraints) = state.withLock { state in
+            state.wakePending = false
+            return (
+                configuration.concurrencyLimit - state.running.count, Set(state.kinds.keys),
+                Array(state.constraints.values)
+            )
+        }
+        let satisfied = Set(constraints.filter { $0.isSatisfied() }.map(\.name))
+        let now = configuration.now()
+        let claim = try await store.write(
+            { db in try JobStore.claim(limit: capacity, kinds: kinds, satisfied: satisfied, now: now, in: db) },
+            then: { claim in
+                self.state.withLock { state in
+                    state.claimed(claim.claimed)
+                    return claim
+                }
+            })
+        if !claim.ended.isEmpty {
+            for waiter in state.withLock({ $0.jobsEnded() }) { waiter.resume(returning: ()) }
+        }
+        return claim.claimed
+    }
+
+    private func nextDueTime() throws(JobQueueError) -> Date? {
+        let kinds = Set(state.withLock { $0.kinds.keys })
+        let now = configuration.now()
+        return try store.read { db in try JobStore.nextDueTime(kinds: kinds, now: now, in: db) }
+    }
+
+    /// Sleeps until `due` (wall time, measured as a duration on the clock) or a wake-up,
+    /// whichever comes first; returns at once when cancelled.
+    private func waitForWake(until due: Date?, clock: ClockSource) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await self.state.suspend(
+                    { state, waiter in state.dispatcherWaits(waiter) },
+                    cancelledNow: { _ in ((), ()) },
+                    cancelled: { state, id in
+                        guard let waiter = state.dispatcherWaiter, waiter.id == id else { return nil }
+                        state.dispatcherWaiter = nil
+                        return { waiter.resume(returning: ()) }
+                    })
+            }
+            if let due {
+                let delay = Duration.seconds(max(0, due.timeIntervalSince(configuration.now())))
+                group.addTask { try? await clock.sleep(for: delay) }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Adds a claimed job's task to the run; returns its watcher, or `nil` when the job ended
+    /// (or left) here instead: its payload does not decode, its kind is gone, or a cancel came first.
+    private func launch(_ job: ClaimedJob, in run: GraphRun) -> (@Sendable () async -> Void)? {
+        let prepared = state.withLock { $0.kinds[job.kind] }.map { kind in Result { try kind.prepare(job.payload) } }
+        switch prepared {
+        case nil:
+            return {
+                await self.record(job, .failed, .ended(.unknownKind, job: job.id, kind: job.kind, "has no handler"))
+            }
+        case .failure(let error)?:
+            let undecodable = JobQueueError.ended(
+                .payloadUndecodable, job: job.id, kind: job.kind, "has a payload that does not decode: \(error)",
+                underlying: error)
+            return { await self.record(job, .failed, undecodable) }
+        case .success(let body)?:
+            guard state.withLock({ $0.markAdded(job.id) }) else {
+                return {
+                    await self.record(job, .cancelled, .ended(.cancelled, job: job.id, kind: job.kind, "was cancelled"))
+                }
+            }
+            let options = TaskOptions(
+                priority: job.priority, timeout: job.timeout, retry: job.deliveryRetry, failure: .optional)
+            let taskID = "\(job.kind)-\(job.id)#\(job.delivery)"
+            do {
+                let handle = try run.add(taskID, options: options) { context in
+                    try await self.attempt(job, graphAttempt: context.attempt, body)
+                }
+                return { await self.watch(job, handle, in: run) }
+            } catch {
+                // The run has stopped: shutdown. The job stays running in the file.
+                return nil
+            }
+        }
+    }
+
+    /// One attempt of a job's handler, in its graph task.
+    private func attempt(
+        _ job: ClaimedJob, graphAttempt: Int, _ body: @Sendable (JobContext) async throws -> Void
+    ) async throws {
+        let attempt = job.attemptsBefore + graphAttempt
+        let (shutDown, hook) = state.withLock { state in
+            state.running[job.id]?.attempt = attempt
+            return (state.isShutDown, state.crashHook)
+        }
+        // Nothing starts after shutdown, even a body the run had already handed out.
+        if shutDown { throw CancellationError() }
+        if graphAttempt > 1 {
+            _ = try? await store.write { db in
+                try JobStore.recordAttempt(job.id, delivery: job.delivery, attempt: attempt, in: db)
+            }
+        }
+        hook?(.insideHandler, job.id)
+        try await body(
+            JobContext(
+                id: job.id, kind: job.kind, idempotencyKey: job.idempotencyKey, attempt: attempt,
+                delivery: job.delivery))
+        hook?(.afterHandler, job.id)
+    }
+
+    /// Waits for a job's task to end and records how.
+    private func watch(_ job: ClaimedJob, _ handle: TaskHandle<Void>, in run: GraphRun) async {
+        let outcome: (JobState, JobQueueError?)
+        do {
+            try await run.value(of: handle)
+            outcome = (.succeeded, nil)
+        } catch {
+            let attempt = state.withLock { $0.running[job.id]?.attempt } ?? job.attemptsBefore + 1
+            switch error.code {
+            case .timedOut:
+                outcome = (
+                    .failed,
+                    .ended(.timedOut, job: job.id, kind: job.kind, "timed out on attempt \(attempt)", underlying: error)
+                )
+            case .cancelled:
+                // Shutdown stopped it (or this watcher): it stays running in the file.
+                if Task.isCancelled || state.withLock({ $0.isShutDown }) { return }
+                outcome = (.cancelled, .ended(.cancelled, job: job.id, kind: job.kind, "was cancelled"))
+            default:
+                let cause = error.underlyingError ?? error
+                outcome = (
+                    .failed,
+                    .ended(
+                        .handlerFailed, job: job.id, kind: job.kind, "failed on attempt \(attempt): \(cause)",
+                        underlying: cause)
+                )
+            }
+        }
+        state.withLock { $0.crashHook }?(.beforeCommit, job.id)
+        await record(job, outcome.0, outcome.1)
+    }
+
+    /// Commits a job's end, retrying while the file refuses it (a lock held, a full disk): the
+    /// job stays running until it is recorded, and runs again after a restart if it never is.
+    func record(_ job: ClaimedJob, _ end: JobState, _ error: JobQueueError?) async {
+        let now = configuration.now()
+        let clock = ClockSource(configuration.clock)
+        while !Task.isCancelled {
+            let attempts = state.withLock { $0.running[job.id]?.attempt } ?? job.attemptsBefore + 1
+            do {
+                let waiters = try await store.write(
+                    { db in
+                        try JobStore.finish(
+                            job.id, delivery: job.delivery, as: end, error: error, attempts: attempts, now: now, in: db)
+                            ?? []
+                    },
+                    then: { ended in self.state.withLock { $0.ended(ended + [job.id]) } })
+                for waiter in waiters { waiter.resume(returning: ()) }
+                return
+            } catch {
+                configuration.logger.error(
+                    "could not record the end of job \(job.id): \(error)", metadata: ["file": "\(path)"])
+                try? await clock.sleep(for: .seconds(1))
+            }
+        }
+    }
+}

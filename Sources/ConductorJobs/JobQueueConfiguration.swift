@@ -1,0 +1,66 @@
+public import Foundation
+public import Logging
+
+/// How a ``JobQueue`` runs and stores its jobs.
+///
+/// ```swift
+/// var configuration = JobQueueConfiguration()
+/// configuration.concurrencyLimit = 2
+/// configuration.logger = Logger(label: "app.jobs")
+/// let queue = try JobQueue(path: jobsURL.path, configuration: configuration)
+/// ```
+///
+/// In tests, drive waits with a manual clock and wall time with `now`:
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let start = Date(timeIntervalSince1970: 1_000_000)
+/// let configuration = JobQueueConfiguration(
+///     clock: clock, now: { start + Double(clock.now.offset.components.seconds) })
+/// ```
+public struct JobQueueConfiguration: Sendable {
+    /// How SQLite syncs a commit to the disk.
+    public enum Synchronous: String, Hashable, Sendable {
+        /// Each commit is on the disk before it returns: nothing committed is lost on power loss.
+        case full = "FULL"
+        /// In WAL mode, commits survive a crash of the process, but the last ones before a power
+        /// loss may be rolled back. Faster.
+        case normal = "NORMAL"
+    }
+
+    /// The most jobs running at once, at least 1.
+    public var concurrencyLimit: Int
+    /// How durable a commit is; ``Synchronous/full`` by default.
+    public var synchronous: Synchronous
+    /// How long a write waits for another connection's lock before it fails with
+    /// ``JobQueueError/Code/databaseLocked``.
+    public var busyTimeout: Duration
+    /// What the dispatcher, timeouts and retry waits sleep on.
+    public var clock: any Clock<Duration>
+    /// Wall time, as stored for ``JobOptions/notBefore``, ``JobOptions/expiresAt`` and a job's times.
+    public var now: @Sendable () -> Date
+    /// Where the jobs' graph run sends its spans and metrics.
+    public var telemetry: Telemetry
+    /// Where the queue logs what it cannot report to a caller (a completion it could not record
+    /// yet, unknown kinds at start-up).
+    public var logger: Logger
+
+    /// A configuration with the given settings.
+    public init(
+        concurrencyLimit: Int = 4,
+        synchronous: Synchronous = .full,
+        busyTimeout: Duration = .seconds(5),
+        clock: any Clock<Duration> = ContinuousClock(),
+        now: @escaping @Sendable () -> Date = { Date() },
+        telemetry: Telemetry = .bootstrapped,
+        logger: Logger = Logger(label: "conductor.jobs", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.concurrencyLimit = concurrencyLimit
+        self.synchronous = synchronous
+        self.busyTimeout = busyTimeout
+        self.clock = clock
+        self.now = now
+        self.telemetry = telemetry
+        self.logger = logger
+    }
+}
