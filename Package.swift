@@ -243,7 +243,19 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
                 .product(name: "Logging", package: "swift-log"),
+                // Built before the tests, which start it as a child process and kill it.
+                "conductor-jobs-crash-child",
             ]
+        ),
+        // The job queue's crash tests' child process: enqueues orders and places them through a
+        // request gate until the test kills it. Not a product; in Tests/, beside its test.
+        .executableTarget(
+            name: "conductor-jobs-crash-child",
+            dependencies: [
+                "ConductorCore", "ConductorGate", "ConductorJobs", "ConductorURLSession",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/ConductorJobsCrashChild"
         ),
         // XCTest only: the test kit used as an XCTest target uses it, with no Swift Testing imported.
         .testTarget(
