@@ -169,9 +169,7 @@ public struct RequestRetryPolicy: Hashable, Sendable, CustomStringConvertible {
     static func isIdempotent(_ request: HTTPRequest) -> Bool {
         switch request.method {
         case .get, .head, .options, .put, .delete, .trace: true
-        default: request.headerFields[idempotencyKey] != nil
+        default: request.headerFields[.idempotencyKey] != nil
         }
     }
-
-    private static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 }

@@ -3,7 +3,7 @@
 /// ```swift
 /// queue.register(PlaceOrder.self) { order, context in
 ///     var request = HTTPRequest(method: .post, scheme: "https", authority: "shop.example", path: "/orders")
-///     request.headerFields[HTTPField.Name("Idempotency-Key")!] = context.idempotencyKey
+///     request.headerFields[.idempotencyKey] = context.idempotencyKey
 ///     _ = try await gate.send(request, body: .bytes(try JSONEncoder().encode(order)))
 /// }
 /// ```

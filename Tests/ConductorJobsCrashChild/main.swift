@@ -125,7 +125,7 @@ let queue = try JobQueue(path: arguments.database)
 queue.setCrashHook { point, _ in crasher.reached(point.rawValue) }
 queue.register(PlaceOrder.self) { payload, context in
     var request = HTTPRequest(method: .post, scheme: "http", authority: authority, path: "/orders")
-    request.headerFields[HTTPField.Name("Idempotency-Key")!] = context.idempotencyKey
+    request.headerFields[.idempotencyKey] = context.idempotencyKey
     // The gate's standard verdict throws for any answer but a success.
     _ = try await gate.send(request, body: .bytes(Array("\(payload.order)".utf8)))
 }
