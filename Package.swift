@@ -240,6 +240,8 @@ let package = Package(
                 "ConductorJobs",
                 "ConductorTestKit",
                 "ConductorGate",
+                "ConductorURLSession",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
                 .product(name: "Logging", package: "swift-log"),
