@@ -1,6 +1,9 @@
 /// What a job's handler knows about the job it runs.
 ///
 /// ```swift
+/// import Foundation
+/// import HTTPTypes
+///
 /// queue.register(PlaceOrder.self) { order, context in
 ///     var request = HTTPRequest(method: .post, scheme: "https", authority: "shop.example", path: "/orders")
 ///     request.headerFields[.idempotencyKey] = context.idempotencyKey

@@ -6,12 +6,16 @@ public import Foundation
 /// job's end, the kind for a registration. Match on ``code`` rather than on the message:
 ///
 /// ```swift
-/// do {
+/// do throws(JobQueueError) {
 ///     let queue = try JobQueue(path: path)
-/// } catch let error where error.code == .databaseLocked {
+///     if let failure = try queue.job(id)?.lastError, failure.code == .handlerFailed {
+///         print(failure.message)
+///     }
+/// } catch where error.code == .databaseLocked {
 ///     print(error.message)  // "the job queue file '/…/jobs.sqlite' is locked by another connection"
+/// } catch {
+///     print(error.message)
 /// }
-/// if let failure = try queue.job(id)?.lastError, failure.code == .handlerFailed { … }
 /// ```
 public struct JobQueueError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong. New codes may be added, so a `switch` should have a `default`.
