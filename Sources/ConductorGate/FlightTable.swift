@@ -83,9 +83,13 @@ struct FlightTable<Key: Hashable, Caller, Work> {
         flights[key] = Flight(request: id, callers: [(callerID, caller)], priority: priority, work: work)
     }
 
-    /// Flight `id` under `key` waits for a slot as entry `slot`.
-    mutating func queued(_ key: Key, request id: UInt64, slot: UInt64) {
-        if flights[key]?.request == id { flights[key]?.queuedSlot = slot }
+    /// Flight `id` under `key` waits for a slot as entry `slot`; `false` when the flight has
+    /// ended (nothing is recorded).
+    @discardableResult
+    mutating func queued(_ key: Key, request id: UInt64, slot: UInt64) -> Bool {
+        guard let index = flights.index(forKey: key), flights.values[index].request == id else { return false }
+        flights.values[index].queuedSlot = slot
+        return true
     }
 
     /// Flight `id`'s work, once started; `false` when the flight ended first.

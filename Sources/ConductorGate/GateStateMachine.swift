@@ -67,6 +67,18 @@ struct GateStateMachine<Handles: GateHandles> {
         /// first decision.
         case enqueued(Slot)
         case shutDown
+        /// The attempt's flight has ended (its last caller left, or its deadline passed): its
+        /// task is cancelled, so it queues for nothing.
+        case flightEnded
+    }
+
+    /// The queued slot entry of a flight that ended early, taken out in the transition that
+    /// ended it (see ``dropQueuedSlot(of:events:)``).
+    struct DroppedSlot: Sendable {
+        /// The attempt's waiter, to resume as cancelled.
+        var waiter: Handles.SlotWaiter
+        /// The entries its leaving lets start.
+        var started: [SlotStart]
     }
 
     /// What a shutdown did to the flights, on top of the credential's ``GateCredentialMachine/ReplaceAction``.
@@ -171,15 +183,19 @@ struct GateStateMachine<Handles: GateHandles> {
             attempt = GateQueuedAttempt(
                 request: request, number: number, needsAuthorization: needsAuthorization, judges: judges)
         }
+        // An attempt's flight names its queued entry, so the transition that ends the flight
+        // early takes the entry out (``dropQueuedSlot(of:events:)``): the attempt's task needs
+        // no cancellation handler of its own. Recorded before submitting: an entry that starts
+        // at once leaves a stale id, which finds nothing (entry ids are never reused).
+        if case .attempt(let key, let request, _, _) = claimant, !flights.queued(key, request: request, slot: id) {
+            return .flightEnded
+        }
         let entry = QueuedSlot(waiter: waiter, attempt: attempt, priority: slot.priority, epoch: slot.epoch)
         switch slots.submit(id: id, priority: slot.priority, payload: entry) {
         case .start: return .start(slot)
         case .rejected: return .shutDown
         case .enqueued:
-            if case .attempt(let key, let request, _, _) = claimant {
-                flights.queued(key, request: request, slot: id)
-                events.append(.queued(request: request, priority: slot.priority))
-            }
+            if let attempt { events.append(.queued(request: attempt.request, priority: slot.priority)) }
             return .enqueued(slot)
         }
     }
@@ -190,6 +206,15 @@ struct GateStateMachine<Handles: GateHandles> {
     ) -> (cancelled: Handles.SlotWaiter, started: [SlotStart])? {
         guard let (cancelled, started) = slots.cancel(id: id) else { return nil }
         return (cancelled.waiter, start(started, events: &events))
+    }
+
+    /// Flight `flight` ended early (its last caller left, or its deadline passed) while its attempt
+    /// may be queued for a slot: the entry is taken out in the same transition, so the attempt,
+    /// whose task is cancelled next, is resumed as cancelled and no slot is ever given to it.
+    /// `nil` when the flight's attempt was not queued.
+    mutating func dropQueuedSlot(of flight: Flights.Flight, events: inout [GateEvent]) -> DroppedSlot? {
+        guard let id = flight.queuedSlot, let (cancelled, started) = slots.cancel(id: id) else { return nil }
+        return DroppedSlot(waiter: cancelled.waiter, started: start(started, events: &events))
     }
 
     /// Gives a slot back; returns the waiters that start now, each with its first decision taken.

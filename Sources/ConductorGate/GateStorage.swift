@@ -120,16 +120,20 @@ final class GateStorage: Sendable {
     private func leave(_ state: inout State, key: GateFlightKey, caller: UInt64) -> (@Sendable () -> Void)? {
         var events: [GateEvent] = []
         let (waiter, ended): (WaiterSet<Delivery>.Waiter, GateFlightTask?)
+        var dropped: Machine.DroppedSlot?
         switch state.machine.leave(key, caller: caller, events: &events) {
         case .gone: return nil
         case .left(let left): (waiter, ended) = (left, nil)
-        case .ended(let left, let flight): (waiter, ended) = (left, flight.work)
+        case .ended(let left, let flight):
+            (waiter, ended) = (left, flight.work)
+            dropped = dropQueuedSlot(&state, of: flight, events: &events)
         }
         let effects = state.commit(events)
-        return { [self, ended] in
+        return { [self, ended, dropped] in
             ended?.settleOpening(self)
             carryOut(effects)
             ended?.cancel()
+            dropped?.waiter.resume(returning: Handoff(.cancelled))
             waiter.resume(returning: .cancelled)
         }
     }
@@ -142,17 +146,38 @@ final class GateStorage: Sendable {
         _ key: GateFlightKey, request id: UInt64, end: GateEvent, result: Result<GateResponse, GateError>,
         cancellingTask: Bool = false
     ) {
-        let flight = transition { state, events in state.machine.settle(key, request: id, end: end, events: &events) }
-        guard let flight else { return }
+        typealias Settled = (flight: Machine.Flights.Flight, dropped: Machine.DroppedSlot?)
+        let settled = transition { state, events -> Settled? in
+            guard let flight = state.machine.settle(key, request: id, end: end, events: &events) else { return nil }
+            // Settled from outside its task, the flight's attempt may be queued for a slot.
+            return (flight, cancellingTask ? dropQueuedSlot(&state, of: flight, events: &events) : nil)
+        }
+        guard let (flight, dropped) = settled else { return }
         let outcome = Handoff(result)
         for (_, caller) in flight.callers { caller.resume(returning: .ended(outcome)) }
         if cancellingTask { flight.work.cancel() }
+        dropped?.waiter.resume(returning: Handoff(.cancelled))
+    }
+
+    /// ``GateStateMachine/dropQueuedSlot(of:events:)``, the entries it lets start kept to resume.
+    private func dropQueuedSlot(
+        _ state: inout State, of flight: Machine.Flights.Flight, events: inout [GateEvent]
+    ) -> Machine.DroppedSlot? {
+        guard let dropped = state.machine.dropQueuedSlot(of: flight, events: &events) else { return nil }
+        state.start(dropped.started)
+        return dropped
     }
 
     // MARK: - Slots
 
     /// Waits for a slot; the transition that gives it takes the attempt's first decision
     /// (asking for the judge's verdict first if `judges`).
+    ///
+    /// An attempt waits with no cancellation handler: only the gate cancels a flight's task,
+    /// right after the transition that ended its flight, and that transition takes the
+    /// attempt's queued entry out and resumes it as cancelled (``settle(_:request:end:result:cancellingTask:)``,
+    /// a caller's leaving); an attempt that would queue for a flight already ended is answered
+    /// at once. The refresh, whose task a sign-in, sign-out or shutdown cancels, keeps one.
     func acquireSlot(for claimant: Machine.SlotClaimant, judges: Bool) async -> Machine.SlotGrant {
         // Most attempts find a slot free: no continuation, no cancellation handler.
         let fast = transition { state, events -> Machine.SlotGrant? in
@@ -167,15 +192,20 @@ final class GateStorage: Sendable {
         if let fast { return fast }
         typealias Grant = Handoff<Machine.SlotGrant>
         typealias Decision = SuspensionDecision<Grant, GateTransitionEffects>
+        let decide = { (state: inout State, waiter: WaiterSet<Grant>.Waiter) -> Decision in
+            var events: [GateEvent] = []
+            switch state.machine.queue(claimant, id: waiter.id, waiter: waiter, judges: judges, events: &events) {
+            case .start(let slot): return .resume(Handoff(.started(slot)), state.commit(events))
+            case .shutDown: return .resume(Handoff(.shutDown), state.commit(events))
+            case .flightEnded: return .resume(Handoff(.cancelled), state.commit(events))
+            case .enqueued: return .wait(state.commit(events))
+            }
+        }
+        if case .attempt = claimant {
+            return await state.suspendIgnoringCancellation(decide, perform: { effects in self.carryOut(effects) }).value
+        }
         return await state.suspend(
-            { (state: inout State, waiter: WaiterSet<Grant>.Waiter) -> Decision in
-                var events: [GateEvent] = []
-                switch state.machine.queue(claimant, id: waiter.id, waiter: waiter, judges: judges, events: &events) {
-                case .start(let slot): return .resume(Handoff(.started(slot)), state.commit(events))
-                case .shutDown: return .resume(Handoff(.shutDown), state.commit(events))
-                case .enqueued: return .wait(state.commit(events))
-                }
-            },
+            decide,
             cancelledNow: { state in (Handoff(.cancelled), state.commit([])) },
             perform: { effects in self.carryOut(effects) },
             cancelled: { @Sendable [self] state, waiterID in
