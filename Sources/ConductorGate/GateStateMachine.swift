@@ -72,13 +72,15 @@ struct GateStateMachine<Handles: GateHandles> {
         case flightEnded
     }
 
-    /// The queued slot entry of a flight that ended early, taken out in the transition that
-    /// ended it (see ``dropQueuedSlot(of:events:)``).
-    struct DroppedSlot: Sendable {
-        /// The attempt's waiter, to resume as cancelled.
-        var waiter: Handles.SlotWaiter
-        /// The entries its leaving lets start.
-        var started: [SlotStart]
+    /// What a flight that ended early was waiting in, taken out in the transition that ended
+    /// it (see ``abandonWaits(of:events:)``).
+    struct AbandonedWaits: Sendable {
+        /// Its attempt's queued slot entry's waiter, to resume as cancelled.
+        var slot: Handles.SlotWaiter?
+        /// Its request parked behind the refresh, to resume as cancelled.
+        var parked: Handles.Parked?
+        /// The entries the slot entry's leaving lets start.
+        var started: [SlotStart] = []
     }
 
     /// What a shutdown did to the flights, on top of the credential's ``GateCredentialMachine/ReplaceAction``.
@@ -177,19 +179,23 @@ struct GateStateMachine<Handles: GateHandles> {
     mutating func queue(
         _ claimant: SlotClaimant, id: UInt64, waiter: Handles.SlotWaiter, judges: Bool, events: inout [GateEvent]
     ) -> QueueAction {
-        let slot = Slot(priority: priority(of: claimant), epoch: credentials.failureEpoch)
+        // An attempt's flight names its queued entry, so the transition that ends the flight
+        // early takes the entry out (``abandonWaits(of:events:)``): the attempt's task needs
+        // no cancellation handler of its own. Recorded before submitting (in the lookup that
+        // reads the flight's priority): an entry that starts at once leaves a stale id, which
+        // finds nothing (entry ids are never reused).
+        let priority: Priority
         var attempt: GateQueuedAttempt?
-        if case .attempt(_, let request, let number, let needsAuthorization) = claimant {
+        switch claimant {
+        case .attempt(let key, let request, let number, let needsAuthorization):
+            guard let flightPriority = flights.queued(key, request: request, slot: id) else { return .flightEnded }
+            priority = flightPriority
             attempt = GateQueuedAttempt(
                 request: request, number: number, needsAuthorization: needsAuthorization, judges: judges)
+        case .refresh:
+            priority = .unique
         }
-        // An attempt's flight names its queued entry, so the transition that ends the flight
-        // early takes the entry out (``dropQueuedSlot(of:events:)``): the attempt's task needs
-        // no cancellation handler of its own. Recorded before submitting: an entry that starts
-        // at once leaves a stale id, which finds nothing (entry ids are never reused).
-        if case .attempt(let key, let request, _, _) = claimant, !flights.queued(key, request: request, slot: id) {
-            return .flightEnded
-        }
+        let slot = Slot(priority: priority, epoch: credentials.failureEpoch)
         let entry = QueuedSlot(waiter: waiter, attempt: attempt, priority: slot.priority, epoch: slot.epoch)
         switch slots.submit(id: id, priority: slot.priority, payload: entry) {
         case .start: return .start(slot)
@@ -208,13 +214,17 @@ struct GateStateMachine<Handles: GateHandles> {
         return (cancelled.waiter, start(started, events: &events))
     }
 
-    /// Flight `flight` ended early (its last caller left, or its deadline passed) while its attempt
-    /// may be queued for a slot: the entry is taken out in the same transition, so the attempt,
-    /// whose task is cancelled next, is resumed as cancelled and no slot is ever given to it.
-    /// `nil` when the flight's attempt was not queued.
-    mutating func dropQueuedSlot(of flight: Flights.Flight, events: inout [GateEvent]) -> DroppedSlot? {
-        guard let id = flight.queuedSlot, let (cancelled, started) = slots.cancel(id: id) else { return nil }
-        return DroppedSlot(waiter: cancelled.waiter, started: start(started, events: &events))
+    /// Flight `flight` ended early (its last caller left, or its deadline passed) while its request
+    /// may be queued for a slot or parked behind the refresh: each is taken out in the same
+    /// transition, so the request, whose task is cancelled next, is resumed as cancelled, and no
+    /// slot or refresh's end ever wakes it. Its task then needs no cancellation handler.
+    mutating func abandonWaits(of flight: Flights.Flight, events: inout [GateEvent]) -> AbandonedWaits {
+        var abandoned = AbandonedWaits(parked: credentials.cancelParked(request: flight.request)?.waiter)
+        if let id = flight.queuedSlot, let (cancelled, started) = slots.cancel(id: id) {
+            abandoned.slot = cancelled.waiter
+            abandoned.started = start(started, events: &events)
+        }
+        return abandoned
     }
 
     /// Gives a slot back; returns the waiters that start now, each with its first decision taken.
