@@ -25,6 +25,13 @@ struct FlightTable<Key: Hashable, Caller, Work> {
         /// nothing: entry ids are never reused).
         var queuedSlot: UInt64?
         var work: Work
+
+        /// Records `slot` as the queued entry, if this is request `id`'s flight; its priority.
+        mutating func queue(_ slot: UInt64, ifRequest id: UInt64) -> Priority? {
+            guard request == id else { return nil }
+            queuedSlot = slot
+            return priority
+        }
     }
 
     /// What a caller's joining a flight in the air decided.
@@ -56,6 +63,11 @@ struct FlightTable<Key: Hashable, Caller, Work> {
         return flight
     }
 
+    /// Whether request `id`'s flight is in the air under `key`.
+    func isOpen(_ key: Key, request id: UInt64) -> Bool {
+        flights[key]?.request == id
+    }
+
     /// The priority the flight `key` names queues with, if it is in the air.
     func priority(of key: Key) -> Priority? {
         flights[key]?.priority
@@ -83,9 +95,11 @@ struct FlightTable<Key: Hashable, Caller, Work> {
         flights[key] = Flight(request: id, callers: [(callerID, caller)], priority: priority, work: work)
     }
 
-    /// Flight `id` under `key` waits for a slot as entry `slot`.
-    mutating func queued(_ key: Key, request id: UInt64, slot: UInt64) {
-        if flights[key]?.request == id { flights[key]?.queuedSlot = slot }
+    /// Flight `id` under `key` waits for a slot as entry `slot`: returns the priority it queues
+    /// with, or `nil` when the flight has ended (nothing is recorded). One lookup of `key`.
+    @discardableResult
+    mutating func queued(_ key: Key, request id: UInt64, slot: UInt64) -> Priority? {
+        flights[key]?.queue(slot, ifRequest: id)
     }
 
     /// Flight `id`'s work, once started; `false` when the flight ended first.

@@ -16,6 +16,10 @@ struct GateStateMachine<Handles: GateHandles> {
     typealias Failure = GateFailure
 
     typealias Flights = FlightTable<GateFlightKey, Handles.Caller, Handles.Work>
+    typealias AbandonedWaits = GateAbandonedWaits<Handles>
+    typealias ShutdownFlights = GateShutdownFlights<Handles>
+    typealias RefreshEndStep = GateRefreshEndStep<Handles>
+    typealias ReplaceStep = GateReplaceStep<Handles>
 
     /// What ``open(_:request:name:priority:needsAuthorization:callerID:caller:work:events:)``
     /// decided for a caller.
@@ -67,13 +71,9 @@ struct GateStateMachine<Handles: GateHandles> {
         /// first decision.
         case enqueued(Slot)
         case shutDown
-    }
-
-    /// What a shutdown did to the flights, on top of the credential's ``GateCredentialMachine/ReplaceAction``.
-    struct ShutdownFlights: Sendable {
-        var callers: [Handles.Caller] = []
-        var work: [Handles.Work] = []
-        var droppedSlots: [Handles.SlotWaiter] = []
+        /// The attempt's flight has ended (its last caller left, or its deadline passed): its
+        /// task is cancelled, so it queues for nothing.
+        case flightEnded
     }
 
     typealias NextAttempt = GateNextAttempt
@@ -165,21 +165,29 @@ struct GateStateMachine<Handles: GateHandles> {
     mutating func queue(
         _ claimant: SlotClaimant, id: UInt64, waiter: Handles.SlotWaiter, judges: Bool, events: inout [GateEvent]
     ) -> QueueAction {
-        let slot = Slot(priority: priority(of: claimant), epoch: credentials.failureEpoch)
+        // An attempt's flight names its queued entry, so the transition that ends the flight
+        // early takes the entry out (``abandonWaits(of:events:)``): the attempt's task needs
+        // no cancellation handler of its own. Recorded before submitting (in the lookup that
+        // reads the flight's priority): an entry that starts at once leaves a stale id, which
+        // finds nothing (entry ids are never reused).
+        let priority: Priority
         var attempt: GateQueuedAttempt?
-        if case .attempt(_, let request, let number, let needsAuthorization) = claimant {
+        switch claimant {
+        case .attempt(let key, let request, let number, let needsAuthorization):
+            guard let flightPriority = flights.queued(key, request: request, slot: id) else { return .flightEnded }
+            priority = flightPriority
             attempt = GateQueuedAttempt(
                 request: request, number: number, needsAuthorization: needsAuthorization, judges: judges)
+        case .refresh:
+            priority = .unique
         }
+        let slot = Slot(priority: priority, epoch: credentials.failureEpoch)
         let entry = QueuedSlot(waiter: waiter, attempt: attempt, priority: slot.priority, epoch: slot.epoch)
         switch slots.submit(id: id, priority: slot.priority, payload: entry) {
         case .start: return .start(slot)
         case .rejected: return .shutDown
         case .enqueued:
-            if case .attempt(let key, let request, _, _) = claimant {
-                flights.queued(key, request: request, slot: id)
-                events.append(.queued(request: request, priority: slot.priority))
-            }
+            if let attempt { events.append(.queued(request: attempt.request, priority: slot.priority)) }
             return .enqueued(slot)
         }
     }
@@ -190,6 +198,19 @@ struct GateStateMachine<Handles: GateHandles> {
     ) -> (cancelled: Handles.SlotWaiter, started: [SlotStart])? {
         guard let (cancelled, started) = slots.cancel(id: id) else { return nil }
         return (cancelled.waiter, start(started, events: &events))
+    }
+
+    /// Flight `flight` ended early (its last caller left, or its deadline passed) while its request
+    /// may be queued for a slot or parked behind the refresh: each is taken out in the same
+    /// transition, so the request, whose task is cancelled next, is resumed as cancelled, and no
+    /// slot or refresh's end ever wakes it. Its task then needs no cancellation handler.
+    mutating func abandonWaits(of flight: Flights.Flight, events: inout [GateEvent]) -> AbandonedWaits {
+        var abandoned = AbandonedWaits(parked: credentials.cancelParked(request: flight.request)?.waiter)
+        if let id = flight.queuedSlot, let (cancelled, started) = slots.cancel(id: id) {
+            abandoned.slot = cancelled.waiter
+            abandoned.started = start(started, events: &events)
+        }
+        return abandoned
     }
 
     /// Gives a slot back; returns the waiters that start now, each with its first decision taken.
@@ -258,38 +279,6 @@ struct GateStateMachine<Handles: GateHandles> {
     }
 
     // MARK: - Parking
-
-    /// How a request that waited on the credential (or might have) goes on: what a parking
-    /// transition decides at once, and what a later one wakes a parked request with.
-    enum Resumption: Sendable {
-        /// Send now with this credential, holding the slot; recorded as `running`.
-        case send(Credential?, version: Int)
-        /// End the request without sending, still holding its slot.
-        case failNow(Failure)
-        /// Its task was cancelled before the transition: end it, still holding its slot.
-        case cancelledNow
-        /// Woken after parking by the refresh's end, holding a slot it took for the request,
-        /// with the next attempt's first decision taken (a send, recorded as `running` there).
-        case granted(Slot)
-        /// Queue for a slot again (its slot was given back, or it held none).
-        case proceed
-        /// End the request; its slot was given back.
-        case fail(Failure)
-        /// Its task was cancelled; its slot was given back.
-        case cancelled
-    }
-
-    /// What a transition that may park a request decided.
-    struct ParkDecision: Sendable {
-        /// How the request goes on now; `nil`: parked (its slot given back), a later transition
-        /// wakes it.
-        var resumption: Resumption?
-        typealias Refresh = (flight: GateRefreshFlight, replacing: Credential?)
-        /// The refresh this transition started, to run once the lock is released.
-        var refresh: Refresh?
-        /// The attempts (or refresh) that start on the slot this transition gave back.
-        var slotStarts: [SlotStart] = []
-    }
 
     typealias ParkReason = GateParkReason
 
@@ -405,31 +394,6 @@ struct GateStateMachine<Handles: GateHandles> {
         }
     }
 
-    /// How a refresh ended.
-    enum RefreshResult: Sendable {
-        case succeeded(Credential)
-        case failed(Failure)
-        /// Its task was cancelled: only a sign-in, sign-out or shutdown does that, and each has
-        /// already replaced the refresh.
-        case cancelled
-    }
-
-    /// What the end of a refresh decided.
-    struct RefreshEndStep: Sendable {
-        /// The requests parked behind it, to wake in this order, each with how it goes on: a
-        /// slot handed to it (`granted`), `proceed` (queue for one again; a
-        /// ``RequestGate/refresh()`` caller needs none) or `fail`. Empty when the refresh had
-        /// been replaced.
-        var waiters: [(waiter: Handles.Parked, resumption: Resumption)] = []
-        var failure: Failure?
-        /// The requests (not ``RequestGate/refresh()`` callers) it released, for the
-        /// instruments to link to the refresh's span.
-        var released: [UInt64] = []
-        /// Whether the refresh was still current (so its task is no longer the running one).
-        var settled = false
-        var slotStarts: [SlotStart] = []
-    }
-
     /// Refresh `flight` ended with `result`, giving back the `unique` slot it held if
     /// `releasingSlot`.
     ///
@@ -526,26 +490,6 @@ struct GateStateMachine<Handles: GateHandles> {
     }
 
     // MARK: - Credentials from outside
-
-    /// What replaces the credential from outside the gate.
-    enum Replacement: Sendable {
-        case signIn(Credential)
-        case signOut
-        case shutdown
-    }
-
-    /// What a sign-in, sign-out or shutdown decided.
-    struct ReplaceStep: Sendable {
-        /// The refresh it replaced, whose task to cancel.
-        var cancelledRefresh: GateRefreshFlight?
-        /// The parked requests, to wake: they go on (`failure == nil`) or fail.
-        var parked: [Handles.Parked] = []
-        var failure: Failure?
-        /// What a shutdown ended: every flight and queued slot.
-        var flights = ShutdownFlights()
-        /// A shutdown: this transition's events are the journal's last.
-        var finishesJournal = false
-    }
 
     /// A sign-in, sign-out or shutdown, as one transition: a running refresh is replaced
     /// (`refreshCancelled`), the parked requests wake, and a shutdown ends every flight first

@@ -120,16 +120,20 @@ final class GateStorage: Sendable {
     private func leave(_ state: inout State, key: GateFlightKey, caller: UInt64) -> (@Sendable () -> Void)? {
         var events: [GateEvent] = []
         let (waiter, ended): (WaiterSet<Delivery>.Waiter, GateFlightTask?)
+        var abandoned = AbandonedWaits()
         switch state.machine.leave(key, caller: caller, events: &events) {
         case .gone: return nil
         case .left(let left): (waiter, ended) = (left, nil)
-        case .ended(let left, let flight): (waiter, ended) = (left, flight.work)
+        case .ended(let left, let flight):
+            (waiter, ended) = (left, flight.work)
+            abandoned = abandonWaits(&state, of: flight, events: &events)
         }
         let effects = state.commit(events)
-        return { [self, ended] in
+        return { [self, ended, abandoned] in
             ended?.settleOpening(self)
             carryOut(effects)
             ended?.cancel()
+            abandoned.resume()
             waiter.resume(returning: .cancelled)
         }
     }
@@ -142,17 +146,53 @@ final class GateStorage: Sendable {
         _ key: GateFlightKey, request id: UInt64, end: GateEvent, result: Result<GateResponse, GateError>,
         cancellingTask: Bool = false
     ) {
-        let flight = transition { state, events in state.machine.settle(key, request: id, end: end, events: &events) }
-        guard let flight else { return }
+        typealias Settled = (flight: Machine.Flights.Flight, abandoned: AbandonedWaits)
+        let settled = transition { state, events -> Settled? in
+            guard let flight = state.machine.settle(key, request: id, end: end, events: &events) else { return nil }
+            // Settled from outside its task, the flight's attempt may be queued or parked.
+            return (flight, cancellingTask ? abandonWaits(&state, of: flight, events: &events) : AbandonedWaits())
+        }
+        guard let (flight, abandoned) = settled else { return }
         let outcome = Handoff(result)
         for (_, caller) in flight.callers { caller.resume(returning: .ended(outcome)) }
         if cancellingTask { flight.work.cancel() }
+        abandoned.resume()
+    }
+
+    /// What a flight that ended early was waiting in: its attempt's queued slot entry or its
+    /// place behind the refresh, taken out in the transition that ended it, to resume as
+    /// cancelled once the lock is released.
+    struct AbandonedWaits: Sendable {
+        var slot: Handles.SlotWaiter?
+        var parked: Handles.Parked?
+
+        func resume() {
+            slot?.resume(returning: Handoff(.cancelled))
+            parked?.resume(returning: Handoff(.cancelled))
+        }
+    }
+
+    /// ``GateStateMachine/abandonWaits(of:events:)``, the entries it lets start kept to resume.
+    private func abandonWaits(
+        _ state: inout State, of flight: Machine.Flights.Flight, events: inout [GateEvent]
+    ) -> AbandonedWaits {
+        let abandoned = state.machine.abandonWaits(of: flight, events: &events)
+        state.start(abandoned.started)
+        return AbandonedWaits(slot: abandoned.slot, parked: abandoned.parked)
     }
 
     // MARK: - Slots
 
     /// Waits for a slot; the transition that gives it takes the attempt's first decision
     /// (asking for the judge's verdict first if `judges`).
+    ///
+    /// An attempt waits with no cancellation handler: while it waits, only the gate can cancel
+    /// a flight's task (nobody else holds it), right after the transition that ended its
+    /// flight, and that transition takes the attempt's queued entry out and resumes it as
+    /// cancelled (``settle(_:request:end:result:cancellingTask:)``, a caller's leaving). An
+    /// attempt whose task is cancelled already (user code on its task may do that), or whose
+    /// flight has ended, is answered at once. The refresh, whose task a sign-in, sign-out or
+    /// shutdown cancels, keeps one.
     func acquireSlot(for claimant: Machine.SlotClaimant, judges: Bool) async -> Machine.SlotGrant {
         // Most attempts find a slot free: no continuation, no cancellation handler.
         let fast = transition { state, events -> Machine.SlotGrant? in
@@ -167,15 +207,22 @@ final class GateStorage: Sendable {
         if let fast { return fast }
         typealias Grant = Handoff<Machine.SlotGrant>
         typealias Decision = SuspensionDecision<Grant, GateTransitionEffects>
+        let decide = { (state: inout State, waiter: WaiterSet<Grant>.Waiter) -> Decision in
+            // Cancelled before it waits (by user code on the flight's task, say): not queued.
+            if Task.isCancelled { return .resume(Handoff(.cancelled), state.commit([])) }
+            var events: [GateEvent] = []
+            switch state.machine.queue(claimant, id: waiter.id, waiter: waiter, judges: judges, events: &events) {
+            case .start(let slot): return .resume(Handoff(.started(slot)), state.commit(events))
+            case .shutDown: return .resume(Handoff(.shutDown), state.commit(events))
+            case .flightEnded: return .resume(Handoff(.cancelled), state.commit(events))
+            case .enqueued: return .wait(state.commit(events))
+            }
+        }
+        if case .attempt = claimant {
+            return await state.suspendIgnoringCancellation(decide, perform: { effects in self.carryOut(effects) }).value
+        }
         return await state.suspend(
-            { (state: inout State, waiter: WaiterSet<Grant>.Waiter) -> Decision in
-                var events: [GateEvent] = []
-                switch state.machine.queue(claimant, id: waiter.id, waiter: waiter, judges: judges, events: &events) {
-                case .start(let slot): return .resume(Handoff(.started(slot)), state.commit(events))
-                case .shutDown: return .resume(Handoff(.shutDown), state.commit(events))
-                case .enqueued: return .wait(state.commit(events))
-                }
-            },
+            decide,
             cancelledNow: { state in (Handoff(.cancelled), state.commit([])) },
             perform: { effects in self.carryOut(effects) },
             cancelled: { @Sendable [self] state, waiterID in
@@ -227,7 +274,7 @@ final class GateStorage: Sendable {
         slot: Priority, now: Duration
     ) async -> Machine.Resumption {
         await suspendParking(
-            id: id,
+            id: id, flight: key,
             whenCancelled: { _, _ in Machine.ParkDecision(resumption: .cancelledNow) },
             decide: { state, events, waiter in
                 state.machine.park(
@@ -243,7 +290,7 @@ final class GateStorage: Sendable {
         reason: Machine.ParkReason, waits: Bool, now: Duration
     ) async -> Machine.Resumption {
         await suspendParking(
-            id: id,
+            id: id, flight: key,
             whenCancelled: { state, events in
                 state.machine.rejectedWhileCancelled(
                     request: id, version: version, slot: slot, reason: reason, now: now, events: &events)
@@ -258,7 +305,7 @@ final class GateStorage: Sendable {
     /// ``GateStateMachine/refreshNow(caller:waiter:now:events:)``.
     func refreshNow(caller id: UInt64, now: Duration) async -> Machine.Resumption {
         await suspendParking(
-            id: id,
+            id: id, flight: nil,
             whenCancelled: { _, _ in Machine.ParkDecision(resumption: .cancelled) },
             decide: { state, events, waiter in
                 state.machine.refreshNow(caller: id, waiter: waiter, now: now, events: &events)
@@ -268,10 +315,16 @@ final class GateStorage: Sendable {
     /// Runs `decide`, one transition, with a waiter for request `id`, and carries out what it
     /// decided once the lock is released: the events, the slots it freed, the refresh it
     /// started; the request goes on at once unless it parked. A request cancelled before the
-    /// transition runs `whenCancelled` instead, and goes on at once; one cancelled while parked
-    /// is taken out of the machine by its cancellation handler.
+    /// transition runs `whenCancelled` instead, and goes on at once.
+    ///
+    /// A request of `flight` (an attempt) parks with no cancellation handler: while it waits,
+    /// only the gate can cancel a flight's task, right after the transition that ended its
+    /// flight, and that transition takes the parked request out and resumes it as cancelled
+    /// (see ``acquireSlot(for:judges:)``); a task cancelled already, or a flight that ended
+    /// before this transition, counts as cancelled. A ``RequestGate/refresh()`` caller (`flight == nil`), whose task is the
+    /// user's, is taken out by its cancellation handler.
     private func suspendParking(
-        id: UInt64,
+        id: UInt64, flight: GateFlightKey?,
         whenCancelled: (inout State, inout [GateEvent]) -> Machine.ParkDecision,
         decide: (inout State, inout [GateEvent], Handles.Parked) -> Machine.ParkDecision
     ) async -> Machine.Resumption {
@@ -281,25 +334,40 @@ final class GateStorage: Sendable {
             state.start(decision.slotStarts)
             return (state.commit(events), decision.refresh)
         }
+        func cancelledNow(_ state: inout State) -> (Resumed, Effect) {
+            var events: [GateEvent] = []
+            let decision = whenCancelled(&state, &events)
+            return (Handoff(decision.resumption ?? .cancelledNow), commit(decision, &state, events))
+        }
+        let perform = { (effect: Effect) in
+            self.carryOut(effect.effects)
+            if let refresh = effect.refresh {
+                self.refreshRunner.start(refresh.flight, replacing: refresh.replacing, in: self)
+            }
+        }
+        func register(_ state: inout State, _ waiter: Handles.Parked) -> SuspensionDecision<Resumed, Effect> {
+            var events: [GateEvent] = []
+            let decision = decide(&state, &events, waiter)
+            let effect = commit(decision, &state, events)
+            guard let resumption = decision.resumption else { return .wait(effect) }
+            return .resume(Handoff(resumption), effect)
+        }
+        if let flight {
+            return await state.suspendIgnoringCancellation(
+                { (state: inout State, waiter: Handles.Parked) -> SuspensionDecision<Resumed, Effect> in
+                    guard !Task.isCancelled, state.machine.flights.isOpen(flight, request: id) else {
+                        let (resumed, effect) = cancelledNow(&state)
+                        return .resume(resumed, effect)
+                    }
+                    return register(&state, waiter)
+                },
+                perform: perform
+            ).value
+        }
         return await state.suspend(
-            { (state: inout State, waiter: Handles.Parked) -> SuspensionDecision<Resumed, Effect> in
-                var events: [GateEvent] = []
-                let decision = decide(&state, &events, waiter)
-                let effect = commit(decision, &state, events)
-                guard let resumption = decision.resumption else { return .wait(effect) }
-                return .resume(Handoff(resumption), effect)
-            },
-            cancelledNow: { state in
-                var events: [GateEvent] = []
-                let decision = whenCancelled(&state, &events)
-                return (Handoff(decision.resumption ?? .cancelledNow), commit(decision, &state, events))
-            },
-            perform: { effect in
-                self.carryOut(effect.effects)
-                if let refresh = effect.refresh {
-                    self.refreshRunner.start(refresh.flight, replacing: refresh.replacing, in: self)
-                }
-            },
+            register,
+            cancelledNow: cancelledNow,
+            perform: perform,
             cancelled: { @Sendable [self] state, _ in
                 guard let waiter = state.machine.cancelParked(request: id) else { return nil }
                 let effects = state.commit([])

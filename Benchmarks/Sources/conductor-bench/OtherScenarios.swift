@@ -329,9 +329,13 @@ func refreshStorm(
 }
 
 /// A gate on `server` whose starting token is `token`. Every event of a burst of `n` is kept,
-/// so the journal can be read afterwards; both contenders pay for the same retention.
+/// so the journal can be read afterwards; both contenders pay for the same retention. With
+/// `holdingRefreshUntil`, a refresh returns only once that counter completes (the burst has
+/// spawned every request) and the refresh's task has yielded twice, so the requests' flight
+/// tasks, queued ahead of it, reach the gate first: every request of the burst waits for it.
 func stormGate(
-    _ n: Int, startingWith token: String, server: StormServer, refreshDelay: Duration? = nil
+    _ n: Int, startingWith token: String, server: StormServer, refreshDelay: Duration? = nil,
+    holdingRefreshUntil spawned: CompletionCounter? = nil
 ) -> RequestGate<String> {
     var configuration = GateConfiguration(eventRetention: 8 * n)
     // Bursts follow each other faster than the default window (5 refreshes in 30 s) allows:
@@ -345,6 +349,11 @@ func stormGate(
         authorize: { request, token in request.headerFields[.authorization] = token },
         refresh: { _ in
             if let refreshDelay { try? await Task.sleep(for: refreshDelay) }
+            if let spawned {
+                await spawned.wait()
+                await Task.yield()
+                await Task.yield()
+            }
             return server.issueToken()
         }
     )
@@ -357,7 +366,10 @@ func stormGate(
 /// unlink each child that finishes (`TaskGroup::removeChildTask`), and the storm's requests are
 /// all alive at once and finish out of order, so the harness spent time quadratic in `n` —
 /// 35 % of the expired burst's CPU at n = 10,000 — where the gate was to be measured.
-func stormBurst(_ n: Int, through gate: RequestGate<String>, timeout: Duration? = nil) async {
+/// `spawned`, if given, is completed once every request's task exists.
+func stormBurst(
+    _ n: Int, through gate: RequestGate<String>, timeout: Duration? = nil, spawned: CompletionCounter? = nil
+) async {
     let request = HTTPRequest(method: .get, scheme: "http", authority: "bench", path: "/item")
     let finished = CompletionCounter(expected: n)
     for _ in 0..<n {
@@ -366,6 +378,7 @@ func stormBurst(_ n: Int, through gate: RequestGate<String>, timeout: Duration? 
             finished.completed()
         }
     }
+    spawned?.completed()
     await finished.wait()
 }
 

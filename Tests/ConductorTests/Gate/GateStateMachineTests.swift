@@ -31,6 +31,18 @@ import Testing
     static let key = GateFlightKey.coalesced("k")
     static let schedule = RetrySchedule(initial: .milliseconds(100), maximum: .seconds(1))
 
+    /// Opens request `id`'s own flight (an attempt queues for a slot only while its flight is open).
+    static func openOwn(_ machine: inout Machine, request id: UInt64, events: inout [GateEvent]) {
+        guard
+            case .opened = machine.open(
+                .request(id), request: id, name: "GET /\(id)", priority: .default, needsAuthorization: true,
+                callerID: 1_000 + id, caller: "c\(id)", work: "w\(id)", events: &events)
+        else {
+            Issue.record("expected a new flight for request \(id)")
+            return
+        }
+    }
+
     /// A caller opens the flight, the next one with the same key joins it.
     static func openTwo(_ machine: inout Machine, events: inout [GateEvent]) {
         guard
@@ -215,6 +227,8 @@ import Testing
             return
         }
         #expect(events == [.running(request: 0, attempt: 1, credentialVersion: 1)])
+        Self.openOwn(&machine, request: 1, events: &events)
+        events = []
         let second = Machine.SlotClaimant.attempt(key: .request(1), request: 1, number: 1, needsAuthorization: false)
         guard case .busy = machine.takeSlotNow(for: second, isCancelled: false, judges: false, events: &events) else {
             Issue.record("expected no free slot")
@@ -232,6 +246,96 @@ import Testing
             return
         }
         #expect(events == [.running(request: 1, attempt: 1, credentialVersion: 0)])
+    }
+
+    /// An attempt queues only while its flight is open: one whose flight ended early (its last
+    /// caller left, its deadline passed) is answered at once, and the transition that ends a
+    /// flight early takes its queued entry out — so the attempt's task needs no cancellation
+    /// handler, and no slot is ever given to an attempt nobody waits for.
+    @Test func aFlightThatEndsEarlyTakesItsQueuedSlotOut() {
+        var machine = Self.machine(limit: 1)
+        var events: [GateEvent] = []
+        guard case .granted = machine.takeSlotNow(for: .refresh, isCancelled: false, judges: false, events: &events)
+        else {
+            Issue.record("expected the slot")
+            return
+        }
+        let attempt = { (id: UInt64) in
+            Machine.SlotClaimant.attempt(key: .request(id), request: id, number: 1, needsAuthorization: true)
+        }
+        // Never opened (or ended already): nothing queues.
+        guard case .flightEnded = machine.queue(attempt(5), id: 55, waiter: "s5", judges: false, events: &events)
+        else {
+            Issue.record("expected no queueing for a flight that is not open")
+            return
+        }
+        #expect(machine.slots.queuedCount == 0 && events.isEmpty)
+        // Its last caller leaves: the flight ends, and its queued entry goes with it.
+        Self.openOwn(&machine, request: 1, events: &events)
+        Self.openOwn(&machine, request: 2, events: &events)
+        for id: UInt64 in [1, 2] {
+            guard
+                case .enqueued = machine.queue(
+                    attempt(id), id: 50 + id, waiter: "s\(id)", judges: false, events: &events)
+            else {
+                Issue.record("expected attempt \(id) to queue")
+                return
+            }
+        }
+        guard case .ended(_, let left) = machine.leave(.request(1), caller: 1_001, events: &events) else {
+            Issue.record("expected the flight to end")
+            return
+        }
+        let dropped = machine.abandonWaits(of: left, events: &events)
+        #expect(dropped.slot == "s1" && dropped.parked == nil && dropped.started.isEmpty)
+        #expect(machine.slots.queuedCount == 1)
+        // Settled from outside its task (its deadline): the same.
+        events = []
+        guard
+            let settled = machine.settle(
+                .request(2), request: 2, end: .failure(request: 2, code: .timedOut), events: &events)
+        else {
+            Issue.record("expected the flight to settle")
+            return
+        }
+        #expect(machine.abandonWaits(of: settled, events: &events).slot == "s2")
+        #expect(machine.slots.queuedCount == 0)
+        #expect(machine.abandonWaits(of: settled, events: &events).slot == nil)
+        #expect(machine.releaseSlot(.unique, events: &events).isEmpty)
+        #expect(events == [.failure(request: 2, code: .timedOut)])
+    }
+
+    /// A request parked behind the refresh whose flight ends early is taken out in the same
+    /// transition: the refresh's end wakes only those still waiting.
+    @Test func aFlightThatEndsEarlyTakesItsParkedRequestOut() {
+        var machine = Self.machine("t1")
+        var events: [GateEvent] = []
+        guard let (flight, _) = machine.refreshNow(caller: 9, waiter: "r9", now: .zero, events: &events).refresh else {
+            Issue.record("expected a refresh")
+            return
+        }
+        Self.openOwn(&machine, request: 3, events: &events)
+        let claimant = Machine.SlotClaimant.attempt(key: .request(3), request: 3, number: 1, needsAuthorization: true)
+        guard
+            case .granted(let slot) = machine.takeSlotNow(
+                for: claimant, isCancelled: false, judges: false, events: &events),
+            case .park? = slot.decision,
+            machine.park(
+                .request(3), request: 3, attempt: 1, epoch: slot.epoch, needsAuthorization: true, slot: slot.priority,
+                waiter: "p3", now: .zero, events: &events
+            ).resumption == nil
+        else {
+            Issue.record("expected the request to park behind the refresh")
+            return
+        }
+        guard case .ended(_, let left) = machine.leave(.request(3), caller: 1_003, events: &events) else {
+            Issue.record("expected the flight to end")
+            return
+        }
+        let abandoned = machine.abandonWaits(of: left, events: &events)
+        #expect(abandoned.parked == "p3" && abandoned.slot == nil)
+        let ended = machine.refreshEnded(flight, .succeeded("t2"), releasingSlot: false, events: &events)
+        #expect(ended.waiters.map(\.waiter) == ["r9"])
     }
 
     /// The look asks for the judge's verdict on the version it would send, then acts on it;
@@ -518,6 +622,7 @@ import Testing
         var events: [GateEvent] = []
         let first = Machine.SlotClaimant.attempt(key: .request(0), request: 0, number: 1, needsAuthorization: true)
         let second = Machine.SlotClaimant.attempt(key: .request(1), request: 1, number: 1, needsAuthorization: true)
+        Self.openOwn(&machine, request: 1, events: &events)
         guard
             case .granted(let slot) = machine.takeSlotNow(
                 for: first, isCancelled: false, judges: false, events: &events),
