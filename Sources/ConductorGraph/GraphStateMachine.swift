@@ -196,6 +196,22 @@ struct GraphStateMachine {
         return handOut(after: startedAt, now: now, helper: helper, worker: worker, retiring: false, effects: &effects)
     }
 
+    /// ``complete(_:outcome:startedAt:now:helper:effects:)`` for a worker: when it gets no next
+    /// task, its registry entry is closed in the same transition (``GraphWorkers/WorkerNext``).
+    @inline(__always)
+    mutating func completeOnWorker(
+        _ node: Int, outcome: TaskOutcome, startedAt: Int64, now: Int64, helper: Bool, effects: inout GraphEffects
+    ) -> GraphWorkers.WorkerNext {
+        // Running (or ended while running): the node keeps its worker's id.
+        let worker = table.nodes[node].remaining
+        if let next = complete(
+            node, outcome: outcome, startedAt: startedAt, now: now, helper: helper, effects: &effects)
+        {
+            return .run(next)
+        }
+        return workers.registry.close(worker) ? .endAfterUnpin(worker) : .end
+    }
+
     /// ``complete(_:outcome:startedAt:now:helper:effects:)`` for a task that ended before its
     /// worker recorded it, or was removed while its body ran: that one ends cancelled whatever
     /// the body did, and its worker retires.
