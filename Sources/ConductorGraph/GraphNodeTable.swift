@@ -301,7 +301,7 @@ struct GraphNodeTable {
             }
             var dependencies = definitions[index].requires
             for id in definitions[index].after
-            where topology.indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false {
+            where topology.position(of: id).map({ !definitions[Int($0)].isHidden }) ?? false {
                 dependencies.append(id)
             }
             records.append(

@@ -20,7 +20,7 @@ enum GraphRemoval {
     static func remove(
         _ id: String, now: Int64, in machine: inout GraphStateMachine, effects: inout GraphEffects
     ) -> TaskRemoval? {
-        guard let index = machine.topology.indexByID[id].map(Int.init), !machine.topology.definitions[index].isHidden
+        guard let index = machine.topology.position(of: id).map(Int.init), !machine.topology.definitions[index].isHidden
         else {
             return nil
         }

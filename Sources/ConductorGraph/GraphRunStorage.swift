@@ -423,7 +423,7 @@ package final class GraphRunStorage: Sendable {
             guard machine.isRunning else {
                 throw .runFinished(adding: definitions.first?.id ?? "")
             }
-            try checked.check(against: machine.indexByID)
+            try checked.check(against: machine.topology)
             machine.insert(definitions, now: now.nanoseconds, effects: &effects)
         }
         return PendingResumptions(storage: self, readers: readers, effects: effects)
@@ -459,7 +459,7 @@ package final class GraphRunStorage: Sendable {
             guard machine.isRunning else {
                 throw .runFinished(adding: definitions.dropFirst(skipped).first?.id ?? "")
             }
-            try checked.check(against: machine.indexByID, skippingFirst: skipped)
+            try checked.check(against: machine.topology, skippingFirst: skipped)
             machine.insert(Array(definitions.dropFirst(skipped)), now: now.nanoseconds, effects: &effects)
             machine.lastAdditionNumber = last.number
         }

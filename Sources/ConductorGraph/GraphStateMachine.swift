@@ -87,7 +87,6 @@ struct GraphStateMachine {
     }
 
     var definitions: [NodeDefinition] { topology.definitions }
-    var indexByID: [String: Int32] { topology.indexByID }
 
     mutating func record(_ event: GraphEvent) {
         journal.append(.other(Int32(truncatingIfNeeded: rareEvents.count)))

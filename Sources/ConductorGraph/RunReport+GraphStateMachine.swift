@@ -5,7 +5,7 @@ extension RunReport {
         let table = machine.table
         var last = table.lastEnded
         if case .failed(let error)? = machine.outcome, let id = error.taskID,
-            let failing = machine.topology.indexByID[id]
+            let failing = machine.topology.position(of: id)
         {
             // A failed run ends at the required task that ended it, whatever ended later (an
             // optional task's body still running, tasks cancelled by the stop).

@@ -304,7 +304,7 @@ public struct TaskGraph: Sendable {
 
     mutating func append(_ definition: NodeDefinition) {
         definitions.append(definition)
-        compiled.append(definition)
+        compiled.append(definitions.count - 1, of: definitions)
     }
 
     /// Every way of starting takes its limit here, before anything is built: a limit of zero
