@@ -1,62 +1,62 @@
 /// What a node of a graph is: a task to run, or a marker (milestone or stage boundary)
 /// that is reached as soon as everything before it has ended.
 ///
-/// 40 bytes: a graph holds one per node (and its runs share that array), so what only
-/// markers, schedule steps, subtasks and hidden nodes have — a marker's names, the list of what
-/// must merely have ended, a step's stage, a subtask's parent — is boxed rather than stored
-/// inline, and a plain task's definition is its id, its dependencies and its settings.
+/// 32 bytes: a graph holds one per node (and its runs share that array), so a plain task's
+/// definition is its id, its dependencies and its settings, and everything else — a marker's
+/// names, the list of what must merely have ended, a step's stage, a subtask's parent, whether
+/// the node is hidden — is boxed with the settings in one reference (``Described``) rather than
+/// stored inline.
 package struct NodeDefinition: Sendable {
     package enum Kind: Sendable {
         case task(TaskSpec)
         case marker(milestone: String?, startsStage: String?)
     }
 
-    /// `Kind` as stored: one reference either way.
+    /// A plain task's settings alone, or a box with everything a node can have: one reference
+    /// either way (an enum of two class references takes no more room than one).
     private enum Payload: Sendable {
         case task(TaskSpec)
-        case marker(Marker)
+        case described(Described)
     }
 
-    private final class Marker: Sendable {
+    /// A marker, or a task with what most tasks lack: dependencies that must merely have
+    /// ended, a schedule step's or stage marker's stage, a subtask's parent, being hidden.
+    private final class Described: Sendable {
+        /// The task's settings; nil for a marker.
+        let spec: TaskSpec?
         let milestone: String?
         let startsStage: String?
-
-        init(milestone: String?, startsStage: String?) {
-            self.milestone = milestone
-            self.startsStage = startsStage
-        }
-    }
-
-    /// What most tasks lack: dependencies that must merely have ended, a schedule step's or
-    /// stage marker's stage, a subtask's parent, whether the node is hidden.
-    private final class Rare: Sendable {
         let after: [String]
         let stage: String?
         let stageIndex: Int?
         let parent: String?
         let isHidden: Bool
 
-        init(after: [String], stage: String?, stageIndex: Int?, parent: String?, isHidden: Bool) {
+        init(
+            kind: Kind, after: [String], stage: String?, stageIndex: Int?, parent: String?, isHidden: Bool
+        ) {
+            switch kind {
+            case .task(let spec):
+                self.spec = spec
+                milestone = nil
+                startsStage = nil
+            case .marker(let milestone, let startsStage):
+                spec = nil
+                self.milestone = milestone
+                self.startsStage = startsStage
+            }
             self.after = after
             self.stage = stage
             self.stageIndex = stageIndex
             self.parent = parent
             self.isHidden = isHidden
         }
-
-        /// `nil` when there is nothing to keep.
-        static func make(after: [String], stage: String?, stageIndex: Int?, parent: String?, isHidden: Bool) -> Rare? {
-            after.isEmpty && stage == nil && stageIndex == nil && parent == nil && !isHidden
-                ? nil
-                : Rare(after: after, stage: stage, stageIndex: stageIndex, parent: parent, isHidden: isHidden)
-        }
     }
 
     package var id: String
     /// Dependencies whose success this node needs.
     var requires: [String]
-    private let payload: Payload
-    private var rare: Rare?
+    private var payload: Payload
 
     package init(
         id: String, requires: [String], after: [String], kind: Kind, stage: String?, isHidden: Bool,
@@ -64,51 +64,73 @@ package struct NodeDefinition: Sendable {
     ) {
         self.id = id
         self.requires = requires
-        switch kind {
-        case .task(let spec): payload = .task(spec)
-        case .marker(let milestone, let startsStage):
-            payload = .marker(Marker(milestone: milestone, startsStage: startsStage))
+        payload = Self.payload(
+            kind: kind, after: after, stage: stage, stageIndex: stageIndex, parent: parent, isHidden: isHidden)
+    }
+
+    private static func payload(
+        kind: Kind, after: [String], stage: String?, stageIndex: Int?, parent: String?, isHidden: Bool
+    ) -> Payload {
+        if case .task(let spec) = kind, after.isEmpty, stage == nil, stageIndex == nil, parent == nil, !isHidden {
+            return .task(spec)
         }
-        rare = Rare.make(after: after, stage: stage, stageIndex: stageIndex, parent: parent, isHidden: isHidden)
+        return .described(
+            Described(
+                kind: kind, after: after, stage: stage, stageIndex: stageIndex, parent: parent, isHidden: isHidden))
+    }
+
+    /// The box, for a node that has one.
+    private var described: Described? {
+        if case .described(let described) = payload { return described }
+        return nil
     }
 
     /// Dependencies that must merely have ended (stage order, milestones).
     var after: [String] {
-        get { rare?.after ?? [] }
+        get { described?.after ?? [] }
         set {
-            rare = Rare.make(
-                after: newValue, stage: stage, stageIndex: stageIndex, parent: parent, isHidden: isHidden)
+            payload = Self.payload(
+                kind: kind, after: newValue, stage: stage, stageIndex: stageIndex, parent: parent, isHidden: isHidden)
         }
     }
 
     /// Markers of a schedule have internal ids that never appear in reports or errors.
-    var isHidden: Bool { rare?.isHidden ?? false }
+    var isHidden: Bool { described?.isHidden ?? false }
 
     var kind: Kind {
         switch payload {
         case .task(let spec): .task(spec)
-        case .marker(let marker): .marker(milestone: marker.milestone, startsStage: marker.startsStage)
+        case .described(let described):
+            if let spec = described.spec {
+                .task(spec)
+            } else {
+                .marker(milestone: described.milestone, startsStage: described.startsStage)
+            }
         }
     }
 
     /// The task's settings; nil for a marker.
     var spec: TaskSpec? {
-        if case .task(let spec) = payload { return spec }
-        return nil
+        switch payload {
+        case .task(let spec): spec
+        case .described(let described): described.spec
+        }
     }
 
     /// The task's settings, unretained; nil for a marker. For a caller that holds the
     /// definition for as long as it uses the spec: building a run reads every node's settings,
     /// and a retain and release per node cost more than the reading.
     var unretainedSpec: Unmanaged<TaskSpec>? {
-        if case .task(let spec) = payload { return Unmanaged.passUnretained(spec) }
-        return nil
+        switch payload {
+        case .task(let spec): Unmanaged.passUnretained(spec)
+        case .described(let described): described.spec.map(Unmanaged.passUnretained)
+        }
     }
 
-    var stage: String? { rare?.stage }
+    var stage: String? { described?.stage }
 
     /// The task whose body added this one as a subtask.
-    var parent: String? { rare?.parent }
+    var parent: String? { described?.parent }
 
     /// This task, as a subtask of `parent`.
     func withParent(_ parent: String) -> NodeDefinition {
@@ -119,11 +141,13 @@ package struct NodeDefinition: Sendable {
 
     /// The position of a schedule's stage, so validation can tell a dependency on a later
     /// stage (which the stage barriers would turn into a cycle) from one on an earlier stage.
-    var stageIndex: Int? { rare?.stageIndex }
+    var stageIndex: Int? { described?.stageIndex }
 
     var isTask: Bool {
-        if case .task = payload { return true }
-        return false
+        switch payload {
+        case .task: true
+        case .described(let described): described.spec != nil
+        }
     }
 }
 
