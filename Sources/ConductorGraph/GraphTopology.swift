@@ -2,9 +2,16 @@
 /// index, and each node's successors. Only ever grows (a run's additions); it never changes
 /// what a node is.
 struct GraphTopology {
+    /// A dependency or a successor, and whether its success is required: 4 bytes, not the 8 an
+    /// Int32 and a Bool take in an array, where a run and its graph hold one per edge.
     struct Edge {
-        var node: Int32
-        var requiresSuccess: Bool
+        /// The node, or its complement (negative) when the edge only needs it ended.
+        private let raw: Int32
+
+        init(node: Int32, requiresSuccess: Bool) { raw = requiresSuccess ? node : ~node }
+
+        var node: Int32 { raw ^ (raw >> 31) }
+        var requiresSuccess: Bool { raw >= 0 }
     }
 
     private(set) var definitions: [NodeDefinition] = []
