@@ -154,7 +154,11 @@ package struct NodeDefinition: Sendable {
 /// How to run one task. A class, so the many places that hand a task around (the graph, its
 /// runs, each assignment to a worker) share one copy instead of copying every field through
 /// generic value witnesses.
-package final class TaskSpec: Sendable {
+///
+/// Unchecked, and safe: every stored property is a `let` of a `Sendable` type, and so is the
+/// one of its only subclass (``WithRare``, private); a class that is not final cannot state
+/// that to the compiler.
+package class TaskSpec: @unchecked Sendable {
     package enum Operation: Sendable {
         case global(@Sendable (TaskContext) async throws -> any Sendable)
         /// The user's own closure, unwrapped: most tasks return nothing, and a worker calls
@@ -163,8 +167,8 @@ package final class TaskSpec: Sendable {
         case mainActor(@MainActor @Sendable (TaskContext) async throws -> any Sendable)
     }
 
-    /// A timeout, a retry policy or limits, which most tasks do not have: boxed, so a task
-    /// without them costs 64 bytes rather than 128.
+    /// A timeout, a retry policy or limits, which most tasks do not have: boxed, and held only
+    /// by the subclass of a spec that has them.
     private final class Rare: Sendable {
         let timeout: Duration?
         /// `timeout` in nanoseconds, read once: a deadline is set on every start, and a
@@ -182,52 +186,94 @@ package final class TaskSpec: Sendable {
         }
     }
 
-    let operation: Operation
+    /// A spec with a timeout, a retry policy or limits: the only subclass, so a plain spec
+    /// has no field for them at all.
+    private final class WithRare: TaskSpec {
+        let settings: Rare
+
+        init(_ settings: Rare, operation: Operation, options: TaskOptions, runsInOwnTask: Bool?, returnsVoid: Bool) {
+            self.settings = settings
+            super.init(
+                operation: operation, options: options, runsInOwnTask: runsInOwnTask, returnsVoid: returnsVoid,
+                hasRare: true)
+        }
+    }
+
+    /// The yes-or-no settings, packed: with them in one byte, a plain spec is 40 bytes, which
+    /// malloc serves from a 48-byte chunk rather than a 64-byte one (a graph holds one per task).
+    private struct Bits: OptionSet {
+        let rawValue: UInt8
+        static let runsInOwnTask = Bits(rawValue: 1 << 0)
+        static let isPlain = Bits(rawValue: 1 << 1)
+        static let needsAdmission = Bits(rawValue: 1 << 2)
+        static let returnsVoid = Bits(rawValue: 1 << 3)
+        /// This is a ``WithRare``.
+        static let hasRare = Bits(rawValue: 1 << 4)
+    }
+
+    final let operation: Operation
     /// `priority.rawValue`, read once: `TaskPriority` is resilient outside Apple platforms,
     /// so comparing or copying one on the hot path goes through the runtime.
-    let priorityRank: UInt8
-    private let rare: Rare?
+    final let priorityRank: UInt8
+    final let failure: FailurePolicy
+    final let whenDependencyFails: DependencyFailureBehavior
+    private final let bits: Bits
+    /// Which case `operation` is, as a trivial value: a worker switches on it and calls the
+    /// body through ``callVoid(_:)`` or ``call(_:)``, so the closure is used where this spec
+    /// holds it instead of being copied out (a retain and a release a task).
+    enum OperationKind { case global, globalVoid, mainActor }
+    final let operationKind: OperationKind
+    /// Last: a resilient type's size is known only at run time, so every stored property
+    /// after it would be found through an offset read from the class's metadata.
+    final let priority: TaskPriority
+
+    private final var rare: Rare? {
+        // Set only by `WithRare`'s initializer.
+        bits.contains(.hasRare) ? unsafeDowncast(self, to: WithRare.self).settings : nil
+    }
     var timeout: Duration? { rare?.timeout }
     var timeoutNanoseconds: Int64 { rare?.timeoutNanoseconds ?? 0 }
     var retry: RetryPolicy { rare?.retry ?? .never }
     var limits: [TaskLimit] { rare?.limits ?? [] }
-    let failure: FailurePolicy
-    let whenDependencyFails: DependencyFailureBehavior
     /// Run the operation in a task of its own (made with `Task {}`, never detached: it copies
     /// the worker's task-local values), so a timeout or a removal can abandon it at once
     /// instead of waiting for it to notice cancellation.
-    let runsInOwnTask: Bool
+    var runsInOwnTask: Bool { bits.contains(.runsInOwnTask) }
     /// No retry, not on the main actor, not in a task of its own: a worker calls the body
     /// directly (under a deadline if it has a timeout, ``hasDeadlineOnWorker``).
-    let isPlain: Bool
+    var isPlain: Bool { bits.contains(.isPlain) }
 
     /// A timeout, and a body its worker calls directly: the run's ``GraphDeadlines`` end the
     /// task at its deadline and let the worker go.
     var hasDeadlineOnWorker: Bool { timeout != nil && !runsInOwnTask }
     /// It names limits: it holds a place in each before it is ready (``GraphAdmissions``).
-    let needsAdmission: Bool
+    var needsAdmission: Bool { bits.contains(.needsAdmission) }
     /// The operation returns `Void`: nothing to keep for dependents, so a run does not
     /// store it (``TaskContext/value(of:)`` still reads `()`).
-    let returnsVoid: Bool
-    /// Which case `operation` is, as a trivial value: a worker switches on it and calls the
-    /// body through ``callVoid(_:)`` or ``call(_:)``, so the closure is used where this spec
-    /// holds it instead of being copied out (a retain and a release a task).
-    enum OperationKind { case global, globalVoid, mainActor }
-    let operationKind: OperationKind
-    /// Last: a resilient type's size is known only at run time, so every stored property
-    /// after it would be found through an offset read from the class's metadata.
-    let priority: TaskPriority
+    var returnsVoid: Bool { bits.contains(.returnsVoid) }
 
     /// The settings arrive as one ``TaskOptions`` and are kept apart: the priority last and
-    /// read once as a rank, a timeout and a retry policy boxed (see ``Rare``), so a task costs
-    /// the hot path what it did before options were one value.
-    package init(
+    /// read once as a rank, a timeout, a retry policy and limits in the subclass that has them
+    /// (see ``Rare``), so a task costs the hot path what it did before options were one value.
+    package static func make(
         operation: Operation,
         options: TaskOptions,
         runsInOwnTask: Bool? = nil,
         returnsVoid: Bool = false
+    ) -> TaskSpec {
+        guard options.timeout == nil, options.retry == .never, options.limits.isEmpty else {
+            return WithRare(
+                Rare(timeout: options.timeout, retry: options.retry, limits: options.limits), operation: operation,
+                options: options, runsInOwnTask: runsInOwnTask, returnsVoid: returnsVoid)
+        }
+        return TaskSpec(
+            operation: operation, options: options, runsInOwnTask: runsInOwnTask, returnsVoid: returnsVoid,
+            hasRare: false)
+    }
+
+    private init(
+        operation: Operation, options: TaskOptions, runsInOwnTask: Bool?, returnsVoid: Bool, hasRare: Bool
     ) {
-        self.returnsVoid = returnsVoid
         self.operation = operation
         operationKind =
             switch operation {
@@ -240,21 +286,18 @@ package final class TaskSpec: Sendable {
         self.priority = options.priority
         self.priorityRank = options.priority.rawValue
         let limits = options.limits
-        self.needsAdmission = !limits.isEmpty
-        self.rare =
-            timeout == nil && retry == .never && limits.isEmpty
-            ? nil : Rare(timeout: timeout, retry: retry, limits: limits)
         self.failure = options.failure
         self.whenDependencyFails = options.whenDependencyFails
+        var bits: Bits = hasRare ? .hasRare : []
+        if returnsVoid { bits.insert(.returnsVoid) }
+        if !limits.isEmpty { bits.insert(.needsAdmission) }
         // A timeout alone: the body runs on its worker, under a deadline of the run's
         // (``GraphDeadlines``); with retries, on the main actor or with limits, in a task of its own.
-        self.runsInOwnTask =
+        let ownTask =
             runsInOwnTask ?? (timeout != nil && (retry.maxAttempts > 1 || operation.isMainActor || !limits.isEmpty))
-        if !operation.isMainActor, !self.runsInOwnTask, retry.maxAttempts <= 1 {
-            isPlain = true
-        } else {
-            isPlain = false
-        }
+        if ownTask { bits.insert(.runsInOwnTask) }
+        if !operation.isMainActor, !ownTask, retry.maxAttempts <= 1 { bits.insert(.isPlain) }
+        self.bits = bits
     }
 
     /// What validation reports about the task's own settings, naming it; see

@@ -104,7 +104,7 @@ public struct TaskGraph: Sendable {
         append(
             id: id,
             dependencies: dependencies,
-            spec: TaskSpec(
+            spec: TaskSpec.make(
                 operation: .mainActor { context in try await operation(context) },
                 options: options,
                 returnsVoid: Result.self == Void.self

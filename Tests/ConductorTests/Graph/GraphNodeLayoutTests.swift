@@ -21,4 +21,20 @@ import Testing
             }
         }
     }
+
+    /// A graph holds one spec per task: a plain one (no timeout, retry or limits) keeps its
+    /// yes-or-no settings packed and no field for the rest (`conductor-bench bytes` counts its
+    /// size); one with them keeps them all.
+    @Test func aPlainSpecPacksItsSettingsAndARareOneKeepsThemAll() {
+        let plain = TaskSpec.make(operation: .globalVoid { _ in }, options: TaskOptions(), returnsVoid: true)
+        #expect(plain.isPlain && plain.returnsVoid && !plain.runsInOwnTask && !plain.needsAdmission)
+        #expect(plain.timeout == nil && plain.retry == .never && plain.limits.isEmpty)
+        let limit = TaskLimit(2, name: "l")
+        let rare = TaskSpec.make(
+            operation: .global { _ in 1 },
+            options: TaskOptions(timeout: .seconds(3), retry: .attempts(2), limits: [limit]))
+        #expect(rare.timeout == .seconds(3) && rare.timeoutNanoseconds == 3_000_000_000)
+        #expect(rare.retry == .attempts(2) && rare.limits == [limit])
+        #expect(rare.needsAdmission && rare.runsInOwnTask && !rare.isPlain && !rare.returnsVoid)
+    }
 }
