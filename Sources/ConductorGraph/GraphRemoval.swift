@@ -69,7 +69,7 @@ enum GraphRemoval {
         switch result {
         case .failure, .timedOut:
             guard let spec = machine.topology.specs[node] else { return false }
-            return Int(machine.table.nodes[node].attempts) < spec._withUnsafeGuaranteedRef { $0.retry.maxAttempts }
+            return Int(machine.table.attempts(of: node)) < spec._withUnsafeGuaranteedRef { $0.retry.maxAttempts }
         case .success, .cancelled, nil:
             return false
         }

@@ -268,7 +268,7 @@ struct GraphStateMachine {
         guard isRunning, table.nodes[node].phase == .running else { return .refused }
         if admissions.mustWaitToRetry(node) { return .wait }
         table.nodes[node].flags.remove(.backingOff)
-        table.nodes[node].attempts = Int32(clamping: attempt)
+        table.setAttempts(Int32(clamping: attempt), of: node)
         journal.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
         if topology.runsInOwnTask(node) { attempts.start(node, number: Int32(clamping: attempt)) }
         return .start
@@ -309,7 +309,6 @@ struct GraphStateMachine {
             let special = table.nodes.withUnsafeMutableBufferPointer { nodes in
                 nodes[index].phase = .running
                 nodes[index].startedAt = now
-                nodes[index].attempts = 1
                 nodes[index].remaining = worker
                 return nodes[index].flags.intersection([.runsInOwnTask, .hasDeadline])
             }

@@ -11,11 +11,11 @@ extension RunReport {
             // optional task's body still running, tasks cancelled by the stop).
             last = Int(failing)
         }
-        let (nodes, endings, removed, topology) = (table.nodes, table.endings, table.removed, machine.topology)
+        let topology = machine.topology
         self.init(
             outcome: machine.outcome ?? .cancelled,
             records: TaskRecords {
-                GraphNodeTable.taskRecords(nodes: nodes, endings: endings, removed: removed, topology: topology)
+                GraphNodeTable.taskRecords(table: table, topology: topology)
             },
             milestones: machine.milestones.reached,
             duration: .nanoseconds(machine.finishedAt),
