@@ -9,7 +9,8 @@
 /// The dependencies are one flat table (node `i`'s are
 /// `dependencies[dependencyStart[i] ..< dependencyStart[i + 1]]`), not an array per node.
 struct CompiledGraph: Sendable {
-    private(set) var index: [String: Int32] = [:]
+    /// Positions by id, of the definitions the graph holds (``NodeIndex``).
+    private(set) var index = NodeIndex()
     private(set) var dependencyStart: [Int32] = [0]
     private(set) var dependencies: [GraphTopology.Edge] = []
     private(set) var isComplete = true
@@ -20,37 +21,40 @@ struct CompiledGraph: Sendable {
     init() {}
 
     init(_ definitions: [NodeDefinition]) {
-        for definition in definitions { append(definition) }
+        for position in definitions.indices { append(position, of: definitions) }
     }
 
     /// How many nodes the table holds.
     var count: Int { dependencyStart.count - 1 }
 
-    mutating func append(_ definition: NodeDefinition) {
+    /// Takes in `definitions[position]`, the definition after the last one taken in.
+    mutating func append(_ position: Int, of definitions: [NodeDefinition]) {
         guard isComplete else { return }
-        guard !definition.id.isEmpty, index[definition.id] == nil else { return abandon() }
+        let definition = definitions[position]
+        guard !definition.id.isEmpty, count < Int(Int32.max) else { return abandon() }
         if case .task(let spec) = definition.kind, spec.hasInvalidSetting { return abandon() }
         let first = dependencies.count
         for id in definition.requires {
-            guard let position = index[id] else { return abandon() }
+            guard let position = index.position(of: id, in: definitions) else { return abandon() }
             dependencies.append(GraphTopology.Edge(node: position, requiresSuccess: true))
         }
         for id in definition.after {
-            guard let position = index[id] else { return abandon() }
+            guard let position = index.position(of: id, in: definitions) else { return abandon() }
             dependencies.append(GraphTopology.Edge(node: position, requiresSuccess: false))
         }
-        guard dependencies.count <= Int(Int32.max), count < Int(Int32.max) else {
+        // A repeated id: found, not added.
+        guard dependencies.count <= Int(Int32.max), index.insert(definition.id, at: Int32(count), in: definitions)
+        else {
             dependencies.removeSubrange(first...)
             return abandon()
         }
-        index[definition.id] = Int32(count)
         if dependencies.count == first { independentCount += 1 }
         dependencyStart.append(Int32(dependencies.count))
     }
 
     private mutating func abandon() {
         isComplete = false
-        index = [:]
+        index = NodeIndex()
         dependencyStart = [0]
         dependencies = []
         independentCount = 0

@@ -39,11 +39,11 @@ enum GraphInsertion {
             for offset in newDefinitions.indices {
                 let index = first + offset
                 for id in newDefinitions[offset].requires {
-                    let edge = GraphTopology.Edge(node: machine.topology.indexByID[id]!, requiresSuccess: true)
+                    let edge = GraphTopology.Edge(node: machine.topology.position(of: id)!, requiresSuccess: true)
                     machine.topology.wire(edge, into: index, nodes: &machine.table.nodes)
                 }
                 for id in newDefinitions[offset].after {
-                    let edge = GraphTopology.Edge(node: machine.topology.indexByID[id]!, requiresSuccess: false)
+                    let edge = GraphTopology.Edge(node: machine.topology.position(of: id)!, requiresSuccess: false)
                     machine.topology.wire(edge, into: index, nodes: &machine.table.nodes)
                 }
             }

@@ -47,7 +47,7 @@ struct GraphJoins {
         }
         // Not a body its run has stopped waiting for (abandoned, or ended by a removal).
         guard machine.isRunning, !pending.isEmpty, machine.table.nodes[parent].phase == .running,
-            machine.table.nodes[parent].attempts == Int32(clamping: attempt)
+            machine.table.attempts(of: parent) == Int32(clamping: attempt)
         else { return false }
         // A body in a task of its own (a timeout) keeps its place: its worker, which waits for
         // it, gives it back when the attempt ends, whether or not the body has returned.

@@ -20,8 +20,8 @@ struct GraphNodeTable {
     }
 
     struct Flags: OptionSet {
-        // Sixteen bits: the node keeps its 48-byte stride (four Int32, three Int64, the phase,
-        // the rank and these two bytes), checked by a test.
+        // Sixteen bits: the node keeps its 40-byte stride (three Int64, three Int32, these two
+        // bytes, the phase and the rank), checked by a test.
         let rawValue: UInt16
         static let isTask = Flags(rawValue: 1 << 0)
         /// A task that appears in events and reports (not a marker, not hidden).
@@ -52,7 +52,15 @@ struct GraphNodeTable {
 
     /// The changing state of one node: plain integers. Read from the definition once, so the
     /// hot paths never copy its payload out to ask.
+    ///
+    /// 40 bytes, in this order (a struct is laid out as declared, and this order leaves no
+    /// padding); its attempts are not here: 0 until it starts (``startedAt``), 1 from then on,
+    /// and a retried task's later ones in ``GraphNodeTable/attempts(of:)``'s side table.
     struct Node {
+        /// Nanoseconds since the run started; `never` if it did not happen.
+        var queuedAt = never
+        var startedAt = never
+        var endedAt: Int64 = 0
         /// While waiting: how many dependencies have not ended. While running: the id of the
         /// worker its body runs on (``WorkerRegistry``), which a removal cancels. Read for no
         /// other phase.
@@ -61,13 +69,8 @@ struct GraphNodeTable {
         var blockedBy: Int32 = -1
         /// The dependency that ended last: the link back along the critical path.
         var lastDependency: Int32 = -1
-        var attempts: Int32 = 0
-        /// Nanoseconds since the run started; `never` if it did not happen.
-        var queuedAt = never
-        var startedAt = never
-        var endedAt: Int64 = 0
-        var phase = Phase.waiting
         var flags: Flags
+        var phase = Phase.waiting
         let priorityRank: UInt8
 
         static let never = Int64.min
@@ -109,6 +112,18 @@ struct GraphNodeTable {
     var nodes: [Node] = []
     /// How many nodes have ended.
     var ended = 0
+    /// The attempt a retried task is at, from its second on; see ``attempts(of:)``.
+    private var laterAttempts: [Int32: Int32] = [:]
+
+    /// How many attempts `index` has begun: 0 until it is handed to a worker, 1 from then on
+    /// unless it was retried. Kept out of the node: few tasks are retried.
+    func attempts(of index: Int) -> Int32 {
+        if !laterAttempts.isEmpty, let attempts = laterAttempts[Int32(index)] { return attempts }
+        return nodes[index].startedAt == Node.never ? 0 : 1
+    }
+
+    /// Attempt `attempt` (2 or later) of `index` begins.
+    mutating func setAttempts(_ attempt: Int32, of index: Int) { laterAttempts[Int32(index)] = attempt }
     /// The outcomes that carry a payload (failed, timed out, skipped), by node.
     private(set) var endings: [Int32: TaskOutcome] = [:]
     /// Results by node, made when the first task that returns something other than `Void`
@@ -287,9 +302,8 @@ struct GraphNodeTable {
     }
 
     /// A record of each reported task, made from a copy of the final state.
-    static func taskRecords(
-        nodes: [Node], endings: [Int32: TaskOutcome], removed: Set<Int32>, topology: GraphTopology
-    ) -> [TaskRecord] {
+    static func taskRecords(table: GraphNodeTable, topology: GraphTopology) -> [TaskRecord] {
+        let (nodes, endings, removed) = (table.nodes, table.endings, table.removed)
         var records: [TaskRecord] = []
         records.reserveCapacity(nodes.count)
         let definitions = topology.definitions
@@ -301,7 +315,7 @@ struct GraphNodeTable {
             }
             var dependencies = definitions[index].requires
             for id in definitions[index].after
-            where topology.indexByID[id].map({ !definitions[Int($0)].isHidden }) ?? false {
+            where topology.position(of: id).map({ !definitions[Int($0)].isHidden }) ?? false {
                 dependencies.append(id)
             }
             records.append(
@@ -313,7 +327,7 @@ struct GraphNodeTable {
                     queuedAt: node.queuedAt == Node.never ? nil : .nanoseconds(node.queuedAt),
                     startedAt: node.startedAt == Node.never ? nil : .nanoseconds(node.startedAt),
                     endedAt: .nanoseconds(node.endedAt),
-                    attempts: Int(node.attempts),
+                    attempts: Int(table.attempts(of: index)),
                     placement: spec.placement,
                     parent: definitions[index].parent,
                     wasRemoved: removed.contains(Int32(index))

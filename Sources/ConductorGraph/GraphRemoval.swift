@@ -20,7 +20,7 @@ enum GraphRemoval {
     static func remove(
         _ id: String, now: Int64, in machine: inout GraphStateMachine, effects: inout GraphEffects
     ) -> TaskRemoval? {
-        guard let index = machine.topology.indexByID[id].map(Int.init), !machine.topology.definitions[index].isHidden
+        guard let index = machine.topology.position(of: id).map(Int.init), !machine.topology.definitions[index].isHidden
         else {
             return nil
         }
@@ -69,7 +69,7 @@ enum GraphRemoval {
         switch result {
         case .failure, .timedOut:
             guard let spec = machine.topology.specs[node] else { return false }
-            return Int(machine.table.nodes[node].attempts) < spec._withUnsafeGuaranteedRef { $0.retry.maxAttempts }
+            return Int(machine.table.attempts(of: node)) < spec._withUnsafeGuaranteedRef { $0.retry.maxAttempts }
         case .success, .cancelled, nil:
             return false
         }

@@ -50,7 +50,7 @@ struct GraphResultWaiters {
     /// The task `id` names: `nil` for an id the run does not have, a milestone's, or one of
     /// the run's own hidden nodes.
     static func task(_ id: String, topology: GraphTopology, table: GraphNodeTable) -> Int? {
-        guard let index = topology.indexByID[id].map(Int.init), !topology.definitions[index].isHidden,
+        guard let index = topology.position(of: id).map(Int.init), !topology.definitions[index].isHidden,
             table.nodes[index].isTask
         else { return nil }
         return index

@@ -215,8 +215,7 @@ package final class GraphRunStorage: Sendable {
         // the body of the task it was handed begin; nor must a removal that came before this.
         let task = withUnsafeCurrentTask { $0.map(WorkerTask.init) }
         guard state.withLock({ $0.registerWorker(running: first.node, task: task, helper: helper).starts }) else {
-            _ = endUnstarted(first, helper: helper)
-            return await close(task)
+            return await retire(endUnstarted(first, helper: helper))
         }
         let workerPriority = first.spec.priorityRank
         var assignment = first
@@ -224,7 +223,7 @@ package final class GraphRunStorage: Sendable {
         // storage for the whole chain, so a task neither retains nor releases it.
         var context = TaskContext(node: first.node, attempt: 1, storage: self)
         while true {
-            let next: GraphStateMachine.Assignment?
+            let next: GraphWorkers.WorkerNext
             if assignment.spec.priorityRank == workerPriority {
                 // The common case in this frame, not in `runToEnd`'s: each async frame
                 // costs an allocation and an executor check on entry and on return.
@@ -268,16 +267,16 @@ package final class GraphRunStorage: Sendable {
             } else {
                 next = await runInChild(assignment, helper: helper)
             }
-            // Found by its task: an id kept in this frame made every body's frame cost more.
-            guard let next else { return await close(withUnsafeCurrentTask { $0.map(WorkerTask.init) }) }
+            guard case .run(let next) = next else { return await retire(next) }
             assignment = next
         }
     }
 
-    /// The worker's last act: it closes its entry in the registry, and waits there while a
-    /// removal that pinned it has yet to cancel its task (see ``WorkerRegistry``).
-    private func close(_ task: WorkerTask?) async {
-        guard let worker = state.withLock({ $0.workers.registry.close(task) }) else { return }
+    /// The worker's last act, its registry entry closed by the transition that gave it no next
+    /// task: it waits while a removal that pinned it has yet to cancel its task (see
+    /// ``WorkerRegistry``).
+    private func retire(_ next: GraphWorkers.WorkerNext) async {
+        guard case .endAfterUnpin(let worker) = next else { return }
         await state.suspendIgnoringCancellation { (machine: inout GraphStateMachine, waiter) in
             machine.workers.registry.awaitUnpinned(worker, waiter)
         }
@@ -288,20 +287,20 @@ package final class GraphRunStorage: Sendable {
     /// generic result.
     @inline(never)
     private func runInChild(_ assignment: GraphStateMachine.Assignment, helper: Bool) async
-        -> GraphStateMachine.Assignment?
+        -> GraphWorkers.WorkerNext
     {
-        await withTaskGroup(of: GraphStateMachine.Assignment?.self) { group in
+        await withTaskGroup(of: GraphWorkers.WorkerNext.self) { group in
             group.addTask(priority: assignment.spec.priority) {
                 guard self.isRunning else { return self.endUnstarted(assignment, helper: helper) }
                 return await self.runToEnd(assignment, helper: helper)
             }
-            return await group.next() ?? nil
+            return await group.next() ?? .end
         }
     }
 
     /// Runs one task, records its end, and returns the next ready task for this worker.
     private func runToEnd(_ assignment: GraphStateMachine.Assignment, helper: Bool) async
-        -> GraphStateMachine.Assignment?
+        -> GraphWorkers.WorkerNext
     {
         let ended = await AttemptLoop(storage: self, assignment: assignment).run()
         // A result comes only with success.
@@ -322,7 +321,7 @@ package final class GraphRunStorage: Sendable {
     /// Ends a task handed to this worker whose body never began, because the run stopped
     /// during the hop to it.
     private func endUnstarted(_ assignment: GraphStateMachine.Assignment, helper: Bool)
-        -> GraphStateMachine.Assignment?
+        -> GraphWorkers.WorkerNext
     {
         end(
             assignment.node, startedAt: GraphNodeTable.Node.never, endedAt: clock.nanoseconds, helper: helper,
@@ -340,12 +339,12 @@ package final class GraphRunStorage: Sendable {
     /// that never started); `endedAt` is also the time of everything this transition records.
     @inline(never)
     private func end(_ node: Int, startedAt: Int64, endedAt: Int64, helper: Bool, outcome: TaskOutcome)
-        -> GraphStateMachine.Assignment?
+        -> GraphWorkers.WorkerNext
     {
         var effects = GraphEffects()
         let (next, readers) = state.withLock { machine in
             let endIndex = machine.journal.endIndex
-            let next = machine.complete(
+            let next = machine.completeOnWorker(
                 node, outcome: outcome, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
             return (next, machine.journal.takeReaders(ifGrownFrom: endIndex))
         }
@@ -358,13 +357,13 @@ package final class GraphRunStorage: Sendable {
     /// ready task for this worker.
     @inline(never)
     private func end(_ node: Int, startedAt: Int64, endedAt: Int64, helper: Bool, returning result: any Sendable)
-        -> GraphStateMachine.Assignment?
+        -> GraphWorkers.WorkerNext
     {
         var effects = GraphEffects()
         let (next, readers) = state.withLock { machine in
             let endIndex = machine.journal.endIndex
             machine.table.keep(result, of: node)
-            let next = machine.complete(
+            let next = machine.completeOnWorker(
                 node, outcome: .succeeded, startedAt: startedAt, now: endedAt, helper: helper, effects: &effects)
             return (next, machine.journal.takeReaders(ifGrownFrom: endIndex))
         }
@@ -424,7 +423,7 @@ package final class GraphRunStorage: Sendable {
             guard machine.isRunning else {
                 throw .runFinished(adding: definitions.first?.id ?? "")
             }
-            try checked.check(against: machine.indexByID)
+            try checked.check(against: machine.topology)
             machine.insert(definitions, now: now.nanoseconds, effects: &effects)
         }
         return PendingResumptions(storage: self, readers: readers, effects: effects)
@@ -460,7 +459,7 @@ package final class GraphRunStorage: Sendable {
             guard machine.isRunning else {
                 throw .runFinished(adding: definitions.dropFirst(skipped).first?.id ?? "")
             }
-            try checked.check(against: machine.indexByID, skippingFirst: skipped)
+            try checked.check(against: machine.topology, skippingFirst: skipped)
             machine.insert(Array(definitions.dropFirst(skipped)), now: now.nanoseconds, effects: &effects)
             machine.lastAdditionNumber = last.number
         }

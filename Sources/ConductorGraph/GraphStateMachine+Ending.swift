@@ -247,7 +247,7 @@ extension GraphStateMachine {
     func id(of node: Int) -> String { topology.id(of: node) }
 
     func result(of id: String) -> (any Sendable)? {
-        guard let index = topology.indexByID[id].map(Int.init) else { return nil }
+        guard let index = topology.position(of: id).map(Int.init) else { return nil }
         return table.result(of: index)
     }
 }

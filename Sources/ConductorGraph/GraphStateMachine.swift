@@ -87,7 +87,6 @@ struct GraphStateMachine {
     }
 
     var definitions: [NodeDefinition] { topology.definitions }
-    var indexByID: [String: Int32] { topology.indexByID }
 
     mutating func record(_ event: GraphEvent) {
         journal.append(.other(Int32(truncatingIfNeeded: rareEvents.count)))
@@ -196,6 +195,22 @@ struct GraphStateMachine {
         return handOut(after: startedAt, now: now, helper: helper, worker: worker, retiring: false, effects: &effects)
     }
 
+    /// ``complete(_:outcome:startedAt:now:helper:effects:)`` for a worker: when it gets no next
+    /// task, its registry entry is closed in the same transition (``GraphWorkers/WorkerNext``).
+    @inline(__always)
+    mutating func completeOnWorker(
+        _ node: Int, outcome: TaskOutcome, startedAt: Int64, now: Int64, helper: Bool, effects: inout GraphEffects
+    ) -> GraphWorkers.WorkerNext {
+        // Running (or ended while running): the node keeps its worker's id.
+        let worker = table.nodes[node].remaining
+        if let next = complete(
+            node, outcome: outcome, startedAt: startedAt, now: now, helper: helper, effects: &effects)
+        {
+            return .run(next)
+        }
+        return workers.registry.close(worker) ? .endAfterUnpin(worker) : .end
+    }
+
     /// ``complete(_:outcome:startedAt:now:helper:effects:)`` for a task that ended before its
     /// worker recorded it, or was removed while its body ran: that one ends cancelled whatever
     /// the body did, and its worker retires.
@@ -253,7 +268,7 @@ struct GraphStateMachine {
         guard isRunning, table.nodes[node].phase == .running else { return .refused }
         if admissions.mustWaitToRetry(node) { return .wait }
         table.nodes[node].flags.remove(.backingOff)
-        table.nodes[node].attempts = Int32(clamping: attempt)
+        table.setAttempts(Int32(clamping: attempt), of: node)
         journal.append(.started(node: Int32(node), attempt: Int32(clamping: attempt), at: now))
         if topology.runsInOwnTask(node) { attempts.start(node, number: Int32(clamping: attempt)) }
         return .start
@@ -294,7 +309,6 @@ struct GraphStateMachine {
             let special = table.nodes.withUnsafeMutableBufferPointer { nodes in
                 nodes[index].phase = .running
                 nodes[index].startedAt = now
-                nodes[index].attempts = 1
                 nodes[index].remaining = worker
                 return nodes[index].flags.intersection([.runsInOwnTask, .hasDeadline])
             }

@@ -2,9 +2,16 @@
 /// index, and each node's successors. Only ever grows (a run's additions); it never changes
 /// what a node is.
 struct GraphTopology {
+    /// A dependency or a successor, and whether its success is required: 4 bytes, not the 8 an
+    /// Int32 and a Bool take in an array, where a run and its graph hold one per edge.
     struct Edge {
-        var node: Int32
-        var requiresSuccess: Bool
+        /// The node, or its complement (negative) when the edge only needs it ended.
+        private let raw: Int32
+
+        init(node: Int32, requiresSuccess: Bool) { raw = requiresSuccess ? node : ~node }
+
+        var node: Int32 { raw ^ (raw >> 31) }
+        var requiresSuccess: Bool { raw >= 0 }
     }
 
     private(set) var definitions: [NodeDefinition] = []
@@ -14,7 +21,8 @@ struct GraphTopology {
     /// this array lives and dies with it. Trivial elements, so building it for a run retains
     /// nothing per node, and taking a task neither retains nor releases its spec.
     private(set) var specs: [Unmanaged<TaskSpec>?] = []
-    private(set) var indexByID: [String: Int32] = [:]
+    /// Positions by id (``NodeIndex``: the ids are those `definitions` hold).
+    private(set) var index = NodeIndex()
     /// The successors of the nodes of a compiled graph's first insertion, flat: node `i`'s
     /// are `firstSuccessors[firstSuccessorStart[i] ..< firstSuccessorStart[i + 1]]`. One
     /// allocation for the whole graph instead of an array per node.
@@ -26,6 +34,9 @@ struct GraphTopology {
     var count: Int { definitions.count }
 
     func id(of node: Int) -> String { definitions[node].id }
+
+    /// The position of the node called `id`, if one is.
+    func position(of id: String) -> Int32? { index.position(of: id, in: definitions) }
 
     /// Whether `node`'s settings ask for its body to run in a task of its own.
     func runsInOwnTask(_ node: Int) -> Bool {
@@ -39,17 +50,17 @@ struct GraphTopology {
         let first = definitions.count
         if let compiled {
             definitions = newDefinitions
-            indexByID = compiled.index
+            index = compiled.index
         } else {
-            indexByID.reserveCapacity(growingToHold: first + newDefinitions.count)
-            for (offset, definition) in newDefinitions.enumerated() {
-                indexByID[definition.id] = Int32(first + offset)
-            }
             // One definition (a task added to a running run) without the generic sequence append.
             if newDefinitions.count == 1 {
                 definitions.append(newDefinitions[0])
             } else {
                 definitions.append(contentsOf: newDefinitions)
+            }
+            index.reserveCapacity(definitions.count, in: definitions)
+            for offset in newDefinitions.indices {
+                index.insert(newDefinitions[offset].id, at: Int32(first + offset), in: definitions)
             }
         }
         // Grown geometrically: a run that gets a few nodes at a time (a launcher's additions)

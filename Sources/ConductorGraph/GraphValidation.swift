@@ -1,12 +1,11 @@
 /// Checks definitions before anything runs: ids, durations, retry counts, dependencies, stage
 /// order, cycles.
 package enum GraphValidation {
-    /// Validates `definitions`, which may depend on each other and on `existing` nodes.
-    /// Existing nodes never depend on new ones, so a cycle can only run through new nodes.
+    /// Validates `definitions`, which may depend on each other only.
     ///
     /// - Complexity: O(V + E).
-    package static func validate(_ definitions: [NodeDefinition], existing: [String: Int32] = [:]) throws(GraphError) {
-        try check(definitions).check(against: existing)
+    package static func validate(_ definitions: [NodeDefinition]) throws(GraphError) {
+        try check(definitions).check(against: GraphTopology())
     }
 
     /// Definitions checked on their own: ids, settings, stage order and cycles among them.
@@ -22,16 +21,16 @@ package enum GraphValidation {
         /// known (among the definitions or the nodes).
         ///
         /// - Complexity: O(V + E) of the definitions.
-        func check(against existing: [String: Int32], skippingFirst skipped: Int = 0) throws(GraphError) {
+        func check(against existing: GraphTopology, skippingFirst skipped: Int = 0) throws(GraphError) {
             let definitions = self.definitions.dropFirst(skipped)
-            for definition in definitions where existing[definition.id] != nil {
+            for definition in definitions where existing.position(of: definition.id) != nil {
                 throw .duplicateID(definition.id)
             }
             // Each list on its own, not `requires + after`: this runs under the run's lock,
             // where a concatenated array per definition would be an allocation each.
             func checkKnown(_ dependencies: [String], of id: String) throws(GraphError) {
                 for dependency in dependencies
-                where (position.isEmpty || position[dependency] == nil) && existing[dependency] == nil {
+                where (position.isEmpty || position[dependency] == nil) && existing.position(of: dependency) == nil {
                     throw .unknownDependency(dependency, of: id)
                 }
             }

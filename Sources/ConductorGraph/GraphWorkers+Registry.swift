@@ -3,9 +3,10 @@
 /// at another priority, a hop to the main actor).
 ///
 /// A worker gets an id when the driver hands it its first task (``open()``, the id is written
-/// in the running node, see ``GraphNodeTable/Node/remaining``), registers its task before it
-/// calls a body (``register(_:task:)``), and closes its entry as the last thing it does
-/// (``close(_:)``). Nothing here is touched per task.
+/// in the running node, see ``GraphNodeTable/Node/remaining``, and in each node it runs next),
+/// registers its task before it calls a body (``register(_:task:)``), and its entry is closed
+/// by the transition that records its last body's end and gives it no next task
+/// (``close(_:)``, from the id that node keeps). Nothing here is touched per task.
 ///
 /// **Lifetime.** An `UnsafeCurrentTask` does not keep its task alive, so the registry never
 /// lets one be used after its worker could have ended. A removal *pins* the worker under the
@@ -72,13 +73,6 @@ struct WorkerRegistry {
         return waiter
     }
 
-    /// The worker running in `task` (the caller's own) has nothing left to do: its id, if it
-    /// must wait for an unpin (``awaitUnpinned(_:_:)``) before its task may end.
-    mutating func close(_ task: WorkerTask?) -> Int32? {
-        guard let task, let index = entries.firstIndex(where: { $0.isOpen && $0.task == task }) else { return nil }
-        return close(Int32(index)) ? Int32(index) : nil
-    }
-
     /// Worker `id` has nothing left to do. Returns whether it must wait for an unpin
     /// (``awaitUnpinned(_:_:)``) before its task may end.
     mutating func close(_ id: Int32) -> Bool {
@@ -122,7 +116,7 @@ struct WorkerRegistry {
 /// kept under the run's lock until the worker closes its entry; the one use of it is a
 /// `cancel()` between a pin and its unpin, while the task is alive (see ``WorkerRegistry``),
 /// and cancelling a task from another thread is what `UnsafeCurrentTask.cancel()` is for.
-struct WorkerTask: @unchecked Sendable, Equatable {
+struct WorkerTask: @unchecked Sendable {
     private let task: UnsafeCurrentTask
 
     init(_ task: UnsafeCurrentTask) { self.task = task }

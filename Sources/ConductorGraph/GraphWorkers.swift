@@ -47,6 +47,16 @@ struct GraphWorkers {
         unowned(unsafe) var spec: TaskSpec
     }
 
+    /// What a worker does once it has recorded a body's end: its next task, or it ends. Its
+    /// entry in the ``WorkerRegistry`` is closed in that same transition — by the id its last
+    /// node keeps, so ending costs no search and no second lock — and, while a removal has it
+    /// pinned, it waits for the unpin before its task may end.
+    enum WorkerNext {
+        case run(Assignment)
+        case end
+        case endAfterUnpin(Int32)
+    }
+
     enum DriverAction {
         /// Start a worker for the assignment; `inline` workers run on the driver's thread
         /// until they first suspend, so no-op work never pays for a thread hop.

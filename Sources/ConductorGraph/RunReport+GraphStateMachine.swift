@@ -5,17 +5,17 @@ extension RunReport {
         let table = machine.table
         var last = table.lastEnded
         if case .failed(let error)? = machine.outcome, let id = error.taskID,
-            let failing = machine.topology.indexByID[id]
+            let failing = machine.topology.position(of: id)
         {
             // A failed run ends at the required task that ended it, whatever ended later (an
             // optional task's body still running, tasks cancelled by the stop).
             last = Int(failing)
         }
-        let (nodes, endings, removed, topology) = (table.nodes, table.endings, table.removed, machine.topology)
+        let topology = machine.topology
         self.init(
             outcome: machine.outcome ?? .cancelled,
             records: TaskRecords {
-                GraphNodeTable.taskRecords(nodes: nodes, endings: endings, removed: removed, topology: topology)
+                GraphNodeTable.taskRecords(table: table, topology: topology)
             },
             milestones: machine.milestones.reached,
             duration: .nanoseconds(machine.finishedAt),

@@ -157,7 +157,7 @@ public struct Step: Sendable {
     ) {
         self.init(
             id, dependencies,
-            TaskSpec(
+            TaskSpec.make(
                 operation: .global { context in try await operation(context) }, options: options,
                 returnsVoid: Result.self == Void.self))
     }
@@ -172,7 +172,8 @@ public struct Step: Sendable {
         options: TaskOptions = TaskOptions(),
         _ operation: @escaping @Sendable (TaskContext) async throws -> Void
     ) {
-        self.init(id, dependencies, TaskSpec(operation: .globalVoid(operation), options: options, returnsVoid: true))
+        self.init(
+            id, dependencies, TaskSpec.make(operation: .globalVoid(operation), options: options, returnsVoid: true))
     }
 
     private init(_ id: String, _ dependencies: TaskDependencies, _ spec: TaskSpec) {

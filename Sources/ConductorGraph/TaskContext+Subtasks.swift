@@ -34,7 +34,7 @@ extension TaskContext {
         let now = storage.clock.nanoseconds
         try storage.update { (machine, effects) throws(GraphError) in
             guard machine.isRunning else { throw .runFinished(adding: subtaskID) }
-            try checked.check(against: machine.indexByID)
+            try checked.check(against: machine.topology)
             machine.joins.added(machine.table.nodes.count, by: node, attempt: attempt)
             machine.insert([definition], now: now, effects: &effects)
         }

@@ -104,7 +104,7 @@ public struct TaskGraph: Sendable {
         append(
             id: id,
             dependencies: dependencies,
-            spec: TaskSpec(
+            spec: TaskSpec.make(
                 operation: .mainActor { context in try await operation(context) },
                 options: options,
                 returnsVoid: Result.self == Void.self
@@ -304,7 +304,7 @@ public struct TaskGraph: Sendable {
 
     mutating func append(_ definition: NodeDefinition) {
         definitions.append(definition)
-        compiled.append(definition)
+        compiled.append(definitions.count - 1, of: definitions)
     }
 
     /// Every way of starting takes its limit here, before anything is built: a limit of zero

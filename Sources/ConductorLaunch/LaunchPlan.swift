@@ -172,6 +172,6 @@ struct LaunchPlan {
             snapshot.runsOnMainActor
             ? .mainActor { _ in try await task.run() }
             : .global { _ in try await task.run() }
-        return TaskSpec(operation: operation, options: snapshot.options, runsInOwnTask: true)
+        return TaskSpec.make(operation: operation, options: snapshot.options, runsInOwnTask: true)
     }
 }

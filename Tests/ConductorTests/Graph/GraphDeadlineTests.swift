@@ -63,9 +63,9 @@ import Testing
     /// A timeout alone makes no task of its own: the spec is plain and the node has a deadline;
     /// with retries it still runs in a task of its own.
     @Test func aTimeoutAloneRunsOnTheWorker() {
-        let timed = TaskSpec(operation: .globalVoid { _ in }, options: TaskOptions(timeout: .seconds(1)))
+        let timed = TaskSpec.make(operation: .globalVoid { _ in }, options: TaskOptions(timeout: .seconds(1)))
         #expect(timed.isPlain && !timed.runsInOwnTask && timed.hasDeadlineOnWorker)
-        let retried = TaskSpec(
+        let retried = TaskSpec.make(
             operation: .globalVoid { _ in }, options: TaskOptions(timeout: .seconds(1), retry: .attempts(2)))
         #expect(!retried.isPlain && retried.runsInOwnTask && !retried.hasDeadlineOnWorker)
     }

@@ -11,8 +11,8 @@ import Testing
 
     /// A graph, and every run of it, holds one definition per node: what only markers, stages,
     /// subtasks and hidden nodes have is boxed, so a plain task's definition stays small.
-    @Test func aDefinitionKeepsItsFortyByteStride() {
-        #expect(MemoryLayout<NodeDefinition>.stride == 40)
+    @Test func aDefinitionKeepsItsThirtyTwoByteStride() {
+        #expect(MemoryLayout<NodeDefinition>.stride == 32)
     }
 
     /// A blocker and `count` tasks that wait for it, inserted as a compiled graph.
