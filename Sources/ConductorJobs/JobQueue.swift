@@ -8,11 +8,7 @@ internal import Logging
 /// running at start-up — its process died — runs again, with the same idempotency key.
 ///
 /// ```swift
-/// struct PlaceOrder: JobKind {
-///     static let name = "place-order"
-///     struct Payload: Codable, Sendable { var orderID: String; var cents: Int }
-/// }
-///
+/// // PlaceOrder: a JobKind whose payload is an order (see JobKind).
 /// let queue = try JobQueue(path: jobsURL.path)
 /// queue.register(PlaceOrder.self) { order, context in
 ///     try await shop.place(order, idempotencyKey: context.idempotencyKey)
