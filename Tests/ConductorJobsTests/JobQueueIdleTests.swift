@@ -71,7 +71,8 @@ struct JobQueueIdleTests {
         let reachable = Lock(false)
         queue.register(Echo.self) { _, _ in }
         queue.register(constraint: JobConstraint(name: "network") { reachable.withLock { $0 } })
-        let later = try await queue.enqueue(Echo.self, .init(value: 1), options: JobOptions(notBefore: harness.now + 10))
+        let later = try await queue.enqueue(
+            Echo.self, .init(value: 1), options: JobOptions(notBefore: harness.now + 10))
         let chained = try await queue.enqueue(Echo.self, .init(value: 2), options: JobOptions(after: [later]))
         let held = try await queue.enqueue(Echo.self, .init(value: 3), options: JobOptions(constraints: ["network"]))
         let unknown = try await queue.enqueue(Ghost.self, .init())
@@ -137,5 +138,50 @@ struct JobQueueIdleTests {
         await #expect(throws: shutDown) { try await waiter.value }
         await #expect(throws: shutDown) { try await queue.whenIdle() }
         #expect(shutDown.message == "cannot wait for the job queue to be idle: the job queue has been shut down")
+    }
+}
+
+/// `runUntilIdle()`, the platform-neutral half of the BackgroundTasks hook `run(in:)`.
+@Suite(.timeLimit(.minutes(1)))
+struct JobQueueBackgroundWindowTests {
+    let harness = JobHarness()
+
+    @Test func itStartsTheQueueRunsWhatIsDueAndLeavesItRunning() async throws {
+        let queue = try harness.queue()
+        queue.register(Echo.self) { _, _ in }
+        let id = try await queue.enqueue(Echo.self, .init(value: 1))
+        #expect(await queue.runUntilIdle())
+        #expect(try queue.job(id)?.state == .succeeded)
+        // Still running: a second window on the same queue waits on it as it is.
+        let next = try await queue.enqueue(Echo.self, .init(value: 2))
+        #expect(await queue.runUntilIdle())
+        #expect(try queue.job(next)?.state == .succeeded)
+        await queue.shutdown()
+    }
+
+    @Test func theWindowEndingShutsTheQueueDownAndLeavesTheJobRunningInTheFile() async throws {
+        let queue = try harness.queue()
+        let started = Latch()
+        queue.register(Echo.self) { _, _ in
+            started.open()
+            try await Task.sleep(for: .seconds(3600), clock: harness.clock)
+        }
+        let id = try await queue.enqueue(Echo.self, .init(value: 1))
+        let window = Task { await queue.runUntilIdle() }
+        await started.wait()
+        window.cancel()  // what the task's expiration handler does
+        #expect(await window.value == false)
+        await #expect(throws: JobQueueError.shutDown("wait for the job queue to be idle")) {
+            try await queue.whenIdle()
+        }
+        #expect(try queue.job(id)?.state == .running)
+
+        // The next window's queue runs it again.
+        let next = try harness.queue()
+        next.register(Echo.self) { _, _ in }
+        #expect(await next.runUntilIdle())
+        let record = try #require(try next.job(id))
+        #expect(record.state == .succeeded && record.deliveries == 2)
+        await next.shutdown()
     }
 }
