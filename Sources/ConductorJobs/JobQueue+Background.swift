@@ -1,11 +1,7 @@
 extension JobQueue {
-    /// Starts the queue if it has not started and waits until it is idle (``whenIdle()``);
-    /// returns whether it got there. If not — the calling task was cancelled (an Apple
-    /// background task's window ended), the file could not be opened, the queue was already
-    /// shut down — the queue is shut down before this returns: handlers still running are
-    /// cancelled and their jobs stay `running` in the file, to run again at the next start. A
-    /// queue that reached idle is left running. The platform-neutral half of `run(in:)`, which
-    /// Linux cannot build.
+    /// Starts the queue if needed and waits for ``whenIdle()``; returns whether it got there.
+    /// If not (the calling task was cancelled, the file would not open, the queue was shut down),
+    /// shuts the queue down first. The platform-neutral half of `run(in:)`, which Linux cannot build.
     package func runUntilIdle() async -> Bool {
         do {
             do throws(JobQueueError) {

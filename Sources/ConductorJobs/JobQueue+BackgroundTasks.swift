@@ -5,57 +5,25 @@
     public import BackgroundTasks
 
     extension JobQueue {
-        /// Runs the jobs that are due inside a background task's time window, then completes
-        /// the task.
-        ///
-        /// Starts the queue if it has not started, and waits until it is idle (``whenIdle()``:
-        /// no job runs and none can be claimed now). Completes `task` with success once it is
-        /// idle, leaving the queue running. If the window ends first (the task's
-        /// `expirationHandler`, which this sets), the queue is shut down (``shutdown()``): the
-        /// handlers still running are cancelled and their jobs stay `running` in the file, to
-        /// run again at the next start with the same idempotency key, as after a kill; the task
-        /// completes without success, so the system may give it another window. A queue shut
-        /// down that way takes no more jobs: make a new one for the next window, or when the
-        /// app comes to the foreground.
-        ///
-        /// Register the task's identifier (listed under `BGTaskSchedulerPermittedIdentifiers`
-        /// in the app's Info.plist) before the app finishes launching, and schedule it when
-        /// there is work:
+        /// Runs the due jobs inside a background task's window: starts the queue if needed, waits
+        /// for ``whenIdle()`` and completes `task` with success, the queue left running. If the
+        /// window ends first (the `expirationHandler`, which this sets), the queue shuts down
+        /// (``shutdown()``): running jobs stay `running` in the file and run again at the next
+        /// start, and `task` completes without success. Returns at once. Only where the
+        /// BackgroundTasks framework is (not Linux); the "Durable jobs" article shows the set-up.
         ///
         /// ```swift-not-compiled
-        /// import BackgroundTasks
-        /// import ConductorJobs
-        ///
-        /// BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.shop.jobs", using: nil) { task in
-        ///     // A queue of its own for this window (one shut down at expiry takes no more jobs).
-        ///     guard let queue = try? JobQueue(path: jobsURL.path) else { return task.setTaskCompleted(success: false) }
-        ///     queue.register(PlaceOrder.self) { order, context in
-        ///         try await shop.place(order, idempotencyKey: context.idempotencyKey)
-        ///     }
-        ///     queue.run(in: task)
+        /// BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.jobs", using: nil) { task in
+        ///     makeJobQueue().run(in: task)  // a new queue per window: one shut down takes no more jobs
         /// }
-        ///
-        /// let request = BGProcessingTaskRequest(identifier: "com.example.shop.jobs")
-        /// request.requiresNetworkConnectivity = true
-        /// try BGTaskScheduler.shared.submit(request)
         /// ```
-        ///
-        /// Use one queue per file at a time: a second queue starting on the file takes the
-        /// first one's running jobs for a crash's leftovers and runs them again. Shut the app's
-        /// foreground queue down before the window starts one, or let the window use it.
-        ///
-        /// Returns at once; the work goes on in a task of its own, which completes `task`.
-        ///
-        /// Linux has no background tasks: this method exists only where the BackgroundTasks
-        /// framework does (iOS, iPadOS, Mac Catalyst, tvOS, visionOS). Elsewhere, the same
-        /// window is `start()`, then ``whenIdle()``, then ``shutdown()``.
         public func run(in task: BGTask) {
             let box = BackgroundTaskBox(task: task)
             let work = Task {
                 let idle = await self.runUntilIdle()
                 box.task.setTaskCompleted(success: idle)
             }
-            // Set before the launch handler returns: a task without one is ended unsuccessful.
+            // Set before the launch handler returns: a task without one ends unsuccessful.
             task.expirationHandler = { work.cancel() }
         }
     }

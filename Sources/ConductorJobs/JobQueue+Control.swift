@@ -77,12 +77,8 @@ extension JobQueue {
 
     /// Waits until the queue is idle: no job runs and none can be claimed now. Pending jobs that
     /// are not due yet, held back by a constraint that does not hold, waiting on a job they run
-    /// after, or of a kind no handler is registered for do not count. Returns once the queue's
-    /// dispatcher has looked and found nothing to do; a job enqueued, ended or allowed by
-    /// ``constraintsChanged()`` after that is the next call's business.
-    ///
-    /// How a short window of work is spent (`run(in:)` does this inside an Apple background
-    /// task), or how a test knows everything due has run:
+    /// after, or of a kind no handler is registered for do not count. How a short window of work
+    /// is spent (`run(in:)` does this in an Apple background task), or a test knows all due ran:
     ///
     /// ```swift
     /// try await queue.start()
