@@ -89,3 +89,20 @@ public struct JobUniqueness: Hashable, Sendable {
         JobUniqueness(name: name, policy: .replace)
     }
 }
+
+extension JobOptions {
+    /// Refuses what no job can run with, before anything is stored.
+    func validate(kind: String) throws(JobQueueError) {
+        if let timeout, timeout < .zero {
+            throw .invalidOption("a negative timeout (\(timeout))", kind: kind)
+        }
+        let retry = self.retry
+        if retry.hasInvalidCount || retry.negativeBackoff != nil {
+            throw .invalidOption(
+                "a retry policy of \(retry.maxAttempts) attempts, multiplier \(retry.multiplier) and backoff "
+                    + "\(retry.initialBackoff)...\(retry.maxBackoff); it needs at least 1 attempt, a multiplier of "
+                    + "at least 1 and no negative wait",
+                kind: kind)
+        }
+    }
+}

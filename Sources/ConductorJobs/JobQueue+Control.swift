@@ -75,19 +75,51 @@ extension JobQueue {
         }
     }
 
+    /// Waits until the queue is idle: no job runs and none can be claimed now. Pending jobs that
+    /// are not due yet, held back by a constraint that does not hold, waiting on a job they run
+    /// after, or of a kind no handler is registered for do not count. How a short window of work
+    /// is spent (`run(in:)` does this in an Apple background task), or a test knows all due ran:
+    ///
+    /// ```swift
+    /// try await queue.start()
+    /// try await queue.whenIdle()   // every job due now has ended, or waits for something else
+    /// await queue.shutdown()
+    /// ```
+    ///
+    /// Throws `CancellationError` when the waiting task is cancelled (the queue goes on),
+    /// ``JobQueueError/Code/notStarted`` before ``start()`` has returned, and
+    /// ``JobQueueError/Code/shutDown`` once the queue is shut down.
+    public func whenIdle() async throws {
+        let wake = await state.suspend(
+            { state, waiter in state.idleWaiterWaits(waiter) },
+            cancelledNow: { _ in (.cancelled, ()) },
+            cancelled: { state, id in
+                guard let waiter = state.idleWaiters.remove(id) else { return nil }
+                return { waiter.resume(returning: .cancelled) }
+            })
+        switch wake {
+        case .idle: return
+        case .cancelled: throw CancellationError()
+        case .notStarted: throw JobQueueError.notStarted("wait for the job queue to be idle")
+        case .shutDown: throw JobQueueError.shutDown("wait for the job queue to be idle")
+        }
+    }
+
     /// Stops the queue: nothing is claimed or starts after this returns, and the handlers that
     /// run are cancelled. Their jobs stay `running` in the file and run again at the next start
     /// (with the next delivery number and the same key), as after a kill. Calling it twice, or
     /// before ``start()``, does no harm.
     public func shutdown() async {
-        let (run, dispatcher, waiters) = state.withLock { state in
+        let (run, dispatcher, waiters, idleWaiters) = state.withLock { state in
             let run = state.run
             let dispatcher = state.dispatcher
             state.phase = .shutDown
             state.dispatcher = nil
-            return (run, dispatcher, state.jobsEnded())
+            state.isIdle = false
+            return (run, dispatcher, state.jobsEnded(), state.idleWaiters.removeAll())
         }
         for waiter in waiters { waiter.resume(returning: ()) }
+        for waiter in idleWaiters { waiter.resume(returning: .shutDown) }
         dispatcher?.cancel()
         run?.cancel()
         await dispatcher?.value

@@ -11,6 +11,7 @@ extension JobQueue {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 var due: Date?
+                var lookedCleanly = true
                 do {
                     for job in try await claim() {
                         guard let watcher = launch(job, in: run) else { continue }
@@ -22,8 +23,9 @@ extension JobQueue {
                     // second, or as soon as something wakes the dispatcher.
                     configuration.logger.error("could not claim jobs: \(error)", metadata: ["file": "\(path)"])
                     due = configuration.now() + 1
+                    lookedCleanly = false
                 }
-                await waitForWake(until: due, clock: clock)
+                await waitForWake(until: due, lookedCleanly: lookedCleanly, clock: clock)
             }
         }
     }
@@ -32,6 +34,7 @@ extension JobQueue {
     private func claim() async throws(JobQueueError) -> [ClaimedJob] {
         let (capacity, kinds, constraints) = state.withLock { state in
             state.wakePending = false
+            state.isIdle = false
             return (
                 configuration.concurrencyLimit - state.running.count, Set(state.kinds.keys),
                 Array(state.constraints.values)
@@ -60,16 +63,20 @@ extension JobQueue {
     }
 
     /// Sleeps until `due` (wall time, measured as a duration on the clock) or a wake-up,
-    /// whichever comes first; returns at once when cancelled.
-    private func waitForWake(until due: Date?, clock: ClockSource) async {
+    /// whichever comes first; returns at once when cancelled. Waiting with nothing running
+    /// after a clean look lets ``whenIdle()`` return.
+    private func waitForWake(until due: Date?, lookedCleanly: Bool, clock: ClockSource) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await self.state.suspend(
-                    { state, waiter in state.dispatcherWaits(waiter) },
-                    cancelledNow: { _ in ((), ()) },
+                    { state, waiter in state.dispatcherWaits(waiter, lookedCleanly: lookedCleanly) },
+                    cancelledNow: { _ in ((), []) },
+                    perform: { idle in for waiter in idle { waiter.resume(returning: .idle) } },
                     cancelled: { state, id in
                         guard let waiter = state.dispatcherWaiter, waiter.id == id else { return nil }
+                        // The due time came: the dispatcher looks again, so the queue is not idle.
                         state.dispatcherWaiter = nil
+                        state.isIdle = false
                         return { waiter.resume(returning: ()) }
                     })
             }

@@ -12,6 +12,10 @@ extension JobQueue {
         state.withLock { $0.crashHook = hook }
     }
 
+    /// How many ``whenIdle()`` calls wait now: a test waits for its call to be registered
+    /// before it changes what the call waits for.
+    package var idleWaiterCount: Int { state.withLock { $0.idleWaiters.count } }
+
     /// Opens the file read-only, as SQLite does a file it may not write: how a test run as root
     /// (whom file permissions do not stop) sees what a user without write access would.
     package convenience init(readOnlyPath path: String, configuration: JobQueueConfiguration) throws(JobQueueError) {

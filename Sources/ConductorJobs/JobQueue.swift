@@ -207,7 +207,7 @@ public final class JobQueue: Sendable {
         _ kind: Kind.Type, _ payload: Kind.Payload, options: JobOptions, period: Duration?
     ) async throws(JobQueueError) -> JobID {
         if state.withLock({ $0.isShutDown }) { throw .shutDown("enqueue a job of kind '\(Kind.name)'") }
-        try Self.check(options, kind: Kind.name)
+        try options.validate(kind: Kind.name)
         let data: Data
         do {
             data = try JSONEncoder().encode(payload)
@@ -224,20 +224,6 @@ public final class JobQueue: Sendable {
         }
         for waiter in wake { waiter.resume(returning: ()) }
         return result.id
-    }
-
-    private static func check(_ options: JobOptions, kind: String) throws(JobQueueError) {
-        if let timeout = options.timeout, timeout < .zero {
-            throw .invalidOption("a negative timeout (\(timeout))", kind: kind)
-        }
-        let retry = options.retry
-        if retry.hasInvalidCount || retry.negativeBackoff != nil {
-            throw .invalidOption(
-                "a retry policy of \(retry.maxAttempts) attempts, multiplier \(retry.multiplier) and backoff "
-                    + "\(retry.initialBackoff)...\(retry.maxBackoff); it needs at least 1 attempt, a multiplier of "
-                    + "at least 1 and no negative wait",
-                kind: kind)
-        }
     }
 
     /// Job `id` as the file records it, or `nil` if there is none.

@@ -24,7 +24,7 @@ public struct JobQueueError: Error, Hashable, Sendable, CustomStringConvertible 
             case cannotOpen, databaseLocked, readOnly, corrupt, diskFull, storage
             case unknownKind, duplicateKind, payloadUndecodable, payloadUnencodable
             case handlerFailed, timedOut, cancelled, expired, dependencyFailed
-            case unknownJob, uniqueJobRunning, alreadyStarted, shutDown, invalidOption
+            case unknownJob, uniqueJobRunning, alreadyStarted, notStarted, shutDown, invalidOption
         }
 
         fileprivate let kind: Kind
@@ -70,6 +70,8 @@ public struct JobQueueError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let uniqueJobRunning = Code(kind: .uniqueJobRunning)
         /// ``JobQueue/start()`` was called twice.
         public static let alreadyStarted = Code(kind: .alreadyStarted)
+        /// ``JobQueue/whenIdle()`` was called before ``JobQueue/start()`` returned.
+        public static let notStarted = Code(kind: .notStarted)
         /// The queue has been shut down.
         public static let shutDown = Code(kind: .shutDown)
         /// An option is out of range (a negative timeout, a retry policy of no attempts, a
@@ -129,6 +131,10 @@ extension JobQueueError {
 
     static func alreadyStarted(_ operation: String) -> JobQueueError {
         JobQueueError(.alreadyStarted, "cannot \(operation): the job queue has already started")
+    }
+
+    static func notStarted(_ operation: String) -> JobQueueError {
+        JobQueueError(.notStarted, "cannot \(operation): the job queue has not started")
     }
 
     static func shutDown(_ operation: String) -> JobQueueError {

@@ -51,6 +51,10 @@ struct JobQueueState: Sendable {
     /// A wake-up that came while the dispatcher was not waiting: it looks again at once.
     var wakePending = false
     var dispatcherWaiter: WaiterSet<Void>.Waiter?
+    /// The dispatcher's last look found nothing to claim and nothing runs; any wake-up, and the
+    /// dispatcher's next look, clear it.
+    var isIdle = false
+    var idleWaiters = WaiterSet<IdleWake>()
     var crashHook: (@Sendable (JobCrashPoint, JobID) -> Void)?
 
     var isShutDown: Bool {
@@ -69,6 +73,14 @@ struct JobQueueState: Sendable {
             return
         }
         kinds[name] = kind
+    }
+
+    /// What a ``JobQueue/whenIdle()`` waiter was resumed with.
+    enum IdleWake: Sendable {
+        case idle
+        case cancelled
+        case notStarted
+        case shutDown
     }
 
     /// Records the jobs a claim moved to running (on the writer, right after its commit).
@@ -110,6 +122,7 @@ struct JobQueueState: Sendable {
 
     /// Wakes the dispatcher, or lets its next wait return at once.
     mutating func wake() -> [WaiterSet<Void>.Waiter] {
+        isIdle = false
         guard let waiter = dispatcherWaiter else {
             wakePending = true
             return []
@@ -118,13 +131,32 @@ struct JobQueueState: Sendable {
         return [waiter]
     }
 
-    /// The dispatcher's wait: at once if woken since it last looked.
-    mutating func dispatcherWaits(_ waiter: WaiterSet<Void>.Waiter) -> SuspensionDecision<Void, Void> {
+    /// The dispatcher's wait: at once if woken since it last looked. `lookedCleanly`: its last
+    /// look claimed what it could without a storage fault. If it then waits with nothing running,
+    /// nothing is claimable now (anything that could change that wakes it first), so the queue
+    /// is idle: the effect is the ``JobQueue/whenIdle()`` waiters to resume.
+    mutating func dispatcherWaits(_ waiter: WaiterSet<Void>.Waiter, lookedCleanly: Bool)
+        -> SuspensionDecision<Void, [WaiterSet<IdleWake>.Waiter]>
+    {
         if wakePending || isShutDown {
             wakePending = false
-            return .resume((), ())
+            return .resume((), [])
         }
         dispatcherWaiter = waiter
+        guard lookedCleanly, running.isEmpty else { return .wait([]) }
+        isIdle = true
+        return .wait(idleWaiters.removeAll())
+    }
+
+    /// A ``JobQueue/whenIdle()`` waiter's wait: at once if idle, not started or shut down.
+    mutating func idleWaiterWaits(_ waiter: WaiterSet<IdleWake>.Waiter) -> SuspensionDecision<IdleWake, Void> {
+        switch phase {
+        case .configuring, .starting: return .resume(.notStarted, ())
+        case .shutDown: return .resume(.shutDown, ())
+        case .started: break
+        }
+        if isIdle { return .resume(.idle, ()) }
+        idleWaiters.insert(waiter)
         return .wait(())
     }
 
