@@ -29,8 +29,8 @@ extension JobQueue {
         switch action {
         case .notRunning: return false
         case .flagged: return true
-        case .remove(let taskID):
-            guard let run = graphRun, let removal = try? run.remove(taskID) else { return false }
+        case .remove(let taskID, let run):
+            guard let removal = try? run.remove(taskID) else { return false }
             return removal != .alreadyEnded
         }
     }
@@ -110,18 +110,19 @@ extension JobQueue {
     /// (with the next delivery number and the same key), as after a kill. Calling it twice, or
     /// before ``start()``, does no harm.
     public func shutdown() async {
-        let (run, dispatcher, waiters, idleWaiters) = state.withLock { state in
-            let run = state.run
+        let (runs, dispatcher, waiters, idleWaiters) = state.withLock { state in
+            let runs = Array(state.retiringRuns.values) + (state.run.map { [$0] } ?? [])
+            state.retiringRuns = [:]
             let dispatcher = state.dispatcher
             state.phase = .shutDown
             state.dispatcher = nil
             state.isIdle = false
-            return (run, dispatcher, state.jobsEnded(), state.idleWaiters.removeAll())
+            return (runs, dispatcher, state.jobsEnded(), state.idleWaiters.removeAll())
         }
         for waiter in waiters { waiter.resume(returning: ()) }
         for waiter in idleWaiters { waiter.resume(returning: .shutDown) }
         dispatcher?.cancel()
-        run?.cancel()
+        for run in runs { run.cancel() }
         await dispatcher?.value
         state.withLock { $0.running.removeAll() }
     }

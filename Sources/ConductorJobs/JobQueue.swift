@@ -32,8 +32,9 @@ internal import Logging
 /// **The graph run.** Each delivery of a job is one task (id `"<kind>-<job id>#<delivery>"`) of
 /// a graph run that stays open from ``start()`` to ``shutdown()``, with the job's priority, retry
 /// policy and timeout as its ``TaskOptions``: ``graphRun`` gives its events, spans, metrics and
-/// report. The run keeps a record of every task it ran, so its report grows with the jobs run
-/// since the start.
+/// report. A run keeps a record of every task it ran, so once it has taken
+/// ``JobQueueConfiguration/jobsPerGraphRun`` deliveries the queue starts a fresh one and closes
+/// the full one: a long-lived queue's memory stays bounded, and ``graphRun`` changes.
 public final class JobQueue: Sendable {
     /// The file.
     public let path: String
@@ -101,7 +102,9 @@ public final class JobQueue: Sendable {
         for waiter in state.withLock({ $0.wake() }) { waiter.resume(returning: ()) }
     }
 
-    /// The graph run the jobs run in, once started: its events, spans, metrics and report.
+    /// The graph run the next jobs run in, once started: its events, spans, metrics and report.
+    /// A fresh one replaces it after ``JobQueueConfiguration/jobsPerGraphRun`` deliveries; spans
+    /// and metrics go to ``JobQueueConfiguration/telemetry`` whichever run a job ran in.
     public var graphRun: GraphRun? { state.withLock { $0.run } }
 
     /// Starts running jobs: jobs found running (their process died) become pending again,
@@ -142,23 +145,32 @@ public final class JobQueue: Sendable {
                 requeued: try JobStore.requeueRunning(in: db),
                 unknownKinds: try JobStore.unknownKinds(registered: kinds, in: db))
         }
+        guard configuration.jobsPerGraphRun >= 1 else {
+            throw JobQueueError(
+                .invalidOption, "jobsPerGraphRun must be at least 1 (got \(configuration.jobsPerGraphRun))")
+        }
         let run: GraphRun
         do {
-            run = try TaskGraph().start(
-                concurrencyLimit: configuration.concurrencyLimit, clock: configuration.clock,
-                telemetry: configuration.telemetry, staysOpen: true)
+            run = try startRun()
         } catch {
             throw JobQueueError(.invalidOption, error.message, underlying: error)
         }
         state.withLock { state in
             state.phase = .started(run)
-            state.dispatcher = Task { await self.dispatch(in: run) }
+            state.dispatcher = Task { await JobDispatcher(queue: self).run() }
         }
         for (kind, count) in recovery.unknownKinds.sorted(by: { $0.key < $1.key }) {
             configuration.logger.warning(
                 "\(count) pending job(s) of unregistered kind '\(kind)' stay pending", metadata: ["file": "\(path)"])
         }
         return recovery
+    }
+
+    /// A graph run for the jobs' tasks, held open until it is full or the queue shuts down.
+    func startRun() throws(GraphError) -> GraphRun {
+        try TaskGraph().start(
+            concurrencyLimit: configuration.concurrencyLimit, clock: configuration.clock,
+            telemetry: configuration.telemetry, staysOpen: true)
     }
 
     /// Adds a job; returns once it is committed to the file. Works before ``start()`` too (the

@@ -39,7 +39,12 @@ public struct JobQueueConfiguration: Sendable {
     public var clock: any Clock<Duration>
     /// Wall time, as stored for ``JobOptions/notBefore``, ``JobOptions/expiresAt`` and a job's times.
     public var now: @Sendable () -> Date
-    /// Where the jobs' graph run sends its spans and metrics.
+    /// How many deliveries of jobs one graph run takes, at least 1; 1,000 by default. A run
+    /// keeps a record of every task it ran, so the queue then starts a fresh run for the next
+    /// deliveries and closes the full one, which ends once its jobs have: a queue that runs for
+    /// weeks holds the records of at most about this many jobs, not of every job since its start.
+    public var jobsPerGraphRun: Int
+    /// Where the jobs' graph runs send their spans and metrics.
     public var telemetry: Telemetry
     /// Where the queue logs what it cannot report to a caller (a completion it could not record
     /// yet, unknown kinds at start-up).
@@ -52,6 +57,7 @@ public struct JobQueueConfiguration: Sendable {
         busyTimeout: Duration = .seconds(5),
         clock: any Clock<Duration> = ContinuousClock(),
         now: @escaping @Sendable () -> Date = { Date() },
+        jobsPerGraphRun: Int = 1_000,
         telemetry: Telemetry = .bootstrapped,
         logger: Logger = Logger(label: "conductor.jobs", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
@@ -60,6 +66,7 @@ public struct JobQueueConfiguration: Sendable {
         self.busyTimeout = busyTimeout
         self.clock = clock
         self.now = now
+        self.jobsPerGraphRun = jobsPerGraphRun
         self.telemetry = telemetry
         self.logger = logger
     }

@@ -17,6 +17,8 @@ struct RunningJob: Sendable {
     /// (a cancel then flags it, and the dispatcher ends it instead of adding it).
     var added = false
     var cancelRequested = false
+    /// The graph run its task was added to: the current one, or one the queue is retiring.
+    var run: GraphRun?
 }
 
 /// The queue's state in memory: a pure value whose operations return what to do, performed by
@@ -31,12 +33,21 @@ struct JobQueueState: Sendable {
 
     /// What ``requestCancel(_:)`` found.
     enum CancelAction: Sendable, Equatable {
-        /// Remove the task from the run.
-        case remove(taskID: String)
+        /// Remove the task from the run it was added to.
+        case remove(taskID: String, from: GraphRun)
         /// Not yet added: the dispatcher ends it cancelled.
         case flagged
         /// Not running in this process.
         case notRunning
+
+        static func == (lhs: CancelAction, rhs: CancelAction) -> Bool {
+            switch (lhs, rhs) {
+            case (.remove(let left, let leftRun), .remove(let right, let rightRun)):
+                left == right && leftRun === rightRun
+            case (.flagged, .flagged), (.notRunning, .notRunning): true
+            default: false
+            }
+        }
     }
 
     var phase = Phase.configuring
@@ -45,6 +56,10 @@ struct JobQueueState: Sendable {
     var constraints: [String: JobConstraint] = [:]
     var running: [JobID: RunningJob] = [:]
     var dispatcher: Task<Void, Never>?
+    /// How many deliveries the current run took.
+    var runJobs = 0
+    /// Full runs, closed, whose jobs have not all ended: shutdown cancels them too.
+    var retiringRuns: [ObjectIdentifier: GraphRun] = [:]
     /// Bumped whenever a job ends; ``JobQueue/ended(_:)`` waiters wait for a change.
     var endGeneration: UInt64 = 0
     var endWaiters = WaiterSet<Void>()
@@ -92,19 +107,37 @@ struct JobQueueState: Sendable {
         }
     }
 
-    /// Whether the dispatcher may add the job's task: not if a cancel came first.
-    mutating func markAdded(_ id: JobID) -> Bool {
+    /// Whether the dispatcher may add the job's task to `run`: not if a cancel came first.
+    mutating func markAdded(_ id: JobID, to run: GraphRun) -> Bool {
         guard var job = running[id], !job.cancelRequested else { return false }
         job.added = true
+        job.run = run
         running[id] = job
+        runJobs += 1
         return true
+    }
+
+    /// Makes `fresh` the run the next deliveries go to, if the queue has not shut down; returns
+    /// the full run it replaces, which the caller closes (and this keeps until ``retired(_:)``).
+    mutating func replaceRun(with fresh: GraphRun) -> GraphRun? {
+        guard case .started(let full) = phase else { return nil }
+        phase = .started(fresh)
+        runJobs = 0
+        retiringRuns[ObjectIdentifier(full)] = full
+        return full
+    }
+
+    /// A closed run ended.
+    mutating func retired(_ run: GraphRun) {
+        retiringRuns[ObjectIdentifier(run)] = nil
     }
 
     mutating func requestCancel(_ id: JobID) -> CancelAction {
         guard var job = running[id] else { return .notRunning }
         job.cancelRequested = true
         running[id] = job
-        return job.added ? .remove(taskID: job.taskID) : .flagged
+        guard job.added, let run = job.run else { return .flagged }
+        return .remove(taskID: job.taskID, from: run)
     }
 
     /// A job's end was recorded (or it left this process): forget it, wake the dispatcher (a

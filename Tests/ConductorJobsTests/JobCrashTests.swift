@@ -30,21 +30,29 @@ import Testing
 
     /// At least 200 kills at moments a seeded generator draws among every crash point (each
     /// reached point kills with probability 1 in 4), over scenarios of fresh files: the same seeds
-    /// draw the same moments (up to how threads interleave).
+    /// draw the same moments (up to how threads interleave). `scripts/stress` runs it with a
+    /// fresh base every pass (`CONDUCTOR_SEED`) and as many kills as `CONDUCTOR_STRESS` asks;
+    /// a failure names the scenario's seed, and `CONDUCTOR_REPLAY=<seed>` runs that scenario alone.
     @Test func twoHundredKillsAtSeededMomentsLoseNothing() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let replay = environment["CONDUCTOR_REPLAY"].flatMap(UInt64.init)
+        let runBase = environment["CONDUCTOR_SEED"].flatMap(UInt64.init) ?? 0
+        let target = replay == nil ? max(200, environment["CONDUCTOR_STRESS"].flatMap(Int.init) ?? 0) : 1
         var kills = 0
-        var scenario = 0
-        while kills < 200 {
+        var scenario: UInt64 = 0
+        while kills < target {
             scenario += 1
-            let base = UInt64(scenario) * 1000
+            // A scenario's seed; its nth start draws from seed + n.
+            let seed = replay ?? (runBase &+ scenario) &* 1000
             let server = try await OrderServer.start()
             let outcome = try await CrashScenario(server: server, orders: Self.orders)
-                .runUntilDone { start in ["--crash-seed", "\(base + UInt64(start)):25"] }
+                .runUntilDone { start in ["--crash-seed", "\(seed &+ UInt64(start)):25"] }
             await server.stop()
-            try outcome.check(against: server)
+            try outcome.check(against: server, scenario: "CONDUCTOR_REPLAY=\(seed): ")
             kills += outcome.kills
+            if replay != nil { break }
         }
-        #expect(kills >= 200)
+        #expect(replay != nil || kills >= target)
     }
 }
 
@@ -67,12 +75,13 @@ struct CrashScenario {
         let orders: Int
 
         /// Every promise of the queue across the kills, against what the server saw.
-        func check(against server: OrderServer) throws {
+        /// `scenario` starts every failure's message (how to replay it).
+        func check(against server: OrderServer, scenario: String = "") throws {
             // No job lost, none enqueued twice.
             let names = records.compactMap(\.uniqueName).sorted()
-            #expect(names == (0..<orders).map { "order-\($0)" }.sorted(), "every order once in the file")
+            #expect(names == (0..<orders).map { "order-\($0)" }.sorted(), "\(scenario)every order once in the file")
             for record in records {
-                #expect(record.state == .succeeded, "\(record.uniqueName ?? "?") ended \(record.state)")
+                #expect(record.state == .succeeded, "\(scenario)\(record.uniqueName ?? "?") ended \(record.state)")
             }
             let received = server.received
             let effects = server.effects
@@ -80,15 +89,16 @@ struct CrashScenario {
                 let order = Int(record.uniqueName!.dropFirst("order-".count))!
                 // The same key on every delivery, across restarts.
                 let keys = Set(received.filter { $0.order == order }.map(\.key))
-                #expect(keys == [record.idempotencyKey], "order \(order) was sent with keys \(keys)")
+                #expect(keys == [record.idempotencyKey], "\(scenario)order \(order) was sent with keys \(keys)")
                 // Complete only with its effect seen; exactly once in effect.
-                #expect(effects[order]?.count == 1, "order \(order) took effect \(effects[order]?.count ?? 0) times")
+                let times = effects[order]?.count ?? 0
+                #expect(times == 1, "\(scenario)order \(order) took effect \(times) times")
             }
             // Chains in order: every third order follows the one before it.
             for order in 0..<orders where order % 3 == 2 {
                 let before = try #require(effects[order - 1]?.first).sequence
                 let after = try #require(effects[order]?.first).sequence
-                #expect(before < after, "order \(order) took effect before order \(order - 1)")
+                #expect(before < after, "\(scenario)order \(order) took effect before order \(order - 1)")
             }
         }
     }

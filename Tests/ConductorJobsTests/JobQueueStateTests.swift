@@ -1,3 +1,4 @@
+import Conductor
 import ConductorCore
 import Foundation
 import Testing
@@ -13,23 +14,53 @@ struct JobQueueStateTests {
             attemptsBefore: delivery - 1, priority: .medium, retry: .never, timeout: nil)
     }
 
-    @Test func aCancelBeforeTheAddIsFlaggedAndTheAddRefused() {
-        var state = JobQueueState()
-        state.claimed([claimed(1)])
-        let action = state.requestCancel(JobID(rawValue: 1))
-        #expect(action == .flagged)
-        let added = state.markAdded(JobID(rawValue: 1))
-        #expect(!added)
+    /// An open run with nothing in it, cancelled when `body` returns.
+    private func withRun(_ body: (GraphRun) throws -> Void) throws {
+        let run = try TaskGraph().start(staysOpen: true)
+        defer { run.cancel() }
+        try body(run)
     }
 
-    @Test func aCancelAfterTheAddRemovesTheDeliverysTask() {
-        var state = JobQueueState()
-        state.claimed([claimed(1, delivery: 2)])
-        let added = state.markAdded(JobID(rawValue: 1))
-        #expect(added)
-        let action = state.requestCancel(JobID(rawValue: 1))
-        #expect(action == .remove(taskID: "echo-1#2"))
-        #expect(state.running[JobID(rawValue: 1)]?.attempt == 2)
+    @Test func aCancelBeforeTheAddIsFlaggedAndTheAddRefused() throws {
+        try withRun { run in
+            var state = JobQueueState()
+            state.claimed([claimed(1)])
+            let action = state.requestCancel(JobID(rawValue: 1))
+            #expect(action == .flagged)
+            let added = state.markAdded(JobID(rawValue: 1), to: run)
+            #expect(!added)
+            #expect(state.runJobs == 0)
+        }
+    }
+
+    @Test func aCancelAfterTheAddRemovesTheDeliverysTaskFromItsRun() throws {
+        try withRun { run in
+            var state = JobQueueState()
+            state.phase = .started(run)
+            state.claimed([claimed(1, delivery: 2)])
+            let added = state.markAdded(JobID(rawValue: 1), to: run)
+            #expect(added && state.runJobs == 1)
+            // The run fills up and is replaced: the cancel still goes to the run the task is in.
+            try withRun { fresh in
+                #expect(state.replaceRun(with: fresh) === run)
+                #expect(state.run === fresh && state.runJobs == 0 && state.retiringRuns.count == 1)
+                let action = state.requestCancel(JobID(rawValue: 1))
+                #expect(action == .remove(taskID: "echo-1#2", from: run))
+                #expect(action != .remove(taskID: "echo-1#2", from: fresh))
+                state.retired(run)
+                #expect(state.retiringRuns.isEmpty)
+            }
+            #expect(state.running[JobID(rawValue: 1)]?.attempt == 2)
+        }
+    }
+
+    @Test func aRunIsNotReplacedOnceTheQueueHasShutDown() throws {
+        try withRun { fresh in
+            var state = JobQueueState()
+            state.phase = .shutDown
+            #expect(state.replaceRun(with: fresh) == nil)
+            #expect(state.retiringRuns.isEmpty)
+        }
     }
 
     @Test func aJobNotClaimedHereIsNotRunning() {

@@ -2,16 +2,19 @@ internal import ConductorCore
 internal import Foundation
 internal import Logging
 
-extension JobQueue {
-    /// The dispatcher: claims due jobs up to the free places, adds one graph task per job, and
-    /// sleeps until the next due time or a wake-up (an enqueue, a job's end, a constraint
-    /// change, shutdown). The jobs' watchers are its child tasks, so shutdown ends them too.
-    func dispatch(in run: GraphRun) async {
-        let clock = ClockSource(configuration.clock)
+/// A ``JobQueue``'s dispatcher: claims due jobs up to the free places, adds one graph task per
+/// job, and sleeps until the next due time or a wake-up (an enqueue, a job's end, a constraint
+/// change, shutdown). The jobs' watchers are its child tasks, so shutdown ends them too.
+struct JobDispatcher: Sendable {
+    let queue: JobQueue
+
+    func run() async {
+        let clock = ClockSource(queue.configuration.clock)
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 var due: Date?
                 var lookedCleanly = true
+                guard let run = currentRun(retiringInto: &group) else { return }
                 do {
                     for job in try await claim() {
                         guard let watcher = launch(job, in: run) else { continue }
@@ -21,8 +24,9 @@ extension JobQueue {
                 } catch {
                     // A storage fault (a lock held too long, a full disk): look again in a
                     // second, or as soon as something wakes the dispatcher.
-                    configuration.logger.error("could not claim jobs: \(error)", metadata: ["file": "\(path)"])
-                    due = configuration.now() + 1
+                    queue.configuration.logger.error(
+                        "could not claim jobs: \(error)", metadata: ["file": "\(queue.path)"])
+                    due = queue.configuration.now() + 1
                     lookedCleanly = false
                 }
                 await waitForWake(until: due, lookedCleanly: lookedCleanly, clock: clock)
@@ -30,36 +34,56 @@ extension JobQueue {
         }
     }
 
+    /// The run this pass's jobs go to (`nil` once shut down). Once the current run has taken
+    /// ``JobQueueConfiguration/jobsPerGraphRun`` deliveries, a fresh run replaces it and the full
+    /// one is closed: it ends when its jobs have, and a child task forgets it then.
+    private func currentRun(retiringInto group: inout DiscardingTaskGroup) -> GraphRun? {
+        let (current, isFull) = queue.state.withLock { ($0.run, $0.runJobs >= queue.configuration.jobsPerGraphRun) }
+        guard isFull, let current else { return current }
+        // The options were validated when the first run started.
+        guard let fresh = try? queue.startRun() else { return current }
+        guard let full = queue.state.withLock({ $0.replaceRun(with: fresh) }) else {
+            fresh.cancel()
+            return nil
+        }
+        full.close()
+        group.addTask {
+            _ = try? await full.report()
+            queue.state.withLock { $0.retired(full) }
+        }
+        return fresh
+    }
+
     /// One claim pass: the constraints are evaluated first, outside any lock.
     private func claim() async throws(JobQueueError) -> [ClaimedJob] {
-        let (capacity, kinds, constraints) = state.withLock { state in
+        let (capacity, kinds, constraints) = queue.state.withLock { state in
             state.wakePending = false
             state.isIdle = false
             return (
-                configuration.concurrencyLimit - state.running.count, Set(state.kinds.keys),
+                queue.configuration.concurrencyLimit - state.running.count, Set(state.kinds.keys),
                 Array(state.constraints.values)
             )
         }
         let satisfied = Set(constraints.filter { $0.isSatisfied() }.map(\.name))
-        let now = configuration.now()
-        let claim = try await store.write(
+        let now = queue.configuration.now()
+        let claim = try await queue.store.write(
             { db in try JobStore.claim(limit: capacity, kinds: kinds, satisfied: satisfied, now: now, in: db) },
             then: { claim in
-                self.state.withLock { state in
+                queue.state.withLock { state in
                     state.claimed(claim.claimed)
                     return claim
                 }
             })
         if !claim.ended.isEmpty {
-            for waiter in state.withLock({ $0.jobsEnded() }) { waiter.resume(returning: ()) }
+            for waiter in queue.state.withLock({ $0.jobsEnded() }) { waiter.resume(returning: ()) }
         }
         return claim.claimed
     }
 
     private func nextDueTime() throws(JobQueueError) -> Date? {
-        let kinds = Set(state.withLock { $0.kinds.keys })
-        let now = configuration.now()
-        return try store.read { db in try JobStore.nextDueTime(kinds: kinds, now: now, in: db) }
+        let kinds = Set(queue.state.withLock { $0.kinds.keys })
+        let now = queue.configuration.now()
+        return try queue.store.read { db in try JobStore.nextDueTime(kinds: kinds, now: now, in: db) }
     }
 
     /// Sleeps until `due` (wall time, measured as a duration on the clock) or a wake-up,
@@ -68,7 +92,7 @@ extension JobQueue {
     private func waitForWake(until due: Date?, lookedCleanly: Bool, clock: ClockSource) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await self.state.suspend(
+                await queue.state.suspend(
                     { state, waiter in state.dispatcherWaits(waiter, lookedCleanly: lookedCleanly) },
                     cancelledNow: { _ in ((), []) },
                     perform: { idle in for waiter in idle { waiter.resume(returning: .idle) } },
@@ -81,7 +105,7 @@ extension JobQueue {
                     })
             }
             if let due {
-                let delay = Duration.seconds(max(0, due.timeIntervalSince(configuration.now())))
+                let delay = Duration.seconds(max(0, due.timeIntervalSince(queue.configuration.now())))
                 group.addTask { try? await clock.sleep(for: delay) }
             }
             await group.next()
@@ -92,7 +116,9 @@ extension JobQueue {
     /// Adds a claimed job's task to the run; returns its watcher, or `nil` when the job ended
     /// (or left) here instead: its payload does not decode, its kind is gone, or a cancel came first.
     private func launch(_ job: ClaimedJob, in run: GraphRun) -> (@Sendable () async -> Void)? {
-        let prepared = state.withLock { $0.kinds[job.kind] }.map { kind in Result { try kind.prepare(job.payload) } }
+        let prepared = queue.state.withLock { $0.kinds[job.kind] }.map { kind in
+            Result { try kind.prepare(job.payload) }
+        }
         switch prepared {
         case nil:
             return {
@@ -104,7 +130,7 @@ extension JobQueue {
                 underlying: error)
             return { await self.record(job, .failed, undecodable) }
         case .success(let body)?:
-            guard state.withLock({ $0.markAdded(job.id) }) else {
+            guard queue.state.withLock({ $0.markAdded(job.id, to: run) }) else {
                 return {
                     await self.record(job, .cancelled, .ended(.cancelled, job: job.id, kind: job.kind, "was cancelled"))
                 }
@@ -129,14 +155,14 @@ extension JobQueue {
         _ job: ClaimedJob, graphAttempt: Int, _ body: @Sendable (JobContext) async throws -> Void
     ) async throws {
         let attempt = job.attemptsBefore + graphAttempt
-        let (shutDown, hook) = state.withLock { state in
+        let (shutDown, hook) = queue.state.withLock { state in
             state.running[job.id]?.attempt = attempt
             return (state.isShutDown, state.crashHook)
         }
         // Nothing starts after shutdown, even a body the run had already handed out.
         if shutDown { throw CancellationError() }
         if graphAttempt > 1 {
-            _ = try? await store.write { db in
+            _ = try? await queue.store.write { db in
                 try JobStore.recordAttempt(job.id, delivery: job.delivery, attempt: attempt, in: db)
             }
         }
@@ -155,7 +181,7 @@ extension JobQueue {
             try await run.value(of: handle)
             outcome = (.succeeded, nil)
         } catch {
-            let attempt = state.withLock { $0.running[job.id]?.attempt } ?? job.attemptsBefore + 1
+            let attempt = queue.state.withLock { $0.running[job.id]?.attempt } ?? job.attemptsBefore + 1
             switch error.code {
             case .timedOut:
                 outcome = (
@@ -164,7 +190,7 @@ extension JobQueue {
                 )
             case .cancelled:
                 // Shutdown stopped it (or this watcher): it stays running in the file.
-                if Task.isCancelled || state.withLock({ $0.isShutDown }) { return }
+                if Task.isCancelled || queue.state.withLock({ $0.isShutDown }) { return }
                 outcome = (.cancelled, .ended(.cancelled, job: job.id, kind: job.kind, "was cancelled"))
             default:
                 let cause = error.underlyingError ?? error
@@ -176,30 +202,30 @@ extension JobQueue {
                 )
             }
         }
-        state.withLock { $0.crashHook }?(.beforeCommit, job.id)
+        queue.state.withLock { $0.crashHook }?(.beforeCommit, job.id)
         await record(job, outcome.0, outcome.1)
     }
 
     /// Commits a job's end, retrying while the file refuses it (a lock held, a full disk): the
     /// job stays running until it is recorded, and runs again after a restart if it never is.
     func record(_ job: ClaimedJob, _ end: JobState, _ error: JobQueueError?) async {
-        let now = configuration.now()
-        let clock = ClockSource(configuration.clock)
+        let now = queue.configuration.now()
+        let clock = ClockSource(queue.configuration.clock)
         while !Task.isCancelled {
-            let attempts = state.withLock { $0.running[job.id]?.attempt } ?? job.attemptsBefore + 1
+            let attempts = queue.state.withLock { $0.running[job.id]?.attempt } ?? job.attemptsBefore + 1
             do {
-                let waiters = try await store.write(
+                let waiters = try await queue.store.write(
                     { db in
                         try JobStore.finish(
                             job.id, delivery: job.delivery, as: end, error: error, attempts: attempts, now: now, in: db)
                             ?? []
                     },
-                    then: { ended in self.state.withLock { $0.ended(ended + [job.id]) } })
+                    then: { ended in queue.state.withLock { $0.ended(ended + [job.id]) } })
                 for waiter in waiters { waiter.resume(returning: ()) }
                 return
             } catch {
-                configuration.logger.error(
-                    "could not record the end of job \(job.id): \(error)", metadata: ["file": "\(path)"])
+                queue.configuration.logger.error(
+                    "could not record the end of job \(job.id): \(error)", metadata: ["file": "\(queue.path)"])
                 try? await clock.sleep(for: .seconds(1))
             }
         }
