@@ -1,6 +1,7 @@
 import ConductorCore
 import ConductorTestKit
 import Foundation
+import GRDB
 import Testing
 
 @testable import ConductorJobs
@@ -55,5 +56,23 @@ struct JobQueueErrorTests {
         await queue.shutdown()
         let after = await #expect(throws: JobQueueError.self) { try await queue.start() }
         #expect(after?.code == .shutDown && after?.message == "cannot start: the job queue has been shut down")
+    }
+
+    /// A fault with no code of its own (an I/O error, or an error that is not SQLite's) is
+    /// `storage`, still naming the file and saying what SQLite said; at open it is `cannotOpen`.
+    @Test func aFaultWithNoCodeOfItsOwnIsStorageAndNamesTheFile() {
+        let io = DatabaseError(resultCode: .SQLITE_IOERR, message: "disk I/O error")
+        let error = JobStore.error(io, path: "/data/jobs.sqlite")
+        #expect(error.code == .storage)
+        #expect(error.message == "the job queue file '/data/jobs.sqlite' failed (SQLite 10: disk I/O error)")
+        #expect(error.underlyingError is DatabaseError)
+        #expect(JobStore.error(io, path: "/data/jobs.sqlite", opening: true).code == .cannotOpen)
+
+        let other = JobStore.error(CocoaError(.fileReadUnknown), path: "/data/jobs.sqlite")
+        #expect(other.code == .storage)
+        #expect(other.message.hasPrefix("the job queue file '/data/jobs.sqlite' failed: "))
+        // A queue error passes through unchanged.
+        let shutDown = JobQueueError.shutDown("enqueue")
+        #expect(JobStore.error(shutDown, path: "/data/jobs.sqlite") == shutDown)
     }
 }

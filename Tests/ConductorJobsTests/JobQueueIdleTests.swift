@@ -23,7 +23,7 @@ struct JobQueueIdleTests {
             try await queue.whenIdle()
             return try then()
         }
-        while queue.idleWaiterCount == 0, !returned.withLock({ $0 }) { await Task.yield() }
+        while queue.idleWaiterCount == 0, !returned.withLock({ $0 }), !Task.isCancelled { await Task.yield() }
         return task
     }
 
