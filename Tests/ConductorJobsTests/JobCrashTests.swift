@@ -9,8 +9,9 @@ import Testing
 /// carries one idempotency key on every delivery, a chained order's effect follows its
 /// predecessor's, and no order is recorded complete whose effect the server did not see. The
 /// server performs an order once per key: that de-duplication is the server's half of "exactly
-/// once in effect" (the JobQueue article says so).
-@Suite(.serialized) struct JobCrashTests {
+/// once in effect" (the JobQueue article says so). Each test is bounded: a scenario that never
+/// ends fails after 300 starts, and the suite at its time limit.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct JobCrashTests {
     static let orders = 9
 
     /// Kills at each crash point, reproducible by its name: the Nth start is killed the Nth
