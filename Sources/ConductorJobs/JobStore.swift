@@ -20,10 +20,16 @@ final class JobStore: Sendable {
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(busyTimeout.seconds)
         configuration.label = "ConductorJobs"
-        let pragma = "PRAGMA synchronous = \(synchronous.rawValue)"
-        configuration.prepareDatabase { db in try db.execute(sql: pragma) }
         do {
             database = try DatabaseQueue(path: path, configuration: configuration)
+            // After the queue is open, not in `prepareDatabase`: turning WAL on, GRDB sets
+            // `synchronous` to NORMAL, which would silently drop the durability FULL promises.
+            // A `DatabaseQueue` has this one connection for its life.
+            if !readOnly {
+                try database.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
+                }
+            }
             try Self.migrator.migrate(database)
         } catch {
             throw Self.error(error, path: path, opening: true)

@@ -48,6 +48,14 @@ struct JobStoreTests {
         #expect(record.deliveries == 0 && record.attempts == 0)
     }
 
+    @Test(arguments: [(JobQueueConfiguration.Synchronous.full, 2), (.normal, 1)])
+    func theSynchronousSettingIsTheOneAskedFor(setting: JobQueueConfiguration.Synchronous, level: Int) throws {
+        // WAL mode's set-up must not override it: FULL is what keeps a commit across power loss.
+        let store = try JobStore(path: file.path, synchronous: setting, busyTimeout: .milliseconds(100))
+        #expect(try store.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == level)
+        #expect(try store.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+    }
+
     @Test func garbageBytesAreCorruptNamingTheFile() throws {
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: file.path))
         let error = #expect(throws: JobQueueError.self) { try open() }
