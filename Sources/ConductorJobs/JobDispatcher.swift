@@ -10,11 +10,13 @@ struct JobDispatcher: Sendable {
 
     func run() async {
         let clock = ClockSource(queue.configuration.clock)
+        var lastRemoval: Date?
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 var due: Date?
                 var lookedCleanly = true
                 guard let run = currentRun(retiringInto: &group) else { return }
+                await removeOldJobs(lastRemoval: &lastRemoval)
                 do {
                     for job in try await claim() {
                         guard let watcher = launch(job, in: run) else { continue }
@@ -31,6 +33,21 @@ struct JobDispatcher: Sendable {
                 }
                 await waitForWake(until: due, lookedCleanly: lookedCleanly, clock: clock)
             }
+        }
+    }
+
+    /// Deletes the jobs ended longer than ``JobQueueConfiguration/endedJobRetention`` ago, on the
+    /// first pass and then at most once an hour; a fault is logged, and tried again an hour on.
+    private func removeOldJobs(lastRemoval: inout Date?) async {
+        guard let retention = queue.configuration.endedJobRetention else { return }
+        let now = queue.configuration.now()
+        if let lastRemoval, abs(now.timeIntervalSince(lastRemoval)) < 3600 { return }
+        lastRemoval = now
+        do {
+            try await queue.removeEnded(before: now - retention.seconds)
+        } catch {
+            queue.configuration.logger.error(
+                "could not remove old ended jobs: \(error)", metadata: ["file": "\(queue.path)"])
         }
     }
 

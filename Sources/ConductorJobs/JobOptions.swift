@@ -36,7 +36,9 @@ public struct JobOptions: Sendable {
     public var timeout: Duration?
     /// Jobs this one runs after: it is claimed only once all have succeeded; if one fails, is
     /// cancelled or expires, this one ends cancelled with ``JobQueueError/Code/dependencyFailed``,
-    /// in the same transaction.
+    /// in the same transaction. An id the file does not hold (an ended job deleted after
+    /// ``JobQueueConfiguration/endedJobRetention`` too) fails the enqueue with
+    /// ``JobQueueError/Code/unknownJob``.
     public var after: [JobID]
     /// Names of constraints (``JobConstraint``) that must all hold for the job to be claimed.
     public var constraints: [String]

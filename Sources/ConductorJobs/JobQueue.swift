@@ -1,5 +1,5 @@
 internal import ConductorCore
-internal import Foundation
+public import Foundation
 internal import GRDB
 internal import Logging
 
@@ -241,6 +241,18 @@ public final class JobQueue: Sendable {
     /// Job `id` as the file records it, or `nil` if there is none.
     public func job(_ id: JobID) throws(JobQueueError) -> JobRecord? {
         try store.read { db in try JobStore.record(id, in: db) }
+    }
+
+    /// Deletes the jobs that ended before `date` from the file; returns how many. Jobs that
+    /// have not ended are never deleted, and a job that runs after a deleted one is not held
+    /// back by it. ``JobQueueConfiguration/endedJobRetention`` does this as the queue runs.
+    ///
+    /// ```swift
+    /// let removed = try await queue.removeEnded(before: Date() - 86_400)
+    /// ```
+    @discardableResult
+    public func removeEnded(before date: Date) async throws(JobQueueError) -> Int {
+        try await store.write({ db in try JobStore.removeEnded(before: date, in: db) }, then: { $0 })
     }
 
     /// The jobs in `state` (any state if `nil`) carrying `tag` (any if `nil`), by id.

@@ -44,6 +44,11 @@ public struct JobQueueConfiguration: Sendable {
     /// deliveries and closes the full one, which ends once its jobs have: a queue that runs for
     /// weeks holds the records of at most about this many jobs, not of every job since its start.
     public var jobsPerGraphRun: Int
+    /// How long an ended job stays in the file for ``JobQueue/job(_:)`` and ``JobQueue/jobs(in:tag:)``
+    /// to read: 7 days by default; `nil` keeps every job. The queue deletes older ended jobs at
+    /// start and then at most once an hour (``JobQueue/removeEnded(before:)`` does it on demand),
+    /// so a queue that runs for months does not fill the disk with the jobs it ran.
+    public var endedJobRetention: Duration?
     /// Where the jobs' graph runs send their spans and metrics.
     public var telemetry: Telemetry
     /// Where the queue logs what it cannot report to a caller (a completion it could not record
@@ -58,6 +63,7 @@ public struct JobQueueConfiguration: Sendable {
         clock: any Clock<Duration> = ContinuousClock(),
         now: @escaping @Sendable () -> Date = { Date() },
         jobsPerGraphRun: Int = 1_000,
+        endedJobRetention: Duration? = .seconds(7 * 86_400),
         telemetry: Telemetry = .bootstrapped,
         logger: Logger = Logger(label: "conductor.jobs", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
@@ -67,6 +73,7 @@ public struct JobQueueConfiguration: Sendable {
         self.clock = clock
         self.now = now
         self.jobsPerGraphRun = jobsPerGraphRun
+        self.endedJobRetention = endedJobRetention
         self.telemetry = telemetry
         self.logger = logger
     }

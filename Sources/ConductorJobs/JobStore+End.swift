@@ -127,4 +127,16 @@ extension JobStore {
         }
         return counts
     }
+
+    /// Deletes the jobs that ended before `cutoff`, with their tags, constraints and edges;
+    /// returns how many. A job that runs after a deleted one lost nothing: a deleted job had
+    /// succeeded (its dependents may run) or had already ended its dependents.
+    static func removeEnded(before cutoff: Date, in db: Database) throws -> Int {
+        try db.execute(
+            sql: """
+                DELETE FROM job WHERE state IN ('succeeded', 'failed', 'cancelled', 'expired') AND endedAt < ?
+                """,
+            arguments: [cutoff.timeIntervalSince1970])
+        return db.changesCount
+    }
 }
