@@ -14,7 +14,7 @@ import Testing
 /// 429s with `Retry-After`, 500s, dropped connections and slow bodies, drawn from a seed.
 // Serialized: at stress sizes, hundreds of cases at once would share two threads and
 // each case's time limit would measure the crowd, not the case.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct GateServerFaultTests {
     static let seeds = StressConfiguration.seeds(default: 3, base: 0xF1F0_0001)
 

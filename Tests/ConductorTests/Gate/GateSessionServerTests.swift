@@ -16,7 +16,7 @@ import Testing
 /// `signIn` with its token), sign-outs and expiries runs in order; between steps the script
 /// may wait for the next request to end (a journal event), so operations land while requests
 /// are on the wire, parked or queued.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct GateSessionServerTests {
     static let seeds = StressConfiguration.seeds(default: 3, base: 0x5E55_F001)
 
@@ -81,6 +81,7 @@ struct GateSessionServerTests {
                             ledger.record(index, "status \(reply.response.status.code)")
                         } catch {
                             ledger.record(index, (error as? GateError).map { "\($0.code)" } ?? "\(error)")
+                            if anonymous { Issue.record("seed \(seed): anonymous request \(index): \(error)") }
                         }
                     })
             case .signIn:
@@ -94,6 +95,7 @@ struct GateSessionServerTests {
                     gate.signIn(String(decoding: reply.body, as: UTF8.self))
                 } catch {
                     ledger.record(index, "\(error.code)")
+                    Issue.record("seed \(seed): login \(index): \(error)")
                 }
             case .signOut:
                 gate.signOut()
