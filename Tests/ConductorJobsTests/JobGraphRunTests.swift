@@ -52,14 +52,7 @@ import Testing
                 throw error
             }
         }
-        try await queue.start()
-        let first = try #require(queue.graphRun)
-        let blocked = try await queue.enqueue(Echo.self, .init(value: 1))
-        _ = await calls.events.first()
-        // The next delivery goes to a fresh run; the blocked job stays in the full one.
-        let next = try await queue.enqueue(Echo.self, .init(value: 2))
-        #expect(try await queue.ended(next).state == .succeeded)
-        #expect(queue.graphRun !== first)
+        let (first, blocked) = try await blockAJobInAFullRun(queue, calls: calls)
 
         await queue.shutdown()
         #expect(cancelled.withLock { $0 })
@@ -75,6 +68,18 @@ import Testing
             calls.record(context)
             if payload.value == 1 { try await clock.sleep(for: .seconds(3600)) }
         }
+        let (_, blocked) = try await blockAJobInAFullRun(queue, calls: calls)
+
+        #expect(try await queue.cancel(blocked))
+        let record = try await queue.ended(blocked)
+        #expect(record.state == .cancelled && record.lastError?.code == .cancelled)
+        await queue.shutdown()
+    }
+
+    /// Starts `queue` (one job per run), whose handler for value 1 blocks: that job holds the
+    /// first run, and the next job's delivery goes to a fresh one. Returns the first run and the
+    /// blocked job.
+    private func blockAJobInAFullRun(_ queue: JobQueue, calls: Calls) async throws -> (GraphRun, JobID) {
         try await queue.start()
         let first = try #require(queue.graphRun)
         let blocked = try await queue.enqueue(Echo.self, .init(value: 1))
@@ -82,11 +87,7 @@ import Testing
         let next = try await queue.enqueue(Echo.self, .init(value: 2))
         #expect(try await queue.ended(next).state == .succeeded)
         try #require(queue.graphRun !== first)
-
-        #expect(try await queue.cancel(blocked))
-        let record = try await queue.ended(blocked)
-        #expect(record.state == .cancelled && record.lastError?.code == .cancelled)
-        await queue.shutdown()
+        return (first, blocked)
     }
 
     @Test func fewerThanOneJobPerRunIsRefusedAtStart() async throws {
