@@ -24,6 +24,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Conductor", package: "Conductor"),
                 .product(name: "ConductorURLSession", package: "Conductor"),
+                // The offline-order story's app keeps its orders in a job queue.
+                .product(name: "ConductorJobs", package: "Conductor"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
