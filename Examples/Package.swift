@@ -46,7 +46,11 @@ let package = Package(
             name: "DemoKitTests",
             dependencies: [
                 "DemoKit",
+                // Built before the tests: the offline-order test runs it as the app it kills.
+                "conductor-demo",
                 .product(name: "Conductor", package: "Conductor"),
+                .product(name: "ConductorJobs", package: "Conductor"),
+                .product(name: "ConductorTestKit", package: "Conductor"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
