@@ -107,8 +107,30 @@ struct OfflineOrderStory<StoryClock: Clock<Duration>> {
     let database: String
     let clock: StoryClock
     let say: @Sendable (String) -> Void
+    private let launched = Guarded<[AppProcess]>([])
+
+    init(
+        server: DemoServer, options: OfflineOrderOptions, database: String, clock: StoryClock,
+        say: @escaping @Sendable (String) -> Void
+    ) {
+        self.server = server
+        self.options = options
+        self.database = database
+        self.clock = clock
+        self.say = say
+    }
 
     func run() async throws -> OfflineOrderReport {
+        do {
+            return try await tell()
+        } catch {
+            // A story that failed half-way leaves no app running behind it.
+            killApps()
+            throw error
+        }
+    }
+
+    private func tell() async throws -> OfflineOrderReport {
         server.setMirrorsDown(true)
         say("── both mirrors down: they answer every request 503")
         let first = try launchApp(placing: options.order)
@@ -142,6 +164,15 @@ struct OfflineOrderStory<StoryClock: Clock<Duration>> {
         for (_, authority) in server.authorities { arguments += ["--app-mirror", "http://\(authority)"] }
         if let order { arguments += ["--app-order", order] }
         let say = self.say
-        return try AppProcess.launch(options.executable, arguments: arguments, clock: clock) { say("   app │ \($0)") }
+        let app = try AppProcess.launch(options.executable, arguments: arguments, clock: clock) {
+            say("   app │ \($0)")
+        }
+        launched.withLock { $0.append(app) }
+        return app
+    }
+
+    /// Kills every app the story started that still runs.
+    private func killApps() {
+        for app in launched.withLock({ $0 }) { app.kill() }
     }
 }
