@@ -24,6 +24,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Conductor", package: "Conductor"),
                 .product(name: "ConductorURLSession", package: "Conductor"),
+                // The offline-order story's app keeps its orders in a job queue.
+                .product(name: "ConductorJobs", package: "Conductor"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
@@ -44,7 +46,11 @@ let package = Package(
             name: "DemoKitTests",
             dependencies: [
                 "DemoKit",
+                // Built before the tests: the offline-order test runs it as the app it kills.
+                "conductor-demo",
                 .product(name: "Conductor", package: "Conductor"),
+                .product(name: "ConductorJobs", package: "Conductor"),
+                .product(name: "ConductorTestKit", package: "Conductor"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

@@ -9,6 +9,8 @@ import Foundation
 /// Routes: `GET /ping`, `GET /version` (no token), `POST /login` (the first token),
 /// `POST /token` (a refresh), and a `GET` per endpoint of ``PageCatalog`` plus `/config`,
 /// which need `Authorization: Bearer <token>` and answer 401 once the token has expired.
+/// `POST /orders` (no token) places one order per `Idempotency-Key` (``OrderBook``).
+/// While ``setMirrorsDown(_:)`` holds them down, both mirrors answer every request 503.
 final class DemoServer: Sendable {
     /// What the server does, decided by the scenario.
     struct Behaviour: Sendable {
@@ -62,12 +64,13 @@ final class DemoServer: Sendable {
     private let seed: UInt64
     private let latencyScale: Double
     private let state: Guarded<State>
+    private let book = Watched(OrderBook())
     private let mirrors: [(name: String, server: HTTPServer, task: Task<Void, Never>)]
     /// Each mirror's name and authority (`127.0.0.1:port`), in order.
     let authorities: [(name: String, authority: String)]
 
     /// Starts both mirrors and waits until they listen.
-    static func start(_ options: DemoOptions) async throws -> DemoServer {
+    static func start(_ options: DemoOptions = DemoOptions()) async throws -> DemoServer {
         var mirrors: [(String, HTTPServer, Task<Void, Never>)] = []
         var authorities: [(String, String)] = []
         for name in ["mirror-a", "mirror-b"] {
@@ -110,9 +113,36 @@ final class DemoServer: Sendable {
 
     var counters: Counters { state.withLock { $0.counters } }
 
+    /// Takes both mirrors down (`true`): they keep listening, but answer every request 503 —
+    /// an outage the app cannot tell from its own network failing — until called with `false`.
+    func setMirrorsDown(_ down: Bool) {
+        book.update { $0.mirrorsDown = down }
+    }
+
+    /// What the mirrors saw of `POST /orders` so far.
+    var orders: OrderCounts { book.value.counts }
+
+    /// Waits until the order counts satisfy `condition`, for at most `limit` on `clock`;
+    /// throws a ``DemoFailure`` naming `what` after that.
+    func orders(
+        where condition: @escaping @Sendable (OrderCounts) -> Bool, within limit: Duration,
+        clock: some Clock<Duration> = ContinuousClock(), waitingFor what: String
+    ) async throws -> OrderCounts {
+        try await book.first(where: { condition($0.counts) }, within: limit, clock: clock, waitingFor: what).counts
+    }
+
     // MARK: - Routes
 
     private func installRoutes(on server: HTTPServer, mirror: String) async {
+        // First, so it sees every request: while the mirrors are down it answers them all
+        // (`/orders` answers for itself, to count the refusal); otherwise it passes them on.
+        await server.appendRoute("/*") { [self] request in
+            guard book.value.mirrorsDown, request.path != "/orders" else { throw HTTPUnhandledError() }
+            return HTTPResponse(statusCode: .serviceUnavailable, body: Data("\(mirror) is down".utf8))
+        }
+        await server.appendRoute("POST /orders") { [self] request in
+            placeOrder(request, mirror: mirror)
+        }
         await server.appendRoute("GET /ping") { [self] _ in
             // The mirrors differ in distance; the scenario's random seed decides by how much.
             let base = mirror == "mirror-a" ? 45 : 25
@@ -146,6 +176,22 @@ final class DemoServer: Sendable {
             await server.appendRoute(HTTPRoute(methods: [.GET], path: path)) { [self] request in
                 try await serveData(request, path: path, latency: latency)
             }
+        }
+    }
+
+    private func placeOrder(_ request: HTTPRequest, mirror: String) -> HTTPResponse {
+        let key = request.headers[HTTPHeader("Idempotency-Key")]
+        switch book.update({ $0.take(key: key) }) {
+        case .refused:
+            return HTTPResponse(statusCode: .serviceUnavailable, body: Data("\(mirror) is down".utf8))
+        case .missingKey:
+            return HTTPResponse(statusCode: .badRequest, body: Data("an order needs an Idempotency-Key header".utf8))
+        case .order(let number, let repeated):
+            // A repeat gets the first answer, marked as a replay, as payment APIs do.
+            var headers: HTTPHeaders = [HTTPHeader("Content-Type"): "application/json"]
+            if repeated { headers[HTTPHeader("Idempotent-Replayed")] = "true" }
+            return HTTPResponse(
+                statusCode: .created, headers: headers, body: Data(#"{"order":\#(number)}"#.utf8))
         }
     }
 

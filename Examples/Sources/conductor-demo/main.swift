@@ -15,7 +15,8 @@ import Foundation
 struct ConductorDemo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conductor-demo",
-        abstract: "Launch a shop app and load its product page over loopback HTTP, then draw the timeline."
+        abstract: "Launch a shop app and load its product page over loopback HTTP, then draw the timeline.",
+        subcommands: [OfflineOrderCommand.self]
     )
 
     // The parser lists the values itself, from `Scenario.allCases`.
@@ -77,6 +78,41 @@ struct ConductorDemo: AsyncParsableCommand {
 }
 
 extension Scenario: ExpressibleByArgument {}
+
+/// `conductor-demo offline-order`: the shop app places an order with both mirrors down, is
+/// killed, and restarts; the order is placed once. The app is this executable again, run by
+/// the story with the hidden `--app-…` options.
+struct OfflineOrderCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "offline-order",
+        abstract: "Place an order with both mirrors down, kill the app, restart it: the order is placed once."
+    )
+
+    @Option(help: .hidden) var appDatabase: String?
+    @Option(help: .hidden) var appMirror: [String] = []
+    @Option(help: .hidden) var appOrder: String?
+
+    func validate() throws {
+        if appDatabase == nil, !appMirror.isEmpty || appOrder != nil {
+            throw ValidationError("--app-mirror and --app-order need --app-database")
+        }
+        for mirror in appMirror where URL(string: mirror)?.host == nil {
+            throw ValidationError("--app-mirror must be a URL such as http://127.0.0.1:8080 (got \(mirror))")
+        }
+    }
+
+    mutating func run() async throws {
+        if let appDatabase {
+            let app = OrderApp(database: appDatabase, mirrors: appMirror.compactMap(URL.init(string:)))
+            if try await !app.run(placing: appOrder, say: say) { throw ExitCode.failure }
+            return
+        }
+        say("Conductor demo — an order placed offline, the app killed and restarted\n")
+        let report = try await runOfflineOrder(OfflineOrderOptions(), say: say)
+        say("\n\(report.passed ? "✔" : "✘") " + report.verdict.replacingOccurrences(of: "; ", with: ";\n  "))
+        if !report.passed { throw ExitCode.failure }
+    }
+}
 
 /// Writes a line to standard output unbuffered, in order with the live progress.
 func say(_ text: String) {
