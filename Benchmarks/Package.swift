@@ -16,6 +16,8 @@ let package = Package(
         // The tracing variants of graph.independent: no-op, disabled, in-memory.
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // jobs.enqueue's baseline: the same row inserted with GRDB itself (the root package's requirement).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // glibc's malloc statistics, which the Glibc module does not export, for the memory scenario.
@@ -26,6 +28,8 @@ let package = Package(
             name: "conductor-bench",
             dependencies: [
                 .product(name: "Conductor", package: "Conductor"),
+                .product(name: "ConductorJobs", package: "Conductor"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -19,7 +19,8 @@ public import Logging
 ///     clock: clock, now: { start + Double(clock.now.offset.components.seconds) })
 /// ```
 public struct JobQueueConfiguration: Sendable {
-    /// How SQLite syncs a commit to the disk.
+    /// How SQLite syncs a commit to the disk, and so what a power loss can take:
+    /// ``Synchronous/full`` by default, or ``Synchronous/normal``.
     public enum Synchronous: String, Hashable, Sendable {
         /// Each commit is on the disk before it returns: nothing committed is lost on power loss.
         case full = "FULL"

@@ -1,5 +1,6 @@
 import CallgrindMarkers
 import Conductor
+import ConductorJobs
 import Dispatch
 import Foundation
 import InMemoryTracing
@@ -21,6 +22,9 @@ struct CountedContender: Sendable {
     let isSubject: Bool
     /// Counted only when named (`scripts/instructions --filter`), never by CI's check.
     var isManual = false
+    /// How many of size n make one unit: the contender runs n / unitsOf units (jobs), and
+    /// scripts/instructions counts per unit. For work too slow under valgrind at CI's sizes.
+    var unitsOf = 1
     let prepare: @Sendable (_ n: Int) async -> @Sendable () async -> Void
 
     var scenario: Substring { name.prefix { $0 != "/" } }
@@ -179,6 +183,29 @@ let countedContenders: [CountedContender] = [
             precondition(sum == 42 * n)
         }
     },
+    // jobs.dispatch (issue 37): a due job's dispatch. n / 10 jobs of a no-op handler are committed
+    // before counting; counted are the queue's start and `whenIdle()` — each job claimed (one
+    // write transaction per claim of up to concurrencyLimit, 4, jobs), run as a task of the
+    // queue's graph run, and its end committed (one write transaction each), at synchronous FULL —
+    // per job, against a no-op task of a plain graph run of n (graph.independent's subject). A
+    // tenth because a job costs thousands of graph tasks' instructions: one count of 1,000 and
+    // 2,000 jobs took 145 s under valgrind, and five would take CI's step past its time limit.
+    // The graph keeps n: at a tenth, its fixed costs swamp the difference.
+    CountedContender(name: "jobs.dispatch/JobQueue.start+whenIdle", isSubject: true, unitsOf: 10) { n in
+        counted(await dueJobsDispatch(n))
+    },
+    CountedContender(name: "jobs.dispatch/TaskGraph.run", isSubject: false) { n in
+        let graph = independentGraph(n)
+        return { _ = try! await graph.run() }
+    },
+    // jobs.enqueue's two sides (manual), n enqueues (or raw GRDB inserts) each in its own write
+    // transaction at synchronous FULL: where the time the timed scenario's ratio shows goes.
+    CountedContender(name: "jobs.enqueue/JobQueue.enqueue", isSubject: false, isManual: true) { n in
+        counted(queueEnqueue(n, synchronous: .full))
+    },
+    CountedContender(name: "jobs.enqueue/GRDB-insert", isSubject: false, isManual: true) { n in
+        counted(rawInsert(n, synchronous: .full))
+    },
     CountedContender(name: "harmonizer.registry/countDown", isSubject: true) { n in registryCountDown(n) },
     CountedContender(name: "harmonizer.registry/DispatchGroup", isSubject: false) { n in
         dispatchGroupCountDown(n)
@@ -203,6 +230,16 @@ private func stormContender(
         n, startingWith: "t0", server: server, refreshDelay: refreshDelay, holdingRefreshUntil: spawned)
     countedStormGate.withLock { $0 = gate }
     return { await stormBurst(n, through: gate, spawned: spawned) }
+}
+
+/// What the contender being counted leaves to do once counting has stopped (remove a job
+/// queue's file).
+private let countedCleanup = Mutex<(@Sendable () -> Void)?>(nil)
+
+/// `side`'s work, to count; its cleanup runs after counting stops.
+private func counted(_ side: JobFileWork) -> @Sendable () async -> Void {
+    countedCleanup.withLock { $0 = side.cleanup }
+    return side.work
 }
 
 /// A gate whose token stays valid and a burst of `n` requests through it, each with `timeout`.
@@ -243,7 +280,12 @@ func countInstructions(_ arguments: [String]) -> Never {
     }
     if arguments == ["--list"] {
         for contender in countedContenders {
-            print(contender.name, contender.isManual ? "manual" : contender.isSubject ? "subject" : "baseline")
+            let role = contender.isManual ? "manual" : contender.isSubject ? "subject" : "baseline"
+            if contender.unitsOf == 1 {
+                print(contender.name, role)
+            } else {
+                print(contender.name, role, contender.unitsOf)
+            }
         }
         exit(0)
     }
@@ -253,12 +295,14 @@ func countInstructions(_ arguments: [String]) -> Never {
     guard let contender = countedContenders.first(where: { $0.name == arguments[0] }) else {
         fail("no contender named \(arguments[0]); see instructions --list")
     }
+    guard n >= contender.unitsOf else { fail("\(contender.name) needs a size of at least \(contender.unitsOf)") }
     let done = DispatchSemaphore(value: 0)
     Task.detached {
-        let work = await contender.prepare(n)
+        let work = await contender.prepare(n / contender.unitsOf)
         conductor_bench_counting_starts()
         await work()
         conductor_bench_counting_stops()
+        if let cleanup = countedCleanup.withLock({ $0 }) { cleanup() }
         if let gate = countedStormGate.withLock({ $0 }) {
             let events = gate.recordedEvents
             // Parked: behind the refresh, after a 401 (`redirect`) or before sending (`parked`).

@@ -1,3 +1,4 @@
+import ConductorJobs
 import Foundation
 
 /// conductor-bench: Conductor against what Swift developers use today, interleaved in one
@@ -126,6 +127,10 @@ func allScenarios(quick: Bool) -> [(name: String, make: () -> Scenario)] {
         ("gate.refresh-storm (old harness)", { gateRefreshStormScenario(size(10_000, 2_000), oldHarness: true) }))
     list.append(("assembly.resolve", { assemblyScenario(size(1_000_000, 100_000)) }))
     list.append(("memory.pending", { memoryScenario(size(100_000, 10_000)) }))
+    // Issue 37: the job queue's durable enqueue against the same row inserted with GRDB, at the
+    // default synchronous FULL (the goal's row) and at NORMAL (what the queue adds, without the disk).
+    list.append(("jobs.enqueue", { jobsEnqueueScenario(size(1_000, 200), synchronous: .full) }))
+    list.append(("jobs.enqueue (synchronous NORMAL)", { jobsEnqueueScenario(size(2_000, 500), synchronous: .normal) }))
     // Issue 20: how the engine uses the second core, against the same work on two plain threads.
     for microseconds in [0, 1, 10] {
         let name = microseconds == 0 ? "scaling.dag no-op" : "scaling.dag \(microseconds) µs"
