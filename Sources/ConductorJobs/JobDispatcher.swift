@@ -183,6 +183,10 @@ struct JobDispatcher: Sendable {
                 try JobStore.recordAttempt(job.id, delivery: job.delivery, attempt: attempt, in: db)
             }
         }
+        // Again after the write, which may have waited: a shutdown in the meantime wins.
+        if graphAttempt > 1, Task.isCancelled || queue.state.withLock({ $0.isShutDown }) {
+            throw CancellationError()
+        }
         hook?(.insideHandler, job.id)
         try await body(
             JobContext(

@@ -129,7 +129,10 @@ public final class JobQueue: Sendable {
         do {
             return try await open()
         } catch {
-            state.withLock { $0.phase = .configuring }
+            // A shutdown that came during the start stays: the queue cannot be started again.
+            state.withLock { state in
+                if case .starting = state.phase { state.phase = .configuring }
+            }
             throw error
         }
     }
@@ -149,15 +152,25 @@ public final class JobQueue: Sendable {
             throw JobQueueError(
                 .invalidOption, "jobsPerGraphRun must be at least 1 (got \(configuration.jobsPerGraphRun))")
         }
+        if let retention = configuration.endedJobRetention, retention < .zero {
+            throw JobQueueError(.invalidOption, "endedJobRetention must not be negative (got \(retention))")
+        }
         let run: GraphRun
         do {
             run = try startRun()
         } catch {
             throw JobQueueError(.invalidOption, error.message, underlying: error)
         }
-        state.withLock { state in
+        let started = state.withLock { state in
+            // shutdown() may have come while the file was opened: then nothing may start.
+            guard case .starting = state.phase else { return false }
             state.phase = .started(run)
             state.dispatcher = Task { await JobDispatcher(queue: self).run() }
+            return true
+        }
+        guard started else {
+            run.cancel()
+            throw .shutDown("start")
         }
         for (kind, count) in recovery.unknownKinds.sorted(by: { $0.key < $1.key }) {
             configuration.logger.warning(

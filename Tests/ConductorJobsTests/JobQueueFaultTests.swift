@@ -44,6 +44,35 @@ struct JobQueueFaultTests {
         await queue.shutdown()
     }
 
+    @Test func aShutdownWhileTheFileIsOpenedForStartStopsTheStart() async throws {
+        var slow = harness.configuration()
+        slow.busyTimeout = .seconds(60)  // start() waits for the other connection's lock
+        let queue = try JobQueue(path: harness.file.path, configuration: slow)
+        let calls = Calls()
+        queue.register(Echo.self) { _, context in calls.record(context) }
+        let pending = try await queue.enqueue(Echo.self, .init(value: 1))
+
+        var holding = Configuration()
+        holding.allowsUnsafeTransactions = true  // the lock is held across two accesses
+        let other = try DatabaseQueue(path: harness.file.path, configuration: holding)
+        try other.inDatabase { db in try db.execute(sql: "BEGIN EXCLUSIVE") }
+        let starting = Task { try await queue.start() }
+        while queue.state.withLock({ if case .starting = $0.phase { false } else { true } }) {
+            try Task.checkCancellation()
+            await Task.yield()
+        }
+        await queue.shutdown()
+        try other.inDatabase { db in try db.execute(sql: "COMMIT") }
+
+        // The shutdown came first: the start fails, and nothing is claimed or runs, then or later.
+        let error = await #expect(throws: JobQueueError.self) { try await starting.value }
+        #expect(error?.code == .shutDown)
+        #expect(queue.graphRun == nil)
+        #expect(try queue.job(pending)?.state == .pending)
+        await #expect(throws: JobQueueError.self) { try await queue.start() }
+        #expect(calls.all.isEmpty)
+    }
+
     @Test func aReadOnlyFileIsReadOnly() async throws {
         let writable = try JobQueue(path: harness.file.path, configuration: configuration())
         let id = try await writable.enqueue(Echo.self, .init(value: 1))

@@ -79,4 +79,11 @@ import Testing
         #expect(try queue.jobs().map(\.id) == [new])
         await queue.shutdown()
     }
+
+    @Test func aNegativeRetentionIsRefusedAtStart() async throws {
+        let queue = try queue(retention: .seconds(-1))
+        let error = await #expect(throws: JobQueueError.self) { try await queue.start() }
+        #expect(error?.code == .invalidOption)
+        #expect(error?.message == "endedJobRetention must not be negative (got -1.0 seconds)")
+    }
 }
