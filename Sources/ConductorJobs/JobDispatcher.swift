@@ -192,6 +192,7 @@ struct JobDispatcher: Sendable {
             JobContext(
                 id: job.id, kind: job.kind, idempotencyKey: job.idempotencyKey, attempt: attempt,
                 delivery: job.delivery))
+        queue.state.withLock { $0.running[job.id]?.handlerReturned = true }
         hook?(.afterHandler, job.id)
     }
 
@@ -200,6 +201,9 @@ struct JobDispatcher: Sendable {
         let outcome: (JobState, JobQueueError?)
         do {
             try await run.value(of: handle)
+            outcome = (.succeeded, nil)
+        } catch  where queue.state.withLock({ $0.running[job.id]?.handlerReturned == true }) {
+            // A cancel or timeout came after the handler had done its work: the file says what it did.
             outcome = (.succeeded, nil)
         } catch {
             let attempt = queue.state.withLock { $0.running[job.id]?.attempt } ?? job.attemptsBefore + 1

@@ -2,10 +2,11 @@ internal import ConductorCore
 internal import Foundation
 
 extension JobQueue {
-    /// Cancels job `id`; returns whether this ended it. A pending job ends cancelled at once (and
-    /// the jobs that run after it, with ``JobQueueError/Code/dependencyFailed``); a running one has
-    /// its handler cancelled (it sees `Task.isCancelled`) and ends cancelled. `false` for a job
-    /// that had already ended. Throws ``JobQueueError/Code/unknownJob`` for an id the file does
+    /// Cancels job `id`; returns whether this ended it or cancelled its handler. A pending job ends
+    /// cancelled at once (and the jobs that run after it, with
+    /// ``JobQueueError/Code/dependencyFailed``); a running one has its handler cancelled (it sees
+    /// `Task.isCancelled`) and ends cancelled — or succeeded, if the handler returns normally all
+    /// the same: its work is done, and the file says so. `false` for a job that had already ended. Throws ``JobQueueError/Code/unknownJob`` for an id the file does
     /// not have.
     ///
     /// ```swift

@@ -17,6 +17,9 @@ struct RunningJob: Sendable {
     /// (a cancel then flags it, and the dispatcher ends it instead of adding it).
     var added = false
     var cancelRequested = false
+    /// Whether an attempt's handler returned normally: its work is done, whatever cancelled or
+    /// abandoned its task meanwhile, so the job ends succeeded.
+    var handlerReturned = false
     /// The graph run its task was added to: the current one, or one the queue is retiring.
     var run: GraphRun?
 }

@@ -138,6 +138,32 @@ struct JobQueueTests {
         await queue.shutdown()
     }
 
+    @Test func aHandlerThatReturnsNormallyAfterACancelEndsItsJobSucceeded() async throws {
+        let queue = try harness.queue()
+        let started = Latch()
+        let cancelSeen = Latch()
+        let release = Latch()
+        queue.register(Echo.self) { _, _ in
+            // The order is placed: the handler finishes its work although it is asked to stop.
+            await withTaskCancellationHandler {
+                started.open()
+                await release.wait()
+            } onCancel: {
+                cancelSeen.open()
+            }
+        }
+        try await queue.start()
+        let id = try await queue.enqueue(Echo.self, .init(value: 1))
+        await started.wait()
+        let cancelling = Task { try await queue.cancel(id) }
+        await cancelSeen.wait()
+        release.open()
+        #expect(try await cancelling.value)
+        let record = try await queue.ended(id)
+        #expect(record.state == .succeeded && record.lastError == nil)
+        await queue.shutdown()
+    }
+
     @Test func nothingStartsAfterShutdownAndARunningJobStaysRunning() async throws {
         let queue = try harness.queue(limit: 1)
         let calls = Calls()
