@@ -9,6 +9,25 @@ extension JobStore {
     static func end(_ id: JobID, as state: JobState, error: JobQueueError?, now: Date, in db: Database) throws
         -> [JobID]
     {
+        guard try endOne(id, as: state, error: error, now: now, in: db) else { return [] }
+        var ended = [id]
+        // A worklist, not recursion: a chain of thousands of jobs (each message after the one
+        // before) would otherwise take a stack frame per link on GRDB's writer thread.
+        var failed = state == .succeeded ? [] : [id]
+        while let before = failed.popLast() {
+            for (dependent, error) in try dependentsToCancel(of: before, in: db)
+            where try endOne(dependent, as: .cancelled, error: error, now: now, in: db) {
+                ended.append(dependent)
+                failed.append(dependent)
+            }
+        }
+        return ended
+    }
+
+    /// Ends job `id` alone if it has not ended; returns whether it did.
+    private static func endOne(_ id: JobID, as state: JobState, error: JobQueueError?, now: Date, in db: Database)
+        throws -> Bool
+    {
         try db.execute(
             sql: """
                 UPDATE job SET state = ?, endedAt = ?, lastErrorCode = ?, lastErrorMessage = ?
@@ -17,15 +36,11 @@ extension JobStore {
             arguments: [
                 state.rawValue, now.timeIntervalSince1970, error.map { "\($0.code)" }, error?.message, id.rawValue,
             ])
-        guard db.changesCount == 1 else { return [] }
-        var ended = [id]
-        if state != .succeeded {
-            ended += try cancelDependents(of: id, now: now, in: db)
-        }
+        guard db.changesCount == 1 else { return false }
         if state != .cancelled {
             try insertNextOccurrence(of: id, now: now, in: db)
         }
-        return ended
+        return true
     }
 
     /// Ends job `id` if it is still running in `delivery` (the compare-and-set that lets the
@@ -41,8 +56,8 @@ extension JobStore {
         return try end(id, as: state, error: error, now: now, in: db)
     }
 
-    /// Cancels the pending jobs that run after `id`, and theirs in turn.
-    private static func cancelDependents(of id: JobID, now: Date, in db: Database) throws -> [JobID] {
+    /// The pending jobs that run after `id`, each with the error that ends it.
+    private static func dependentsToCancel(of id: JobID, in db: Database) throws -> [(JobID, JobQueueError)] {
         guard
             let before = try Row.fetchOne(
                 db, sql: "SELECT id, kind, state FROM job WHERE id = ?", arguments: [id.rawValue])
@@ -53,13 +68,10 @@ extension JobStore {
                 SELECT j.id, j.kind FROM job_edge e JOIN job j ON j.id = e.afterID
                 WHERE e.beforeID = ? AND j.state = 'pending'
                 """, arguments: [id.rawValue])
-        var ended: [JobID] = []
-        for dependent in dependents {
+        return dependents.map { dependent in
             let dependentID = JobID(rawValue: dependent["id"])
-            let error = dependencyFailed(dependentID, kind: dependent["kind"], before: before)
-            ended += try end(dependentID, as: .cancelled, error: error, now: now, in: db)
+            return (dependentID, dependencyFailed(dependentID, kind: dependent["kind"], before: before))
         }
-        return ended
     }
 
     /// A periodic job's next occurrence, due at the next point of its grid: the time the ended

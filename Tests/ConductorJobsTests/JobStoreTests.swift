@@ -186,6 +186,25 @@ struct JobStoreTests {
         #expect(d.ended == [d.id])
     }
 
+    @Test func cancellingTheHeadOfALongChainEndsEveryLinkInOneTransaction() async throws {
+        let store = try open()
+        let links = 2_000
+        let ids = try await store.write { db in
+            var ids: [JobID] = []
+            for _ in 0..<links {
+                let options = JobOptions(after: ids.last.map { [$0] } ?? [])
+                let job = JobInsertion(kind: "k", payload: Data("{}".utf8), options: options)
+                ids.append(try JobStore.insert(job, now: now, in: db).id)
+            }
+            return ids
+        }
+        let ended = try await store.write { db in try JobStore.cancelPending(ids[0], now: now, in: db) }
+        #expect(ended == ids)
+        let last = try #require(try store.read { try JobStore.record(ids[links - 1], in: $0) })
+        #expect(last.state == .cancelled && last.lastError?.code == .dependencyFailed)
+        #expect(last.lastError?.message.contains("job \(ids[links - 2])") == true)
+    }
+
     @Test func recoveryPutsRunningJobsBackWithTheirDeliveryCount() async throws {
         let store = try open()
         let job = try await insert(store)
