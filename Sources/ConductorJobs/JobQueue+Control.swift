@@ -6,8 +6,8 @@ extension JobQueue {
     /// cancelled at once (and the jobs that run after it, with
     /// ``JobQueueError/Code/dependencyFailed``); a running one has its handler cancelled (it sees
     /// `Task.isCancelled`) and ends cancelled — or succeeded, if the handler returns normally all
-    /// the same: its work is done, and the file says so. `false` for a job that had already ended. Throws ``JobQueueError/Code/unknownJob`` for an id the file does
-    /// not have.
+    /// the same: its work is done, and the file says so. `false` for a job that had already
+    /// ended. Throws ``JobQueueError/Code/unknownJob`` for an id the file does not have.
     ///
     /// ```swift
     /// if try await queue.cancel(uploadID) { showCancelled() }

@@ -265,7 +265,7 @@ public final class JobQueue: Sendable {
     /// ```
     @discardableResult
     public func removeEnded(before date: Date) async throws(JobQueueError) -> Int {
-        try await store.write({ db in try JobStore.removeEnded(before: date, in: db) }, then: { $0 })
+        try await store.write { db in try JobStore.removeEnded(before: date, in: db) }
     }
 
     /// The jobs in `state` (any state if `nil`) carrying `tag` (any if `nil`), by id.
